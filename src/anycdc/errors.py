@@ -1,0 +1,95 @@
+"""Errors raised by anycdc.
+
+Every decoding problem is a :class:`DecodeError` that names the format, the JSON
+path (or Avro field path) inside the message and the reason, in the style of
+msgspec: ``canal-json: $.old[0]: expected object, got string``. The errors are
+plain data and pickle cleanly, so Spark executors can ship them to the driver
+and the pipeline can store them in the dead-letter table.
+
+>>> err = DecodeError("canal-json", "$.old[0]", "expected object, got string")
+>>> str(err)
+'canal-json: $.old[0]: expected object, got string'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class AnyCdcError(Exception):
+    """Base class of every error anycdc raises on purpose."""
+
+
+class DecodeError(AnyCdcError, ValueError):
+    """A message could not be decoded.
+
+    Parameters
+    ----------
+    format_id:
+        The format that was tried (``"unknown"`` when detection failed).
+    path:
+        Where in the message the problem is, ``$`` being the whole message.
+    reason:
+        What was expected and what was found.
+    """
+
+    def __init__(self, format_id: str, path: str, reason: str) -> None:
+        self.format_id = format_id
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{format_id}: {path}: {reason}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.format_id, self.path, self.reason))
+
+
+class EncodeError(AnyCdcError, ValueError):
+    """A canonical event cannot be expressed in the requested format."""
+
+    def __init__(self, format_id: str, reason: str) -> None:
+        self.format_id = format_id
+        self.reason = reason
+        super().__init__(f"{format_id}: cannot encode: {reason}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.format_id, self.reason))
+
+
+class OptionError(AnyCdcError, ValueError):
+    """A format or pipeline option is unknown or has an invalid value."""
+
+
+class UnknownFormatError(AnyCdcError, KeyError):
+    """A format id that is not registered."""
+
+    def __init__(self, format_id: str, known: list[str]) -> None:
+        self.format_id = format_id
+        self.known = known
+        super().__init__(format_id)
+
+    def __str__(self) -> str:
+        return f"unknown format {self.format_id!r}; known formats: {', '.join(self.known)}"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.format_id, self.known))
+
+
+def type_name(value: object) -> str:
+    """JSON-ish name of a value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, (bytes, bytearray)):
+        return "bytes"
+    return "number" if isinstance(value, float) or type(value).__name__ == "Decimal" else type(
+        value
+    ).__name__

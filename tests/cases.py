@@ -1,0 +1,84 @@
+"""Golden cases: ``tests/cases/<format-id>/<name>.<json|jsonl|avro>`` + ``<name>.expected.jsonl``.
+
+* ``<name>.json``  one message (the whole file, pretty-printed or not, even invalid JSON);
+* ``<name>.jsonl`` one message per line; a line ``null`` is a tombstone;
+* ``<name>.avro``  one binary message (the whole file);
+* ``<name>.options.json`` (optional) ``{"K": "V"}`` options for the format;
+* ``<name>.expected.jsonl`` the expected canonical events in order; a line
+  ``{"error": "<DecodeError text>"}`` stands where a message must fail to decode.
+
+Adding a case needs no code: drop the files in the format's folder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+CASES_DIR = Path(__file__).parent / "cases"
+INPUT_SUFFIXES = (".json", ".jsonl", ".avro")
+
+
+@dataclass(frozen=True)
+class Case:
+    format_id: str
+    name: str
+    input_path: Path
+
+    @property
+    def id(self) -> str:
+        return f"{self.format_id}/{self.name}"
+
+    @property
+    def expected_path(self) -> Path:
+        return self.input_path.with_name(self.name + ".expected.jsonl")
+
+    @property
+    def options(self) -> dict[str, str]:
+        path = self.input_path.with_name(self.name + ".options.json")
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    def messages(self) -> list[bytes | None]:
+        data = self.input_path.read_bytes()
+        if self.input_path.suffix != ".jsonl":
+            return [data]
+        lines = [line for line in data.split(b"\n") if line.strip()]
+        return [None if line.strip() == b"null" else line for line in lines]
+
+    def expected(self) -> list[dict]:
+        if not self.expected_path.exists():
+            return []
+        text = self.expected_path.read_text(encoding="utf-8")
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def iter_cases(format_id: str | None = None) -> Iterator[Case]:
+    for folder in sorted(CASES_DIR.iterdir()) if CASES_DIR.exists() else []:
+        if not folder.is_dir() or (format_id and folder.name != format_id):
+            continue
+        for path in sorted(folder.iterdir()):
+            if path.suffix not in INPUT_SUFFIXES or path.name.endswith(
+                (".expected.jsonl", ".options.json")
+            ):
+                continue
+            yield Case(folder.name, path.name[: -len(path.suffix)], path)
+
+
+def decode_case(case: Case) -> list[dict]:
+    """Decode every message of a case to canonical JSON objects (errors as ``{"error"}``)."""
+    from anycdc.errors import DecodeError
+    from anycdc.event import event_to_json
+    from anycdc.formats import get_format
+
+    fmt = get_format(case.format_id, case.options)
+    out: list[dict] = []
+    for message in case.messages():
+        try:
+            events = fmt.decode(message)
+        except DecodeError as exc:
+            out.append({"error": str(exc)})
+            continue
+        out.extend(json.loads(event_to_json(e)) for e in events)
+    return out

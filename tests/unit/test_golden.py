@@ -1,0 +1,45 @@
+"""Every golden case decodes to exactly its expected canonical events, and is detected."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from anycdc.formats import detect, format_class
+from tests.cases import Case, decode_case, iter_cases
+
+CASES = list(iter_cases())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_case_decodes_to_expected(case: Case) -> None:
+    assert case.expected_path.exists(), f"missing {case.expected_path.name}"
+    assert decode_case(case) == case.expected()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_detector_classifies_case(case: Case) -> None:
+    if not format_class(case.format_id).detectable:
+        pytest.skip(f"{case.format_id} is schema-driven: only configuration can name it")
+    for index, message in enumerate(case.messages()):
+        if message is None:
+            continue  # a tombstone has no shape
+        found = detect(message).format
+        wanted = "unknown" if _invalid_json(message) and not case.input_path.suffix == ".avro" else case.format_id
+        assert found == wanted, f"message {index} detected as {found}, expected {wanted}"
+
+
+def _invalid_json(message: bytes) -> bool:
+    try:
+        json.loads(message)
+    except ValueError:
+        return True
+    return False
+
+
+def test_every_format_has_golden_cases() -> None:
+    from anycdc.formats import format_ids
+
+    have = {c.format_id for c in CASES}
+    assert set(format_ids()) <= have, f"formats without cases: {set(format_ids()) - have}"
