@@ -11,7 +11,7 @@ by the CLI, the golden tests and the pipeline's changelog.
 ...     columns={"id": Column(INT64, "bigint", -5), "total": Column(LogicalType.parse("decimal(10,2)"))},
 ...     position=Position((58,)),
 ... )
->>> event_to_json(e)[:67]
+>>> event_to_json(e)[:68]
 '{"op":"insert","format":"canal-json","database":"shop","schema":null'
 >>> event_from_json(event_to_json(e)) == e
 True
