@@ -1,0 +1,146 @@
+"""Canonical events flattened into changelog rows: one static schema for every table.
+
+The pipeline decodes raw messages into these rows (in Python, inside Spark),
+then types and applies them per table in the JVM. Images become
+``map<string,string>`` of canonical value text, so a column that is absent
+from an image (a partial update) stays distinguishable from an explicit NULL.
+
+>>> from anycdc.event import ChangeEvent, Column, Op, Position
+>>> from anycdc.values import INT64, STRING
+>>> e = ChangeEvent(op=Op.INSERT, format="canal-json", database="shop", table="t", key=("id",),
+...                 after={"id": 7, "name": "a"}, columns={"id": Column(INT64, "bigint"), "name": Column(STRING)},
+...                 position=Position((58,)))
+>>> row = event_to_row(e, Coordinates("topic", 0, 41), 0)
+>>> row["after"], row["position"], row["columns"][0]
+({'id': '7', 'name': 'a'}, '0258', {'name': 'id', 'type': 'int64', 'vendor_type': 'bigint'})
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Final
+
+from anycdc.event import ChangeEvent, dumps, value_to_json
+
+# (name, type) in Spark SQL DDL; the Spark layer builds its StructType from this
+CHANGELOG_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
+    ("source", "STRING"),  # Kafka topic, or the file a message came from
+    ("partition", "INT"),  # Kafka partition (0 for files)
+    ("offset", "BIGINT"),  # Kafka offset, or the line number in the file
+    ("event_index", "INT"),  # index of the event within its message (Canal arrays)
+    ("kafka_key", "BINARY"),
+    ("raw", "BINARY"),  # the message value as received
+    ("format", "STRING"),
+    ("op", "STRING"),
+    ("database", "STRING"),
+    ("schema", "STRING"),
+    ("table", "STRING"),
+    ("key", "ARRAY<STRING>"),
+    ("before", "MAP<STRING,STRING>"),
+    ("after", "MAP<STRING,STRING>"),
+    ("columns", "ARRAY<STRUCT<name: STRING, type: STRING, vendor_type: STRING>>"),
+    ("position", "STRING"),  # Position.sort_key(): byte order = source order
+    ("ts_ms", "BIGINT"),
+    ("tx", "STRING"),
+    ("ddl", "STRING"),
+    ("partial", "ARRAY<STRING>"),
+    ("split", "STRING"),
+    ("invalid", "ARRAY<STRING>"),
+    ("patch", "STRING"),  # MongoDB update operators as JSON
+    ("row_id", "STRING"),
+    ("error", "STRING"),  # set on dead letters only
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Coordinates:
+    """Where a message came from: (topic | file, partition, offset | line)."""
+
+    source: str
+    partition: int
+    offset: int
+    kafka_key: bytes | None = None
+    raw: bytes | None = None
+
+
+def value_text(value: Any) -> str | None:
+    """A typed value as the text the Spark layer casts from (canonical JSON rendering)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, Decimal)):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (dict, list, tuple, Mapping)):
+        return dumps(value_to_json(value))
+    if isinstance(value, (dt.date, dt.time, bytes, bytearray, memoryview)):
+        rendered = value_to_json(value)
+        return str(rendered)
+    return str(value_to_json(value))
+
+
+def _image(image: Mapping[str, Any] | None) -> dict[str, str | None] | None:
+    if image is None:
+        return None
+    return {name: value_text(v) for name, v in image.items()}
+
+
+def event_to_row(event: ChangeEvent, where: Coordinates, index: int) -> dict[str, Any]:
+    """One changelog row of an event."""
+    columns = [
+        {"name": name, "type": str(col.type), "vendor_type": col.vendor_type}
+        for name, col in (event.columns or {}).items()
+    ]
+    return {
+        "source": where.source,
+        "partition": where.partition,
+        "offset": where.offset,
+        "event_index": index,
+        "kafka_key": where.kafka_key,
+        "raw": where.raw,
+        "format": event.format,
+        "op": event.op.value,
+        "database": event.database,
+        "schema": event.schema,
+        "table": event.table,
+        "key": list(event.key) if event.key is not None else None,
+        "before": _image(event.before),
+        "after": _image(event.after),
+        "columns": columns,
+        "position": event.position.sort_key() if event.position is not None else None,
+        "ts_ms": event.ts_ms,
+        "tx": event.tx,
+        "ddl": event.ddl,
+        "partial": list(event.partial),
+        "split": event.split,
+        "invalid": list(event.invalid),
+        "patch": dumps(value_to_json(event.patch)) if event.patch is not None else None,
+        "row_id": event.row_id,
+        "error": None,
+    }
+
+
+def error_row(where: Coordinates, format_id: str, error: str) -> dict[str, Any]:
+    """A dead-letter row: the raw message, its coordinates, the format tried, the reason."""
+    row: dict[str, Any] = dict.fromkeys(name for name, _ in CHANGELOG_COLUMNS)
+    row.update(
+        source=where.source,
+        partition=where.partition,
+        offset=where.offset,
+        event_index=0,
+        kafka_key=where.kafka_key,
+        raw=where.raw,
+        format=format_id,
+        error=error,
+        partial=[],
+        invalid=[],
+        columns=[],
+    )
+    return row

@@ -1,0 +1,53 @@
+"""``anycdc detect FILE...``: which formats a dump of messages holds."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+
+from anycdc.cli.base import Command
+from anycdc.cli.output import print_table
+from anycdc.formats import detect
+from anycdc.source import iter_file_messages, list_source_files
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", metavar="FILE", help="files or folders of messages")
+    parser.add_argument(
+        "--show-unknown", action="store_true", help="print the coordinates of unrecognised messages"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    rows = []
+    unknown_at: list[str] = []
+    for path in list_source_files(args.files):
+        counts: Counter[str] = Counter()
+        for message in iter_file_messages([path]):
+            if message.value is None:
+                counts["(tombstone)"] += 1
+                continue
+            found = detect(message.value).format
+            counts[found] += 1
+            if found == "unknown":
+                unknown_at.append(message.coordinates)
+        total = sum(counts.values())
+        summary = ", ".join(f"{fid} {n}" for fid, n in counts.most_common())
+        rows.append([str(path), total, summary, counts.get("unknown", 0)])
+    print_table("Detected formats", ["file", "messages", "formats", "unknown"], rows)
+    if args.show_unknown:
+        for where in unknown_at:
+            print(f"unknown: {where}")
+    return 0
+
+
+COMMAND = Command(
+    name="detect",
+    help="count the messages of each format in files",
+    description="Detect the format of every message (one per line in .jsonl/.txt files, one per\n"
+    ".json or .avro file) from its shape alone, and count them per file. A message\n"
+    "that no format recognises with confidence is counted as 'unknown', never guessed.\n\n"
+    "Example:\n  anycdc detect dump.jsonl captures/",
+    add_arguments=add_arguments,
+    run=run,
+)

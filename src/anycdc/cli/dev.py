@@ -1,0 +1,58 @@
+"""``anycdc dev``: developer tooling (local Kafka broker, Spark jars, the demo)."""
+
+from __future__ import annotations
+
+import argparse
+
+from anycdc.cli.base import Command
+
+DESCRIPTION = """\
+Developer tooling for a checkout of anycdc (after `make setup`):
+
+  anycdc dev kafka start [--port N] [--fresh]   start the project's own Kafka broker
+                                                (KRaft, one node, 127.0.0.1, data in var/kafka)
+  anycdc dev kafka status | stop | restart
+  anycdc dev jars [list|comma|check]            the Spark jars given as spark.jars
+                                                (`comma` is ready for spark-submit --jars)
+  anycdc dev demo                               small end-to-end run: Kafka -> Spark -> Delta
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from anycdc.devtools import kafka
+
+    sub = parser.add_subparsers(dest="dev_command", metavar="TOOL", required=True)
+    kafka_parser = sub.add_parser(
+        "kafka",
+        help="the project's local Kafka broker: start, stop, status, restart",
+        description="The project's local Kafka broker (KRaft, one node, 127.0.0.1).",
+    )
+    kafka.add_arguments(kafka_parser)
+    jars_parser = sub.add_parser("jars", help="list or check the Spark jars from `make setup`")
+    jars_parser.add_argument("action", nargs="?", default="list", choices=("list", "comma", "check"))
+    demo_parser = sub.add_parser("demo", help="small end-to-end run: Kafka -> Spark -> Delta")
+    demo_parser.add_argument("--keep-kafka", action="store_true",
+                             help="leave the broker running afterwards")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.dev_command == "kafka":
+        from anycdc.devtools import kafka
+
+        return kafka.run(args)
+    if args.dev_command == "jars":
+        from anycdc.spark import jars
+
+        return jars.main([args.action])
+    from anycdc.devtools import demo
+
+    return demo.main(["--keep-kafka"] if args.keep_kafka else [])
+
+
+COMMAND = Command(
+    name="dev",
+    help="developer tooling: local Kafka broker, Spark jars, demo",
+    description=DESCRIPTION,
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -1,0 +1,216 @@
+"""Typed, validated configuration of ``anycdc run`` (from a YAML/TOML file and flags).
+
+Every field is documented where it is declared; raw dicts stop at
+:func:`PipelineConfig.from_mapping`. Secrets (any ``kafka.*`` option whose
+name mentions password, secret, jaas, token or key) never leave this module
+unmasked: :meth:`PipelineConfig.redacted` is what gets printed or logged.
+
+>>> cfg = PipelineConfig.from_mapping({"source_dir": "in", "target": "out",
+...     "kafka_options": {"kafka.sasl.jaas.config": "... password=\\"s3cret\\";"}})
+>>> cfg.redacted()["kafka_options"]["kafka.sasl.jaas.config"]
+'***'
+>>> cfg.table_path("shop", None, "orders")
+'out/shop/orders'
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from anycdc.errors import OptionError
+
+SECRET_WORDS: Final = ("password", "secret", "jaas", "token", "credential", "key.password")
+DEFAULT_TABLE_NAME: Final = "{database}.{table}"
+
+
+def is_secret(option: str) -> bool:
+    lowered = option.lower()
+    return any(word in lowered for word in SECRET_WORDS)
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Everything ``anycdc run`` needs. Paths are strings so Spark can take URIs too."""
+
+    target: str = "var/target"
+    """Folder of the Delta tables (``<target>/<database>/<table>``) and of ``_anycdc/``."""
+    source_dir: str | None = None
+    """Read messages from files in this folder (JSON Lines / .json / .avro) instead of Kafka."""
+    kafka_bootstrap: str | None = None
+    """Kafka bootstrap servers, ``HOST:PORT[,HOST:PORT]``."""
+    topics: tuple[str, ...] = ()
+    """Kafka topics to read (or use ``topic_pattern``)."""
+    topic_pattern: str | None = None
+    """A Java regex of topics to subscribe to."""
+    kafka_options: Mapping[str, str] = field(default_factory=dict)
+    """Passed to Spark's Kafka source as-is, e.g. ``kafka.security.protocol=SASL_SSL``."""
+    starting_offsets: str = "earliest"
+    """``earliest``, ``latest`` or Spark's per-partition JSON; only for a new checkpoint."""
+    max_offsets_per_trigger: int | None = None
+    """Cap on messages per micro-batch (Kafka); files: ``max_files_per_trigger``."""
+    max_files_per_trigger: int | None = None
+    """Cap on files per micro-batch (directory source)."""
+    format: str = "auto"
+    """A format id, or ``auto`` to detect every message's format."""
+    format_options: Mapping[str, str] = field(default_factory=dict)
+    """``--option K=V`` pairs for the decoder (legacy, primary_key, timezone, ...)."""
+    catalog: bool = False
+    """Write tables to the Spark catalog (``table_name`` names them) instead of paths."""
+    table_name: str = DEFAULT_TABLE_NAME
+    """Catalog table name template: ``{database}``, ``{schema}``, ``{table}``."""
+    include: tuple[str, ...] = ()
+    """Regexes over ``database.table``: only matching tables are applied (default: all)."""
+    exclude: tuple[str, ...] = ()
+    """Regexes over ``database.table``: matching tables are skipped."""
+    primary_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """``[DB.]TABLE -> columns`` key overrides, for tables whose messages name none."""
+    checkpoint: str | None = None
+    """Streaming checkpoint folder (default ``<target>/_anycdc/checkpoint``)."""
+    trigger: str = "available-now"
+    """``available-now`` (process what there is, then exit) or ``interval=10s``."""
+    mode: Literal["scd1", "scd2"] = "scd1"
+    """``scd1`` keeps the current row; ``scd2`` keeps history with validity intervals."""
+    tombstone_retention_hours: float = 7 * 24
+    """How long delete tombstones (key + position) are kept to stop late older events."""
+    dropped_column_policy: Literal["keep", "drop"] = "keep"
+    """On DROP COLUMN: ``keep`` the column and stop filling it, or ``drop`` it from the table."""
+    decimal_default: tuple[int, int] = (38, 18)
+    """DECIMAL(p,s) for decimals whose precision the format does not send."""
+    max_concurrent_tables: int = 4
+    """How many tables of one micro-batch are merged at the same time."""
+    query_name: str = "anycdc"
+    """Streaming query name (also the idempotent-write application id prefix)."""
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any]) -> PipelineConfig:
+        """Validate a mapping (parsed YAML/TOML or flags); unknown keys are errors."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise OptionError(
+                f"unknown configuration key(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}"
+            )
+        values: dict[str, Any] = {k: v for k, v in raw.items() if v is not None}
+        for name in ("topics", "include", "exclude"):
+            if name in values:
+                values[name] = _as_tuple(values[name])
+        if "primary_keys" in values:
+            values["primary_keys"] = {
+                str(t): _as_tuple(cols) for t, cols in dict(values["primary_keys"]).items()
+            }
+        for name in ("kafka_options", "format_options"):
+            if name in values:
+                values[name] = {str(k): str(v) for k, v in dict(values[name]).items()}
+        if "decimal_default" in values:
+            values["decimal_default"] = _as_precision(values["decimal_default"])
+        config = cls(**values)
+        config.validate()
+        return config
+
+    @classmethod
+    def from_file(cls, path: str | Path, overrides: Mapping[str, Any] | None = None) -> PipelineConfig:
+        """Read a ``.yaml``/``.yml``/``.toml`` file; ``overrides`` (flags) win."""
+        raw = load_config_file(path)
+        raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        return cls.from_mapping(raw)
+
+    def with_overrides(self, **changes: Any) -> PipelineConfig:
+        config = replace(self, **changes)
+        config.validate()
+        return config
+
+    def validate(self) -> None:
+        if self.source_dir and (self.kafka_bootstrap or self.topics or self.topic_pattern):
+            raise OptionError("choose one source: source_dir or kafka_bootstrap + topics")
+        if self.kafka_bootstrap and not (self.topics or self.topic_pattern):
+            raise OptionError("kafka_bootstrap needs topics or topic_pattern")
+        if self.topics and self.topic_pattern:
+            raise OptionError("use topics or topic_pattern, not both")
+        if not (self.trigger == "available-now" or re.fullmatch(r"interval=\d+(ms|s|m)", self.trigger)):
+            raise OptionError(f"trigger must be available-now or interval=<n>s, got {self.trigger!r}")
+        if self.mode not in ("scd1", "scd2"):
+            raise OptionError(f"mode must be scd1 or scd2, got {self.mode!r}")
+        if self.dropped_column_policy not in ("keep", "drop"):
+            raise OptionError("dropped_column_policy must be keep or drop")
+        for pattern in (*self.include, *self.exclude):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise OptionError(f"invalid table regex {pattern!r}: {exc}") from None
+        if self.max_concurrent_tables < 1:
+            raise OptionError("max_concurrent_tables must be >= 1")
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def checkpoint_dir(self) -> str:
+        return self.checkpoint or f"{self.target.rstrip('/')}/_anycdc/checkpoint"
+
+    @property
+    def system_dir(self) -> str:
+        return f"{self.target.rstrip('/')}/_anycdc"
+
+    def table_path(self, database: str | None, schema: str | None, table: str) -> str:
+        """``<target>/<database>/<table>``; the database part is omitted when absent."""
+        parts = [p for p in (database, table) if p]
+        return "/".join([self.target.rstrip("/"), *(_safe_path_part(p) for p in parts)])
+
+    def wants_table(self, qualified: str) -> bool:
+        if self.include and not any(re.search(p, qualified) for p in self.include):
+            return False
+        return not any(re.search(p, qualified) for p in self.exclude)
+
+    def key_override(self, database: str | None, table: str) -> tuple[str, ...] | None:
+        for name in (f"{database}.{table}" if database else None, table):
+            if name and name in self.primary_keys:
+                return self.primary_keys[name]
+        return None
+
+    def redacted(self) -> dict[str, Any]:
+        """The configuration as a dict with every secret masked (for printing and logs)."""
+        out = asdict(self)
+        out["kafka_options"] = {
+            k: ("***" if is_secret(k) else v) for k, v in self.kafka_options.items()
+        }
+        return out
+
+
+def _safe_path_part(name: str) -> str:
+    # table names are data: never let one climb out of the target folder
+    cleaned = name.replace("/", "_").replace("\\", "_")
+    return "_" + cleaned if cleaned in (".", "..") or cleaned.startswith("_anycdc") else cleaned
+
+
+def _as_tuple(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    return tuple(str(v) for v in value)
+
+
+def _as_precision(value: Any) -> tuple[int, int]:
+    parts = _as_tuple(value) if isinstance(value, str) else tuple(value)
+    if len(parts) != 2:
+        raise OptionError(f"decimal_default must be P,S, got {value!r}")
+    return int(parts[0]), int(parts[1])
+
+
+def load_config_file(path: str | Path) -> dict[str, Any]:
+    """Parse a YAML or TOML configuration file into a plain dict."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".toml":
+        data: Any = tomllib.loads(text)
+    elif path.suffix in (".yaml", ".yml"):
+        import yaml
+
+        data = yaml.safe_load(text) or {}
+    else:
+        raise OptionError(f"configuration file must be .yaml, .yml or .toml: {path}")
+    if not isinstance(data, dict):
+        raise OptionError(f"{path}: expected a mapping at the top level")
+    return dict(data)

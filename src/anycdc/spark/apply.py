@@ -1,0 +1,456 @@
+"""Apply one micro-batch of changelog rows to one Delta table.
+
+Per table and batch:
+
+1. **schema**: the batch's columns (logical types) are merged into the table's
+   schema — new columns are added as nullable, compatible widenings follow,
+   an incompatible change dead-letters that table's events with the reason;
+2. **actions**: every row change becomes an *upsert* (insert, snapshot, update)
+   or a *delete* keyed by the primary key; an update that changes the key also
+   deletes the old key; events older than the table's TRUNCATE position are
+   dropped; values that cannot be cast to their column go to dead letters;
+3. **fold**: per key, actions are sorted by source position (then Kafka
+   partition/offset) and folded: the last full image wins, partial images are
+   overlaid on what came before, a delete resets;
+4. **merge**: one MERGE whose every clause requires the incoming position to be
+   greater than the row's ``_cdc_position`` (and than the key's delete
+   tombstone), so replays and late older events change nothing;
+5. **tombstones**: deleted keys are remembered with their position for
+   ``tombstone_retention_hours`` in ``_anycdc/tombstones/<db>/<table>``.
+
+The pipeline runs schema changes and truncates first (idempotent by
+themselves), then sets ``txnAppId``/``txnVersion`` as session settings (MERGE
+honours only those) for the window in which every Delta table gets exactly
+one write for the batch, so a batch replayed after a crash is skipped table by
+table; the position guards make a replay harmless even where Delta would run
+it again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from anycdc.config import PipelineConfig
+from anycdc.spark.types import cast_sql, spark_type, widened
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger("anycdc.apply")
+
+ROW_KEY: Final = "_cdc_row_key"  # full-row identity for tables without a key
+META_COLUMNS: Final = (
+    ("_cdc_position", "STRING"),
+    ("_cdc_ts", "TIMESTAMP"),
+    ("_cdc_op", "STRING"),
+    ("_cdc_batch", "BIGINT"),
+)
+TRUNCATE_PROPERTY: Final = "anycdc.truncatePosition"
+UPSERT_OPS: Final = ("insert", "snapshot", "update")
+
+
+def q(name: str) -> str:
+    """Quote an identifier (names come from messages: they are data)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def lit(text: str) -> str:
+    """A SQL string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+@dataclass
+class TablePlan:
+    """What the batch holds for one source table."""
+
+    database: str | None
+    schema: str | None
+    table: str
+    columns: dict[str, str] = field(default_factory=dict)  # name -> logical type, first-seen order
+    key: tuple[str, ...] | None = None
+    row_id: bool = False  # events carry a vendor row identity
+    truncate_position: str | None = None
+    ddl: list[tuple[str | None, str]] = field(default_factory=list)  # (position, statement)
+
+    @property
+    def qualified(self) -> str:
+        return ".".join(p for p in (self.database, self.schema, self.table) if p)
+
+
+@dataclass
+class TableResult:
+    """What applying one table's batch did (for metrics and ``status``)."""
+
+    table: str
+    path: str
+    events: int = 0
+    upserts: int = 0
+    deletes: int = 0
+    dead_letters: int = 0
+    max_position: str | None = None
+    max_ts_ms: int | None = None
+    error: str | None = None
+
+
+class IncompatibleSchema(Exception):
+    """A column's new type cannot hold the old data nor the old type the new data."""
+
+
+def build_plans(summary_rows: Iterable[Any], config: PipelineConfig) -> dict[tuple[Any, ...], TablePlan]:
+    """Merge the batch's distinct (table, columns, key, op) rows into one plan per table."""
+    plans: dict[tuple[Any, ...], TablePlan] = {}
+    for row in summary_rows:
+        ident = (row["database"], row["schema"], row["table"])
+        plan = plans.get(ident)
+        if plan is None:
+            plan = plans[ident] = TablePlan(*ident)
+        for col in row["columns"] or ():
+            plan.columns.setdefault(col["name"], col["type"])
+        if row["key"]:
+            plan.key = tuple(row["key"])
+        if row["has_row_id"]:
+            plan.row_id = True
+        if row["truncate_position"] and (
+            plan.truncate_position is None or row["truncate_position"] > plan.truncate_position
+        ):
+            plan.truncate_position = row["truncate_position"]
+    for plan in plans.values():
+        override = config.key_override(plan.database, plan.table)
+        if override:
+            plan.key = override
+    return plans
+
+
+class TableApplier:
+    """Applies batches to one Delta table at ``path`` (path-based or catalog)."""
+
+    def __init__(self, spark: SparkSession, config: PipelineConfig, plan: TablePlan) -> None:
+        self.spark = spark
+        self.config = config
+        self.plan = plan
+        self.path = config.table_path(plan.database, plan.schema, plan.table)
+        self.tomb_path = config.table_path(plan.database, plan.schema, plan.table).replace(
+            config.target.rstrip("/"), config.system_dir + "/tombstones", 1
+        )
+
+    # ------------------------------------------------------------------ helpers
+    def _table_ref(self) -> str:
+        return f"delta.{q(self.path)}"
+
+    def _exists(self) -> bool:
+        from delta.tables import DeltaTable
+
+        return bool(DeltaTable.isDeltaTable(self.spark, self.path))
+
+    def key_columns(self) -> tuple[str, ...]:
+        if self.plan.key:
+            return self.plan.key
+        return (ROW_KEY,)
+
+    # ------------------------------------------------------------------ schema
+    def desired_types(self) -> dict[str, str]:
+        return {
+            name: spark_type(logical, self.config.decimal_default)
+            for name, logical in self.plan.columns.items()
+        }
+
+    def ensure_schema(self, batch_id: int) -> dict[str, str]:
+        """Create or evolve the table; returns column -> Spark type as it now is."""
+        desired = self.desired_types()
+        if not self.plan.key:
+            desired = {ROW_KEY: "STRING", **desired}
+        for key in self.key_columns():
+            desired.setdefault(key, "STRING")
+        if not self._exists():
+            self._create(desired)
+            return desired
+        current = {f.name: f.dataType.simpleString().upper() for f in self._schema_fields()}
+        current = {k: _ddl_type(v) for k, v in current.items()}
+        additions = {k: v for k, v in desired.items() if k not in current}
+        changes: dict[str, str] = {}
+        for name, incoming in desired.items():
+            if name in current and current[name] != incoming:
+                target = widened(current[name], incoming)
+                if target is None:
+                    raise IncompatibleSchema(
+                        f"column {name}: cannot change {current[name]} to {incoming}"
+                    )
+                if target != current[name]:
+                    changes[name] = target
+        if additions:
+            cols = ", ".join(f"{q(n)} {t}" for n, t in additions.items())
+            self.spark.sql(f"ALTER TABLE {self._table_ref()} ADD COLUMNS ({cols})")
+            log.info("%s: added columns %s", self.plan.qualified, ", ".join(additions))
+        if changes:
+            self.spark.sql(
+                f"ALTER TABLE {self._table_ref()} SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')"
+            )
+            for name, target in changes.items():
+                self.spark.sql(f"ALTER TABLE {self._table_ref()} ALTER COLUMN {q(name)} TYPE {target}")
+            log.info("%s: widened %s", self.plan.qualified, changes)
+        current.update(additions)
+        current.update(changes)
+        return current
+
+    def _schema_fields(self) -> list[Any]:
+        return list(self.spark.read.format("delta").load(self.path).schema.fields)
+
+    def _create(self, columns: dict[str, str]) -> None:
+        cols = [f"{q(n)} {t}" for n, t in columns.items()]
+        cols += [f"{q(n)} {t}" for n, t in META_COLUMNS]
+        self.spark.sql(
+            f"CREATE TABLE IF NOT EXISTS {self._table_ref()} ({', '.join(cols)}) USING delta"
+        )
+        log.info("%s: created %s", self.plan.qualified, self.path)
+
+    def truncate_position(self) -> str | None:
+        if not self._exists():
+            return None
+        props = self.spark.sql(f"SHOW TBLPROPERTIES {self._table_ref()}").collect()
+        for row in props:
+            if row["key"] == TRUNCATE_PROPERTY:
+                return str(row["value"])
+        return None
+
+    # ------------------------------------------------------------------ actions
+    def actions(self, events: DataFrame, types: dict[str, str], floor: str | None) -> DataFrame:
+        """Row changes as (key texts, kind, image, full, position, order ...)."""
+        from pyspark.sql import functions as F
+
+        keys = self.key_columns()
+        rows = events.filter(F.col("op").isin(*UPSERT_OPS, "delete")).filter(
+            F.coalesce(F.col("split"), F.lit("")) != "before"
+        )
+        if floor is not None:
+            rows = rows.filter(F.col("position").isNull() | (F.col("position") > F.lit(floor)))
+        if keys == (ROW_KEY,):
+            rows = rows.withColumn("before", _with_row_key("before")).withColumn(
+                "after", _with_row_key("after")
+            )
+        order = [F.col("position"), F.col("partition"), F.col("offset"), F.col("event_index")]
+
+        def key_text(image: str) -> Any:
+            return F.to_json(F.array(*[F.element_at(F.col(image), F.lit(k)) for k in keys]))
+
+        is_delete = F.col("op") == "delete"
+        upserts = rows.filter(~is_delete).select(
+            key_text("after").alias("_key"),
+            F.lit("upsert").alias("kind"),
+            F.col("after").alias("image"),
+            (~F.array_contains(F.col("partial"), "after")).alias("full"),
+            *order,
+            F.col("ts_ms"),
+            F.col("op"),
+            F.col("raw"),
+            F.col("source"),
+            F.col("format"),
+        )
+        deletes = rows.filter(
+            is_delete
+            | (
+                (F.col("op") == "update")
+                & F.col("before").isNotNull()
+                & (key_text("before") != key_text("after"))
+            )
+        ).select(
+            key_text("before").alias("_key"),
+            F.lit("delete").alias("kind"),
+            F.col("before").alias("image"),
+            F.lit(True).alias("full"),
+            *order,
+            F.col("ts_ms"),
+            F.lit("delete").alias("op"),
+            F.col("raw"),
+            F.col("source"),
+            F.col("format"),
+        )
+        return upserts.unionByName(deletes)
+
+    def bad_casts(self, actions: DataFrame, types: dict[str, str]) -> DataFrame:
+        """Upserts whose image holds a value that its column's type cannot hold."""
+        from pyspark.sql import functions as F
+
+        checks = []
+        for name, target in types.items():
+            if target == "STRING" or name == ROW_KEY:
+                continue
+            text = f"element_at(image, {lit(name)})"
+            checks.append(
+                f"CASE WHEN {text} IS NOT NULL AND {cast_sql(text, target)} IS NULL "
+                f"THEN {lit(name + ': cannot cast ')} || substr({text}, 1, 80) || {lit(' to ' + target)} END"
+            )
+        if not checks:
+            return actions.withColumn("_bad", F.lit(None).cast("string"))
+        reasons = f"concat_ws('; ', {', '.join(checks)})"
+        return actions.withColumn("_bad", F.expr(f"nullif({reasons}, '')"))
+
+    def fold(self, actions: DataFrame) -> DataFrame:
+        """Per key, fold the ordered actions into one final action."""
+        from pyspark.sql import functions as F
+
+        # maps are not orderable: sort with a comparator on the ordering struct only
+        ordered = actions.groupBy("_key").agg(
+            F.expr(
+                "array_sort(collect_list(struct(struct(coalesce(position, '') AS p, source, "
+                "partition, offset, event_index) AS o, kind, image, full, ts_ms, op, "
+                "coalesce(position, '') AS position)), "
+                "(l, r) -> CASE WHEN l.o < r.o THEN -1 WHEN l.o > r.o THEN 1 ELSE 0 END)"
+            ).alias("evs")
+        )
+        empty = "cast(map() as map<string,string>)"
+        state = (
+            "named_struct('kind', 'none', 'row', {empty}, 'full', false, 'pos', '', 'ts', "
+            "cast(null as bigint), 'op', cast(null as string))"
+        ).format(empty=empty)
+        step = (
+            "(s, e) -> CASE "
+            "WHEN e.kind = 'delete' THEN named_struct('kind', 'delete', 'row', e.image, "
+            "'full', true, 'pos', e.position, 'ts', e.ts_ms, 'op', e.op) "
+            "WHEN e.full THEN named_struct('kind', 'upsert', 'row', e.image, 'full', true, "
+            "'pos', e.position, 'ts', e.ts_ms, 'op', e.op) "
+            "ELSE named_struct('kind', 'upsert', 'row', map_concat(s.row, e.image), "
+            "'full', s.full OR s.kind = 'delete', 'pos', e.position, 'ts', e.ts_ms, 'op', e.op) END"
+        )
+        return ordered.select(
+            F.col("_key"), F.expr(f"aggregate(evs, {state}, {step})").alias("st")
+        )
+
+    # ------------------------------------------------------------------ merge
+    def merge(self, folded: DataFrame, types: dict[str, str], batch_id: int) -> None:
+        from pyspark.sql import functions as F
+
+        tomb = self._tombstones()
+        source = folded
+        if tomb is not None:
+            source = (
+                folded.join(tomb.withColumnRenamed("position", "_tomb_pos"), on="_key", how="left")
+                .filter(F.col("_tomb_pos").isNull() | (F.col("st.pos") > F.col("_tomb_pos")))
+                .drop("_tomb_pos", "deleted_at")
+            )
+        projections = [F.col("_key"), F.col("st.kind").alias("_kind"), F.col("st.full").alias("_full")]
+        for name, target in types.items():
+            text = f"element_at(st.row, {lit(name)})"
+            projections.append(F.expr(cast_sql(text, target)).alias(name))
+            projections.append(F.expr(f"map_contains_key(st.row, {lit(name)})").alias(f"_has_{name}"))
+        projections += [
+            F.expr("nullif(st.pos, '')").alias("_pos"),
+            F.expr("timestamp_millis(st.ts)").alias("_ts"),
+            F.col("st.op").alias("_op"),
+        ]
+        staged = source.select(*projections)
+        keys = self.key_columns()
+        on = " AND ".join(f"t.{q(k)} <=> s.{q(k)}" for k in keys)
+        newer = "(s._pos IS NULL OR t._cdc_position IS NULL OR s._pos > t._cdc_position)"
+        sets = {
+            q(name): f"CASE WHEN s._full OR s.{q('_has_' + name)} THEN s.{q(name)} ELSE t.{q(name)} END"
+            for name in types
+            if name not in keys
+        }
+        meta = {
+            "_cdc_position": "s._pos",
+            "_cdc_ts": "s._ts",
+            "_cdc_op": "s._op",
+            "_cdc_batch": str(int(batch_id)),
+        }
+        inserts = {q(name): f"s.{q(name)}" for name in types}
+        inserts.update(meta)
+        update_set = ", ".join(f"{k} = {v}" for k, v in {**sets, **meta}.items())
+        insert_cols = ", ".join(inserts)
+        insert_vals = ", ".join(inserts.values())
+        view = f"anycdc_stage_{abs(hash((self.path, batch_id)))}"
+        staged.createOrReplaceTempView(view)
+        try:
+            self.spark.sql(
+                f"MERGE INTO {self._table_ref()} t USING {view} s ON {on} "
+                f"WHEN MATCHED AND s._kind = 'delete' AND {newer} THEN DELETE "
+                f"WHEN MATCHED AND s._kind = 'upsert' AND {newer} THEN UPDATE SET {update_set} "
+                f"WHEN NOT MATCHED AND s._kind = 'upsert' THEN INSERT ({insert_cols}) VALUES ({insert_vals})"
+            )
+        finally:
+            self.spark.catalog.dropTempView(view)
+        self._record_tombstones(folded, batch_id)
+
+    # ------------------------------------------------------------------ tombstones
+    def _tombstones(self) -> DataFrame | None:
+        from delta.tables import DeltaTable
+
+        if not DeltaTable.isDeltaTable(self.spark, self.tomb_path):
+            return None
+        return self.spark.read.format("delta").load(self.tomb_path)
+
+    def _record_tombstones(self, folded: DataFrame, batch_id: int) -> None:
+        from delta.tables import DeltaTable
+        from pyspark.sql import functions as F
+
+        deleted = folded.filter(F.col("st.kind") == "delete").select(
+            F.col("_key"), F.col("st.pos").alias("position"), F.current_timestamp().alias("deleted_at")
+        )
+        revived = folded.filter(F.col("st.kind") == "upsert").select(
+            F.col("_key"), F.col("st.pos").alias("position")
+        )
+        if not DeltaTable.isDeltaTable(self.spark, self.tomb_path):
+            self.spark.sql(
+                f"CREATE TABLE IF NOT EXISTS delta.{q(self.tomb_path)} "
+                "(_key STRING, position STRING, deleted_at TIMESTAMP) USING delta"
+            )
+        changes = deleted.select("_key", "position", "deleted_at", F.lit("delete").alias("_kind")).unionByName(
+            revived.select("_key", "position", F.lit(None).cast("timestamp").alias("deleted_at"), F.lit("upsert").alias("_kind"))
+        )
+        view = f"anycdc_tomb_{abs(hash((self.tomb_path, batch_id)))}"
+        changes.createOrReplaceTempView(view)
+        retention = float(self.config.tombstone_retention_hours)
+        try:
+            self.spark.sql(
+                f"MERGE INTO delta.{q(self.tomb_path)} t USING {view} s ON t._key = s._key "
+                "WHEN MATCHED AND s._kind = 'delete' AND s.position > t.position THEN "
+                "UPDATE SET position = s.position, deleted_at = s.deleted_at "
+                "WHEN MATCHED AND s._kind = 'upsert' AND s.position > t.position THEN DELETE "
+                "WHEN NOT MATCHED AND s._kind = 'delete' THEN INSERT (_key, position, deleted_at) "
+                "VALUES (s._key, s.position, s.deleted_at) "
+                f"WHEN NOT MATCHED BY SOURCE AND t.deleted_at < current_timestamp() - "
+                f"make_interval(0, 0, 0, 0, 0, 0, {retention * 3600:.0f}) THEN DELETE"
+            )
+        finally:
+            self.spark.catalog.dropTempView(view)
+
+    # ------------------------------------------------------------------ truncate
+    def apply_truncate(self, position: str, batch_id: int) -> None:
+        """Empty the table of rows older than the TRUNCATE; remember its position.
+
+        Runs outside the idempotent-write window (see the pipeline): it is idempotent by itself.
+        """
+        self.spark.sql(
+            f"DELETE FROM {self._table_ref()} WHERE _cdc_position IS NULL "
+            f"OR _cdc_position < {lit(position)}"
+        )
+        self.spark.sql(
+            f"ALTER TABLE {self._table_ref()} SET TBLPROPERTIES ({lit(TRUNCATE_PROPERTY)} = {lit(position)})"
+        )
+
+
+def _with_row_key(image: str) -> Any:
+    """Add a full-row identity to an image (tables without any key)."""
+    from pyspark.sql import functions as F
+
+    # sorted entries: the same row hashes the same whatever the column order of the message
+    content = F.to_json(F.array_sort(F.map_entries(F.col(image))))
+    return F.when(F.col(image).isNull(), F.col(image)).otherwise(
+        F.map_concat(F.col(image), F.create_map(F.lit(ROW_KEY), F.sha2(content, 256)))
+    )
+
+
+def _ddl_type(simple: str) -> str:
+    """Spark's simpleString (``decimal(20,0)``, ``timestamp_ntz``) -> our DDL spelling."""
+    text = simple.upper()
+    return {"INTEGER": "INT", "BYTE": "TINYINT", "SHORT": "SMALLINT", "LONG": "BIGINT"}.get(text, text)
+
+
+def describe(types: dict[str, str]) -> str:
+    return json.dumps(types)
+
+
+__all__: Sequence[str] = ["TableApplier", "TablePlan", "TableResult", "build_plans", "q"]

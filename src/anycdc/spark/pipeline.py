@@ -1,0 +1,349 @@
+"""The streaming query: raw messages -> changelog + dead letters -> Delta tables, exactly once.
+
+One ``foreachBatch`` call per micro-batch:
+
+1. decode the batch (Python workers) and cache it;
+2. **phase A** (no idempotency settings): create/evolve each touched table's
+   schema and apply TRUNCATEs — both idempotent by themselves;
+3. **phase B** (``txnAppId`` = query name, ``txnVersion`` = batch id, set on
+   the session): append the changelog and dead letters, MERGE every touched
+   table (concurrently, ``max_concurrent_tables`` at a time) and its
+   tombstones, append the batch's metrics. Each Delta table gets exactly one
+   write per batch in this phase, so a batch replayed after a crash is
+   skipped table by table by Delta, and the MERGE position guards make it
+   harmless anyway;
+4. log one line of metrics.
+
+Output layout under ``target``: ``<database>/<table>`` (one Delta table per
+source table), ``_anycdc/changelog``, ``_anycdc/dead_letter``,
+``_anycdc/batches`` (per batch and table: counts, last position, last source
+time), ``_anycdc/tombstones/...``, ``_anycdc/checkpoint``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from anycdc.config import PipelineConfig
+from anycdc.spark.apply import (
+    IncompatibleSchema,
+    TableApplier,
+    TablePlan,
+    TableResult,
+    build_plans,
+)
+from anycdc.spark.decode import decode_frame
+from anycdc.spark.source import raw_stream
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+log = logging.getLogger("anycdc.pipeline")
+
+TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION: Final = "spark.databricks.delta.write.txnVersion"
+ROW_OPS: Final = ("insert", "update", "delete", "snapshot")
+DEAD_LETTER_COLUMNS: Final = (
+    "source", "partition", "offset", "kafka_key", "raw", "format", "error",
+)  # fmt: skip
+BATCHES_SCHEMA: Final = (
+    "batch_id BIGINT, table STRING, path STRING, events BIGINT, dead_letters BIGINT, "
+    "max_position STRING, max_ts_ms BIGINT, heartbeat_ts_ms BIGINT, error STRING, "
+    "processed_at TIMESTAMP"
+)
+
+
+@dataclass
+class BatchMetrics:
+    """What one micro-batch did (logged as one line, kept in ``_anycdc/batches``)."""
+
+    batch_id: int
+    messages: int = 0
+    events: int = 0
+    dead_letters: int = 0
+    tables: list[TableResult] = field(default_factory=list)
+    heartbeat_ts_ms: int | None = None
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        newest = max((t.max_ts_ms or 0 for t in self.tables), default=0)
+        newest = max(newest, self.heartbeat_ts_ms or 0)
+        lag = f"{(time.time() * 1000 - newest) / 1000:.1f}s" if newest else "n/a"
+        rate = self.events / self.seconds if self.seconds else 0.0
+        return (
+            f"batch {self.batch_id}: {self.messages} messages, {self.events} events, "
+            f"{len(self.tables)} tables, {self.dead_letters} dead letters, "
+            f"{rate:,.0f} events/s, {self.seconds:.1f}s, max source lag {lag}"
+        )
+
+
+class Pipeline:
+    """Builds and runs the streaming query for one :class:`PipelineConfig`.
+
+    Example (a folder of messages into Delta tables, everything there is, then stop)::
+
+        from anycdc.spark.session import get_spark
+        from anycdc.config import PipelineConfig
+        Pipeline(get_spark(), PipelineConfig(source_dir="in", target="out")).run()
+    """
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        config: PipelineConfig,
+        on_batch: Callable[[BatchMetrics], None] | None = None,
+    ) -> None:
+        self.spark = spark
+        self.config = config
+        self.on_batch = on_batch
+        self.history: list[BatchMetrics] = []
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ query
+    def start(self) -> StreamingQuery:
+        raw = raw_stream(self.spark, self.config)
+        writer = (
+            raw.writeStream.queryName(self.config.query_name)
+            .option("checkpointLocation", self.config.checkpoint_dir)
+            .foreachBatch(self.process_batch)
+        )
+        if self.config.trigger == "available-now":
+            writer = writer.trigger(availableNow=True)
+        else:
+            writer = writer.trigger(processingTime=self.config.trigger.split("=", 1)[1])
+        return writer.start()
+
+    def run(self, timeout: float | None = None) -> list[BatchMetrics]:
+        """Start, and wait until the query ends (available-now) or ``timeout`` seconds pass."""
+        query = self.start()
+        try:
+            query.awaitTermination(timeout)
+        finally:
+            if query.isActive:
+                query.stop()
+        if query.exception() is not None:
+            raise RuntimeError(f"streaming query failed: {query.exception()}")
+        return self.history
+
+    # ------------------------------------------------------------------ one batch
+    def process_batch(self, raw: DataFrame, batch_id: int) -> None:
+        started = time.monotonic()
+        spark = raw.sparkSession
+        decoded = decode_frame(raw, self.config.format, self.config.format_options).persist()
+        try:
+            metrics = self._process(spark, decoded, batch_id)
+        finally:
+            decoded.unpersist()
+        metrics.seconds = time.monotonic() - started
+        log.info("%s", metrics.line())
+        with self._lock:
+            self.history.append(metrics)
+        if self.on_batch:
+            self.on_batch(metrics)
+
+    def _process(self, spark: SparkSession, decoded: DataFrame, batch_id: int) -> BatchMetrics:
+        from pyspark.sql import functions as F
+
+        metrics = BatchMetrics(batch_id)
+        counts = decoded.agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.sum(F.col("error").isNotNull().cast("int")).alias("errors"),
+            F.max(F.when(F.col("op").isin("heartbeat", "begin", "commit"), F.col("ts_ms"))).alias("hb"),
+        ).first()
+        metrics.events = int(counts["rows"] or 0) - int(counts["errors"] or 0)
+        metrics.dead_letters = int(counts["errors"] or 0)
+        metrics.heartbeat_ts_ms = counts["hb"]
+        metrics.messages = decoded.select("source", "partition", "offset").distinct().count()
+
+        wanted = decoded.filter(F.col("error").isNull() & F.col("table").isNotNull())
+        plans = {
+            ident: plan
+            for ident, plan in build_plans(self._summary(wanted), self.config).items()
+            if self.config.wants_table(plan.qualified)
+        }
+        prepared, failed = self._phase_a(spark, plans, batch_id)
+
+        spark.conf.set(TXN_APP_ID, self.config.query_name)
+        spark.conf.set(TXN_VERSION, str(batch_id))
+        try:
+            self._append(decoded.filter(F.col("error").isNull()), "changelog")
+            dead = decoded.filter(F.col("error").isNotNull()).select(
+                *DEAD_LETTER_COLUMNS, F.current_timestamp().alias("failed_at")
+            )
+            dead = dead.unionByName(self._schema_dead_letters(wanted, failed))
+            self._append(dead, "dead_letter")
+            metrics.tables = self._phase_b(wanted, prepared, batch_id)
+            metrics.tables += [
+                TableResult(plan.qualified, "", error=reason) for plan, reason in failed
+            ]
+            self._append(self._batch_rows(spark, metrics), "batches")
+        finally:
+            spark.conf.unset(TXN_APP_ID)
+            spark.conf.unset(TXN_VERSION)
+        return metrics
+
+    def _summary(self, wanted: DataFrame) -> list[Any]:
+        from pyspark.sql import functions as F
+
+        return (
+            wanted.filter(F.col("op").isin(*ROW_OPS, "truncate", "ddl"))
+            .groupBy("database", "schema", "table")
+            .agg(
+                F.flatten(F.collect_set("columns")).alias("columns"),
+                F.max("key").alias("key"),
+                F.max(F.col("row_id").isNotNull()).alias("has_row_id"),
+                F.max(F.when(F.col("op") == "truncate", F.col("position"))).alias("truncate_position"),
+            )
+            .collect()
+        )
+
+    # ------------------------------------------------------------------ phases
+    def _phase_a(
+        self, spark: SparkSession, plans: dict[Any, TablePlan], batch_id: int
+    ) -> tuple[list[tuple[TableApplier, dict[str, str], str | None]], list[tuple[TablePlan, str]]]:
+        prepared = []
+        failed: list[tuple[TablePlan, str]] = []
+        for plan in plans.values():
+            applier = TableApplier(spark, self.config, plan)
+            try:
+                types = applier.ensure_schema(batch_id)
+            except IncompatibleSchema as exc:
+                log.warning("%s: %s (events dead-lettered)", plan.qualified, exc)
+                failed.append((plan, f"incompatible schema change: {exc}"))
+                continue
+            floor = applier.truncate_position()
+            if plan.truncate_position and (floor is None or plan.truncate_position > floor):
+                applier.apply_truncate(plan.truncate_position, batch_id)
+                floor = plan.truncate_position
+            prepared.append((applier, types, floor))
+        return prepared, failed
+
+    def _phase_b(
+        self,
+        wanted: DataFrame,
+        prepared: list[tuple[TableApplier, dict[str, str], str | None]],
+        batch_id: int,
+    ) -> list[TableResult]:
+        def apply_one(item: tuple[TableApplier, dict[str, str], str | None]) -> TableResult:
+            applier, types, floor = item
+            return self._apply_table(wanted, applier, types, floor, batch_id)
+
+        workers = min(self.config.max_concurrent_tables, max(len(prepared), 1))
+        if workers == 1:
+            return [apply_one(item) for item in prepared]
+        with ThreadPoolExecutor(workers, thread_name_prefix="anycdc-merge") as pool:
+            return list(pool.map(apply_one, prepared))
+
+    def _apply_table(
+        self,
+        wanted: DataFrame,
+        applier: TableApplier,
+        types: dict[str, str],
+        floor: str | None,
+        batch_id: int,
+    ) -> TableResult:
+        from pyspark.sql import functions as F
+
+        plan = applier.plan
+        events = wanted.filter(
+            F.col("database").eqNullSafe(F.lit(plan.database))
+            & F.col("schema").eqNullSafe(F.lit(plan.schema))
+            & (F.col("table") == F.lit(plan.table))
+        )
+        actions = applier.bad_casts(applier.actions(events, types, floor), types).persist()
+        try:
+            bad = actions.filter(F.col("_bad").isNotNull())
+            dead = bad.count()
+            if dead:
+                self._append(
+                    bad.select(
+                        "source",
+                        "partition",
+                        "offset",
+                        F.lit(None).cast("binary").alias("kafka_key"),
+                        "raw",
+                        "format",
+                        F.concat(F.lit(f"{plan.qualified}: "), F.col("_bad")).alias("error"),
+                        F.current_timestamp().alias("failed_at"),
+                    ),
+                    "dead_letter",
+                    app_suffix=f":{applier.path}",
+                )
+            good = actions.filter(F.col("_bad").isNull()).drop("_bad")
+            stats = good.agg(
+                F.count(F.lit(1)).alias("n"),
+                F.sum((F.col("kind") == "delete").cast("int")).alias("deletes"),
+                F.max("position").alias("pos"),
+                F.max("ts_ms").alias("ts"),
+            ).first()
+            if stats["n"]:
+                applier.merge(applier.fold(good), types, batch_id)
+        finally:
+            actions.unpersist()
+        return TableResult(
+            table=plan.qualified,
+            path=applier.path,
+            events=int(stats["n"] or 0),
+            deletes=int(stats["deletes"] or 0),
+            upserts=int(stats["n"] or 0) - int(stats["deletes"] or 0),
+            dead_letters=dead,
+            max_position=stats["pos"],
+            max_ts_ms=stats["ts"],
+        )
+
+    # ------------------------------------------------------------------ system tables
+    def _append(self, frame: DataFrame, name: str, app_suffix: str = "") -> None:
+        path = f"{self.config.system_dir}/{name}"
+        writer = frame.write.format("delta").mode("append")
+        if app_suffix:
+            # several writers append to dead_letter in one batch: each needs its own app id
+            spark = frame.sparkSession
+            writer = writer.option("txnAppId", self.config.query_name + app_suffix).option(
+                "txnVersion", spark.conf.get(TXN_VERSION)
+            )
+        writer.save(path)
+
+    def _schema_dead_letters(self, wanted: DataFrame, failed: list[tuple[TablePlan, str]]) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        frame = wanted.limit(0).select(
+            *DEAD_LETTER_COLUMNS, F.current_timestamp().alias("failed_at")
+        )
+        for plan, reason in failed:
+            frame = frame.unionByName(
+                wanted.filter(
+                    F.col("database").eqNullSafe(F.lit(plan.database))
+                    & F.col("schema").eqNullSafe(F.lit(plan.schema))
+                    & (F.col("table") == F.lit(plan.table))
+                ).select(
+                    "source", "partition", "offset", "kafka_key", "raw", "format",
+                    F.lit(f"{plan.qualified}: {reason}").alias("error"),
+                    F.current_timestamp().alias("failed_at"),
+                )
+            )  # fmt: skip
+        return frame
+
+    def _batch_rows(self, spark: SparkSession, metrics: BatchMetrics) -> DataFrame:
+        from pyspark.sql.types import StructType
+
+        rows = [
+            (
+                metrics.batch_id, t.table, t.path, t.events, t.dead_letters, t.max_position,
+                t.max_ts_ms, metrics.heartbeat_ts_ms, t.error, None,
+            )
+            for t in metrics.tables
+        ] or [
+            (metrics.batch_id, None, None, 0, metrics.dead_letters, None, None,
+             metrics.heartbeat_ts_ms, None, None)
+        ]  # fmt: skip
+        frame = spark.createDataFrame(rows, StructType.fromDDL(BATCHES_SCHEMA))
+        from pyspark.sql import functions as F
+
+        return frame.withColumn("processed_at", F.current_timestamp())

@@ -1,0 +1,108 @@
+"""Logical types -> Spark SQL types, and the cast from canonical value text.
+
+Changelog images hold every value as its canonical text (see
+:mod:`anycdc.changelog`); :func:`cast_sql` turns that text into the target
+column's type with ``try_cast`` so that a value which does not fit is
+detectable (text present, cast NULL) and goes to the dead-letter table
+instead of failing the batch.
+
+Mapping: ``uint64`` -> DECIMAL(20,0) (an unsigned BIGINT never wraps),
+``integer`` -> DECIMAL(38,0), ``decimal(p,s)`` -> DECIMAL(p,s) for p <= 38 and
+STRING (exact digits) beyond, ``decimal`` without precision ->
+``decimal_default``, ``timestamp`` -> TIMESTAMP_NTZ (the source had no zone),
+``timestamptz`` -> TIMESTAMP (an instant), ``time`` -> STRING (Spark 4.0 has no
+TIME type), ``json``/``unknown`` -> STRING.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+MAX_SPARK_PRECISION: Final = 38
+_SIMPLE: Final[dict[str, str]] = {
+    "boolean": "BOOLEAN",
+    "int8": "TINYINT",
+    "int16": "SMALLINT",
+    "int32": "INT",
+    "int64": "BIGINT",
+    "uint64": "DECIMAL(20,0)",
+    "integer": "DECIMAL(38,0)",
+    "float32": "FLOAT",
+    "float64": "DOUBLE",
+    "string": "STRING",
+    "binary": "BINARY",
+    "date": "DATE",
+    "time": "STRING",
+    "timestamp": "TIMESTAMP_NTZ",
+    "timestamptz": "TIMESTAMP",
+    "json": "STRING",
+    "unknown": "STRING",
+}
+_DECIMAL_RE: Final = re.compile(r"decimal\((\d+),(\d+)\)")
+
+
+def spark_type(logical: str, decimal_default: tuple[int, int] = (38, 18)) -> str:
+    """The Spark SQL type (DDL text) that holds a logical type exactly."""
+    if logical in _SIMPLE:
+        return _SIMPLE[logical]
+    if logical == "decimal":
+        return f"DECIMAL({decimal_default[0]},{decimal_default[1]})"
+    match = _DECIMAL_RE.fullmatch(logical)
+    if match:
+        precision, scale = int(match.group(1)), int(match.group(2))
+        if precision > MAX_SPARK_PRECISION:
+            return "STRING"  # exact digits beat a rounded DECIMAL(38,x)
+        return f"DECIMAL({max(precision, 1)},{scale})"
+    return "STRING"
+
+
+def cast_sql(text_expr: str, target: str) -> str:
+    """SQL that casts canonical value text to ``target`` (NULL when it does not fit)."""
+    if target == "STRING":
+        return text_expr
+    if target == "BINARY":
+        return f"try_to_binary({text_expr}, 'base64')"
+    if target == "TIMESTAMP":
+        # a zone id suffix "[Asia/Shanghai]" follows an explicit offset: the offset is the instant
+        return f"try_cast(regexp_replace({text_expr}, '\\\\[[^\\\\]]*\\\\]$', '') AS TIMESTAMP)"
+    return f"try_cast({text_expr} AS {target})"
+
+
+_WIDENINGS: Final[dict[str, tuple[str, ...]]] = {
+    "TINYINT": ("SMALLINT", "INT", "BIGINT"),
+    "SMALLINT": ("INT", "BIGINT"),
+    "INT": ("BIGINT",),
+    "FLOAT": ("DOUBLE",),
+    "DATE": ("TIMESTAMP_NTZ",),
+}
+
+
+def widened(existing: str, incoming: str) -> str | None:
+    """The type a column should have to hold both; None when they are incompatible.
+
+    Integer and float widenings and DECIMAL precision increases follow Delta's
+    type widening; anything else (e.g. STRING -> INT) is incompatible.
+    """
+    existing, incoming = existing.upper(), incoming.upper()
+    if existing == incoming:
+        return existing
+    if incoming in _WIDENINGS.get(existing, ()):
+        return incoming
+    if existing in _WIDENINGS.get(incoming, ()):
+        return existing  # narrower data fits the wider column
+    dec_a, dec_b = _decimal(existing), _decimal(incoming)
+    if dec_a and dec_b:
+        scale = max(dec_a[1], dec_b[1])
+        whole = max(dec_a[0] - dec_a[1], dec_b[0] - dec_b[1])
+        if whole + scale > MAX_SPARK_PRECISION:
+            return None
+        return f"DECIMAL({whole + scale},{scale})"
+    if dec_a and incoming in ("TINYINT", "SMALLINT", "INT", "BIGINT"):
+        return existing if dec_a[0] - dec_a[1] >= 19 else None
+    return None
+
+
+def _decimal(text: str) -> tuple[int, int] | None:
+    match = re.fullmatch(r"DECIMAL\((\d+),(\d+)\)", text.replace(" ", ""))
+    return (int(match.group(1)), int(match.group(2))) if match else None
