@@ -147,8 +147,11 @@ def decimal_type(precision: int | None, scale: int | None) -> LogicalType:
 # a reason. Formats decide which parser applies to which column.
 
 
+MAX_INTEGER_DIGITS: Final = 4000  # Python refuses int <-> str beyond 4300 digits anyway
+
+
 def parse_int(raw: Any) -> int:
-    """An integer from an int, a digit string, or an integral Decimal."""
+    """An integer from an int, a digit string, or an integral Decimal (``"5.0"``, ``"1E3"``)."""
     if isinstance(raw, bool):
         return int(raw)
     if isinstance(raw, int):
@@ -158,15 +161,22 @@ def parse_int(raw: Any) -> int:
         try:
             return int(text)
         except ValueError:
-            return _integral_decimal(Decimal(text), raw)
+            pass
+        try:
+            value = Decimal(text)
+        except InvalidOperation:
+            raise ValueError(f"expected integer, got {raw!r}") from None
+        return _integral_decimal(value, raw)
     if isinstance(raw, Decimal):
         return _integral_decimal(raw, raw)
     raise ValueError(f"expected integer, got {type(raw).__name__}")
 
 
 def _integral_decimal(value: Decimal, raw: Any) -> int:
-    if not value.is_finite() or value != value.to_integral_value():
-        raise ValueError(f"expected integer, got {raw!r}")
+    if not value.is_finite() or value.adjusted() > MAX_INTEGER_DIGITS:
+        raise ValueError(f"expected integer, got {str(raw)[:40]!r}")
+    if value != value.to_integral_value():
+        raise ValueError(f"expected integer, got {str(raw)[:40]!r}")
     return int(value)
 
 

@@ -37,6 +37,7 @@ REGISTRY: Final[dict[str, str]] = {
     "oms-extend-json": "anycdc.formats.oms:OmsExtendJson",
     "dts-avro": "anycdc.formats.dts_avro:DtsAvro",
     "drs-avro": "anycdc.formats.drs_avro:DrsAvro",
+    "canonical-json": "anycdc.formats.canonical:CanonicalJson",
 }
 UNKNOWN_FORMAT: Final = "unknown"
 MIN_CONFIDENCE: Final = 0.5

@@ -54,6 +54,8 @@ def parse_json(format_id: str, data: bytes | bytearray | memoryview | str) -> An
         return _JSON.decode(data)
     except msgspec.DecodeError as exc:
         raise DecodeError(format_id, "$", f"invalid JSON: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DecodeError(format_id, "$", f"invalid UTF-8 at byte {exc.start}") from None
     except RecursionError:
         raise DecodeError(format_id, "$", "invalid JSON: nested too deeply") from None
 

@@ -1,0 +1,912 @@
+"""Huawei Cloud DRS JSON for MongoDB / DDS sources (seed 002, the ``coll``/``value`` table).
+
+One message per oplog entry::
+
+    {"id": 256, "op": "INSERT", "dbType": "MongoDB", "db": "ljx", "coll": "ljx",
+     "value": "{\\"_id\\": ObjectId(\\"64650cf6...\\"), \\"c1\\": \\"baz\\"}",
+     "where": null, "recordType": "insert", "extra": "insert",
+     "es": 1684315111439, "ts": ..., "clusterTime": "1684344064:1"}
+
+``value`` and ``where`` are **text** in MongoDB shell syntax (what the Java
+driver writes in its SHELL JSON mode): ``ObjectId("...")``, ``ISODate("...")``,
+``NumberLong(5)``, ``NumberDecimal("1.5")``, ``Timestamp(1, 2)``,
+``new BinData(0, "...")``, ``UUID("...")``, ``/re/i``, ``MinKey`` ... They are
+read by a small recursive-descent parser (:func:`parse_shell`; never ``eval``)
+with a nesting limit of :data:`MAX_DEPTH`.
+
+Canonical mapping: ``database`` = ``db``, ``table`` = ``coll``, ``key`` =
+``("_id",)``, ``position`` = ``clusterTime`` ``seconds:increment`` as
+``(seconds, increment)``, ``ts_ms`` = ``es``.
+
+=====================  ==========================================================
+``recordType``         canonical event
+=====================  ==========================================================
+``insert``             insert; ``after`` = the document
+``replace``            update; ``after`` = the new document, ``before`` = ``where``
+                       (``{_id}`` only, so ``partial=("before",)``)
+``update``             update; ``before`` = ``where`` (partial), ``after`` = None,
+                       ``patch`` = ``{"$set": {field: value}, "$unset": [field, ...]}``
+                       (other operators are kept as sent, in message order)
+``doc`` (op DELETE)    delete; ``before`` = ``value`` (``{_id}``, partial)
+op ``DDL``             ddl; ``ddl`` = the ``value`` text as sent
+=====================  ==========================================================
+
+Top-level fields are typed by their BSON type (``Column.vendor_type`` is the
+BSON alias): ``objectId`` -> the hex ``string``, ``string``, ``bool``,
+``int`` (int32), ``long`` (int64), ``double`` (float64), ``decimal``,
+``date`` (aware UTC ``timestamptz``), ``binData`` (``binary``, sub-type in
+``vendor_code``), ``uuid`` (its text); documents, arrays and the other BSON
+types become ``json`` text in MongoDB Extended JSON **relaxed** form
+(``{"$oid": ...}``, ``{"$date": "...Z"}``, ``{"$numberDecimal": "..."}``,
+``{"$timestamp": {"t", "i"}}``, ``{"$binary": {"base64", "subType"}}``,
+``{"$regularExpression": ...}``); patch values use the same form. Relaxed
+form writes nested int64 values as plain numbers, so re-encoding writes them
+as int32 when they fit (documented loss; top-level fields keep their type).
+
+>>> from anycdc.formats import get_format
+>>> fmt = get_format("drs-mongo-json")
+>>> text = '{"_id": ObjectId("64650cf67dc36a464e76e583"), "n": NumberLong(5)}'
+>>> msg = {"id": 1, "op": "INSERT", "dbType": "MongoDB", "db": "d", "coll": "c", "value": text,
+...        "where": None, "recordType": "insert", "es": 2, "ts": 3, "clusterTime": "1684344064:1"}
+>>> [e] = fmt.decode_object(msg)
+>>> e.op.value, e.table, dict(e.after), e.columns["_id"].vendor_type
+('insert', 'c', {'_id': '64650cf67dc36a464e76e583', 'n': 5}, 'objectId')
+>>> e.position
+Position(parts=(1684344064, 1))
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import math
+import re
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any, ClassVar, Final
+
+import msgspec
+
+from anycdc.errors import DecodeError, EncodeError, type_name
+from anycdc.event import ChangeEvent, Column, Op, Position, dumps
+from anycdc.formats.base import Capabilities, Format, expect_object, optional_str
+from anycdc.formats.drs import gson_json, int_field, java_double, plain_decimal
+from anycdc.values import (
+    BINARY,
+    BOOLEAN,
+    DECIMAL,
+    FLOAT64,
+    INT32,
+    INT64,
+    INTEGER,
+    JSON,
+    STRING,
+    TIMESTAMPTZ,
+    UNKNOWN,
+    epoch_ms,
+    parse_datetime,
+    timestamp_from_epoch,
+)
+
+# --------------------------------------------------------------------------- wire names
+F_ID: Final = "id"
+F_OP: Final = "op"
+F_DB_TYPE: Final = "dbType"
+F_DB: Final = "db"
+F_COLL: Final = "coll"
+F_VALUE: Final = "value"
+F_WHERE: Final = "where"
+F_RECORD_TYPE: Final = "recordType"
+F_EXTRA: Final = "extra"
+F_ES: Final = "es"
+F_TS: Final = "ts"
+F_CLUSTER_TIME: Final = "clusterTime"
+
+OP_INSERT: Final = "INSERT"
+OP_UPDATE: Final = "UPDATE"
+OP_DELETE: Final = "DELETE"
+OP_DDL: Final = "DDL"
+RT_INSERT: Final = "insert"
+RT_UPDATE: Final = "update"
+RT_REPLACE: Final = "replace"
+RT_DOC: Final = "doc"
+DB_TYPE_MONGO: Final = "MongoDB"
+ID_FIELD: Final = "_id"
+SET: Final = "$set"
+UNSET: Final = "$unset"
+_IMPLIED_RECORD_TYPES: Final[dict[str, frozenset[str]]] = {
+    OP_INSERT: frozenset({RT_INSERT}),
+    OP_UPDATE: frozenset({RT_UPDATE, RT_REPLACE}),
+    OP_DELETE: frozenset({RT_DOC}),
+    OP_DDL: frozenset(),
+}
+
+#: most levels of nested documents/arrays accepted, the outer document included (as BSON)
+MAX_DEPTH: Final = 100
+_INT32: Final = (-(2**31), 2**31 - 1)
+_INT64: Final = (-(2**63), 2**63 - 1)
+# the Java driver writes ISODate(...) for years 100..9999 and new Date(ms) outside them
+_ISO_MIN_MS: Final = -59014396800000
+_ISO_MAX_MS: Final = 253402300799999
+
+
+# --------------------------------------------------------------------------- parsed values
+@dataclass(frozen=True, slots=True)
+class Bson:
+    """A BSON value the shell writes with a constructor; ``kind`` is its BSON type alias.
+
+    ``objectId`` (hex str), ``long`` (int), ``decimal`` (Decimal), ``date``
+    (aware UTC datetime), ``timestamp`` ((t, i)), ``binData`` ((sub_type, bytes)),
+    ``uuid`` (str), ``regex`` ((pattern, options)), ``minKey``, ``maxKey``,
+    ``undefined`` (value None). Plain JSON values stay Python values: str, bool,
+    None, int (int32), float (double), dict, list.
+    """
+
+    kind: str
+    value: Any = None
+
+
+_WS: Final = re.compile(r"\s*")
+_NUMBER: Final = re.compile(r"-?\d+(\.\d+)?([eE][+-]?\d+)?")
+_IDENT: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_DQ_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_SQ_STRING: Final = re.compile(r"'(?:[^'\\]|\\.)*'", re.DOTALL)
+_REGEX: Final = re.compile(r"/((?:[^/\\\n]|\\.)+)/([a-z]*)")
+_HEX24: Final = re.compile(r"[0-9a-fA-F]{24}")
+_STR_DECODER: Final = msgspec.json.Decoder(str)
+_JSON_DECODER: Final = msgspec.json.Decoder()
+_KEYWORDS: Final[dict[str, Any]] = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "undefined": Bson("undefined"),
+    "NaN": math.nan,
+    "Infinity": math.inf,
+    "MinKey": Bson("minKey"),
+    "MaxKey": Bson("maxKey"),
+}
+
+
+class _ShellParser:
+    """Recursive descent over MongoDB shell-style document text; never evaluates code."""
+
+    def __init__(self, text: str, format_id: str, path: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.format_id = format_id
+        self.path = path
+
+    def fail(self, reason: str) -> DecodeError:
+        return DecodeError(self.format_id, self.path, f"{reason} at offset {self.pos}")
+
+    def document(self) -> dict[str, Any]:
+        value = self.value(0)
+        self.skip()
+        if self.pos != len(self.text):
+            raise self.fail("unexpected text after the document")
+        if not isinstance(value, dict):
+            raise DecodeError(
+                self.format_id, self.path, f"expected a document, got {_kind_name(value)}"
+            )
+        return value
+
+    def skip(self) -> None:
+        match = _WS.match(self.text, self.pos)
+        self.pos = match.end() if match else self.pos
+
+    def peek(self) -> str:
+        self.skip()
+        return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def expect(self, char: str) -> None:
+        if self.peek() != char:
+            found = repr(self.text[self.pos]) if self.pos < len(self.text) else "end of text"
+            raise self.fail(f"expected {char!r}, got {found}")
+        self.pos += 1
+
+    def value(self, depth: int) -> Any:
+        char = self.peek()
+        if depth >= MAX_DEPTH and char in ("{", "["):
+            raise self.fail(f"nested deeper than {MAX_DEPTH} levels")
+        if char == "{":
+            return self.obj(depth)
+        if char == "[":
+            return self.array(depth)
+        if char in ('"', "'"):
+            return self.string()
+        if char == "-" and self.text.startswith("-Infinity", self.pos):
+            self.pos += len("-Infinity")
+            return -math.inf
+        if char == "-" or char.isdigit():
+            return self.number()
+        if char == "/":
+            return self.regex()
+        if char and (char.isalpha() or char in "_$"):
+            return self.name(depth)
+        raise self.fail("unexpected end of text" if not char else f"unexpected {char!r}")
+
+    def obj(self, depth: int) -> dict[str, Any]:
+        self.pos += 1
+        out: dict[str, Any] = {}
+        if self.peek() == "}":
+            self.pos += 1
+            return out
+        while True:
+            char = self.peek()
+            if char in ('"', "'"):
+                key = self.string()
+            else:
+                match = _IDENT.match(self.text, self.pos)
+                if not match:
+                    raise self.fail("expected a field name" if char else "unexpected end of text")
+                key = match.group()
+                self.pos = match.end()
+            self.expect(":")
+            out[key] = self.value(depth + 1)
+            if self.peek() == ",":
+                self.pos += 1
+                continue
+            self.expect("}")
+            return out
+
+    def array(self, depth: int) -> list[Any]:
+        self.pos += 1
+        return self.items("]", depth)
+
+    def items(self, close: str, depth: int) -> list[Any]:
+        out: list[Any] = []
+        if self.peek() == close:
+            self.pos += 1
+            return out
+        while True:
+            out.append(self.value(depth + 1))
+            if self.peek() == ",":
+                self.pos += 1
+                continue
+            self.expect(close)
+            return out
+
+    def string(self) -> str:
+        quote = self.text[self.pos]
+        match = (_DQ_STRING if quote == '"' else _SQ_STRING).match(self.text, self.pos)
+        if not match:
+            raise self.fail("unterminated string")
+        raw = match.group()
+        if quote == "'":
+            body = re.sub(r"\\(.)|\"", _requote, raw[1:-1], flags=re.DOTALL)
+            raw = f'"{body}"'
+        try:
+            text = _STR_DECODER.decode(raw.encode("utf-8", "surrogatepass"))
+        except msgspec.DecodeError:
+            raise self.fail("invalid string") from None
+        self.pos = match.end()
+        return text
+
+    def number(self) -> int | float:
+        match = _NUMBER.match(self.text, self.pos)
+        if not match:
+            raise self.fail("invalid number")
+        self.pos = match.end()
+        text = match.group()
+        try:
+            return float(text) if match.group(1) or match.group(2) else int(text)
+        except ValueError:
+            raise self.fail("number too long") from None
+
+    def regex(self) -> Bson:
+        match = _REGEX.match(self.text, self.pos)
+        if not match:
+            raise self.fail("invalid regular expression")
+        self.pos = match.end()
+        return Bson("regex", (match.group(1), match.group(2)))
+
+    def name(self, depth: int) -> Any:
+        match = _IDENT.match(self.text, self.pos)
+        if not match:
+            raise self.fail("expected a name")
+        name = match.group()
+        start = self.pos
+        self.pos = match.end()
+        if name == "new":
+            self.skip()
+            match = _IDENT.match(self.text, self.pos)
+            if not match:
+                raise self.fail("expected a constructor after 'new'")
+            name = match.group()
+            self.pos = match.end()
+        elif name in _KEYWORDS and self.peek() != "(":
+            return _KEYWORDS[name]
+        if self.peek() != "(":
+            self.pos = start
+            raise self.fail(f"unknown name {name!r}")
+        build = _CONSTRUCTORS.get(name)
+        if build is None:
+            self.pos = start
+            raise self.fail(f"unknown constructor {name!r}")
+        if depth >= MAX_DEPTH:
+            raise self.fail(f"nested deeper than {MAX_DEPTH} levels")
+        self.pos += 1
+        args = self.items(")", depth)
+        try:
+            return build(args)
+        except (ValueError, TypeError, OverflowError, ArithmeticError) as exc:
+            self.pos = start
+            raise self.fail(f"invalid {name}(...): {exc}") from None
+
+
+def _requote(match: re.Match[str]) -> str:
+    """Single-quoted string body -> double-quoted JSON body."""
+    if match.group(0) == '"':
+        return '\\"'
+    return "'" if match.group(1) == "'" else match.group(0)
+
+
+def _kind_name(value: Any) -> str:
+    return value.kind if isinstance(value, Bson) else type_name(value)
+
+
+# ---- constructors (each validates its arguments; ValueError/TypeError become DecodeErrors)
+def _one(args: list[Any], *types: type) -> Any:
+    if len(args) != 1 or not isinstance(args[0], types) or isinstance(args[0], bool):
+        raise ValueError(f"expected one {' or '.join(t.__name__ for t in types)} argument")
+    return args[0]
+
+
+def _object_id(args: list[Any]) -> Bson:
+    text = _one(args, str)
+    if not _HEX24.fullmatch(text):
+        raise ValueError("expected 24 hex digits")
+    return Bson("objectId", text.lower())
+
+
+def _date(args: list[Any]) -> Bson:
+    raw = _one(args, str, int, float)
+    if isinstance(raw, str):
+        text = raw.strip()
+        try:
+            value = parse_datetime(text, dt.UTC)
+        except ValueError:
+            value = dt.datetime.combine(dt.date.fromisoformat(text), dt.time(), dt.UTC)
+        # a BSON date holds milliseconds
+        value = value.astimezone(dt.UTC)
+        return Bson("date", value.replace(microsecond=value.microsecond // 1000 * 1000))
+    return Bson("date", timestamp_from_epoch(int(raw), 3))
+
+
+def _integer(raw: Any, bounds: tuple[int, int]) -> int:
+    if isinstance(raw, str):
+        raw = int(raw.strip())
+    if not isinstance(raw, int) or isinstance(raw, bool):
+        raise ValueError("expected an integer")
+    if not bounds[0] <= raw <= bounds[1]:
+        raise ValueError(f"{raw} out of range")
+    return raw
+
+
+def _long(args: list[Any]) -> Bson:
+    return Bson("long", _integer(_one(args, int, str), _INT64))
+
+
+def _int32(args: list[Any]) -> int:
+    return _integer(_one(args, int, str), _INT32)
+
+
+def _decimal(args: list[Any]) -> Bson:
+    raw = _one(args, str, int, float)
+    try:
+        return Bson("decimal", Decimal(raw.strip() if isinstance(raw, str) else repr(raw)))
+    except InvalidOperation:
+        raise ValueError(f"not a decimal: {raw!r}") from None
+
+
+def _timestamp(args: list[Any]) -> Bson:
+    if len(args) == 1 and isinstance(args[0], dict):
+        args = [args[0].get("t"), args[0].get("i")]
+    if len(args) != 2:
+        raise ValueError("expected (seconds, increment)")
+    return Bson("timestamp", (_integer(args[0], (0, 2**32 - 1)), _integer(args[1], (0, 2**32 - 1))))
+
+
+def _bin_data(args: list[Any]) -> Bson:
+    if len(args) != 2 or not isinstance(args[1], str):
+        raise ValueError("expected (subType, base64)")
+    sub_type = _integer(args[0], (0, 255))
+    try:
+        data = base64.b64decode(args[1], validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("invalid base64") from None
+    return Bson("binData", (sub_type, data))
+
+
+def _hex_data(args: list[Any]) -> Bson:
+    if len(args) != 2 or not isinstance(args[1], str):
+        raise ValueError("expected (subType, hex)")
+    return Bson("binData", (_integer(args[0], (0, 255)), bytes.fromhex(args[1])))
+
+
+def _uuid(args: list[Any]) -> Bson:
+    return Bson("uuid", str(uuid.UUID(_one(args, str))))
+
+
+def _no_args(kind: str) -> Callable[[list[Any]], Bson]:
+    def build(args: list[Any]) -> Bson:
+        if args:
+            raise ValueError("expected no arguments")
+        return Bson(kind)
+
+    return build
+
+
+_CONSTRUCTORS: Final[dict[str, Callable[[list[Any]], Any]]] = {
+    "ObjectId": _object_id,
+    "ISODate": _date,
+    "Date": _date,
+    "NumberLong": _long,
+    "Long": _long,
+    "NumberInt": _int32,
+    "Int32": _int32,
+    "NumberDecimal": _decimal,
+    "Decimal128": _decimal,
+    "Timestamp": _timestamp,
+    "BinData": _bin_data,
+    "HexData": _hex_data,
+    "UUID": _uuid,
+    "MinKey": _no_args("minKey"),
+    "MaxKey": _no_args("maxKey"),
+}
+
+
+def parse_shell(text: str, format_id: str = "drs-mongo-json", path: str = "$") -> dict[str, Any]:
+    """Parse one shell-style document; errors are DecodeErrors naming ``path`` and the offset.
+
+    >>> parse_shell('{"a": NumberLong("7"), b: [1, 2.5, ISODate("2023-05-17T12:00:00Z")]}')["a"]
+    Bson(kind='long', value=7)
+    >>> parse_shell('{"a": eval("x")}')
+    Traceback (most recent call last):
+    ...
+    anycdc.errors.DecodeError: drs-mongo-json: $: unknown constructor 'eval' at offset 6
+    """
+    return _ShellParser(text, format_id, path).document()
+
+
+# --------------------------------------------------------------------------- to canonical
+def to_ejson(value: Any) -> Any:
+    """A parsed value as MongoDB Extended JSON (relaxed form): JSON-compatible Python."""
+    if isinstance(value, dict):
+        return {k: to_ejson(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [to_ejson(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return {
+            "$numberDouble": "NaN"
+            if math.isnan(value)
+            else ("Infinity" if value > 0 else "-Infinity")
+        }
+    if not isinstance(value, Bson):
+        return value
+    kind, raw = value.kind, value.value
+    if kind == "objectId":
+        return {"$oid": raw}
+    if kind == "long":
+        return raw
+    if kind == "decimal":
+        return {"$numberDecimal": str(raw)}
+    if kind == "date":
+        ms = epoch_ms(raw)
+        if 0 <= ms <= _ISO_MAX_MS:
+            return {"$date": _iso_ms(raw)}
+        return {"$date": {"$numberLong": str(ms)}}
+    if kind == "timestamp":
+        return {"$timestamp": {"t": raw[0], "i": raw[1]}}
+    if kind == "binData":
+        return {
+            "$binary": {"base64": base64.b64encode(raw[1]).decode(), "subType": f"{raw[0]:02x}"}
+        }
+    if kind == "uuid":
+        data = uuid.UUID(raw).bytes
+        return {"$binary": {"base64": base64.b64encode(data).decode(), "subType": "04"}}
+    if kind == "regex":
+        return {"$regularExpression": {"pattern": raw[0], "options": raw[1]}}
+    if kind == "undefined":
+        return {"$undefined": True}
+    return {f"${kind}": 1}  # minKey / maxKey
+
+
+def _iso_ms(value: dt.datetime) -> str:
+    value = value.astimezone(dt.UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def _field(value: Any) -> tuple[Any, Column]:
+    """A top-level field's canonical value and column."""
+    if value is None:
+        return None, Column(UNKNOWN, "null")
+    if isinstance(value, bool):
+        return value, Column(BOOLEAN, "bool")
+    if isinstance(value, int):
+        if _INT32[0] <= value <= _INT32[1]:
+            return value, Column(INT32, "int")
+        return value, Column(INT64 if _INT64[0] <= value <= _INT64[1] else INTEGER, "int")
+    if isinstance(value, float):
+        return value, Column(FLOAT64, "double")
+    if isinstance(value, str):
+        return value, Column(STRING, "string")
+    if isinstance(value, dict):
+        return dumps(to_ejson(value)), Column(JSON, "object")
+    if isinstance(value, list):
+        return dumps(to_ejson(value)), Column(JSON, "array")
+    kind, raw = value.kind, value.value
+    if kind == "objectId":
+        return raw, Column(STRING, kind)
+    if kind == "uuid":
+        return raw, Column(STRING, kind)
+    if kind == "long":
+        return raw, Column(INT64, kind)
+    if kind == "decimal":
+        return raw, Column(DECIMAL, kind)
+    if kind == "date":
+        return raw, Column(TIMESTAMPTZ, kind)
+    if kind == "binData":
+        return raw[1], Column(BINARY, kind, raw[0])
+    if kind == "undefined":
+        return None, Column(UNKNOWN, kind)
+    return dumps(to_ejson(value)), Column(JSON, kind)
+
+
+def _image(doc: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Column]]:
+    image: dict[str, Any] = {}
+    columns: dict[str, Column] = {}
+    for name, raw in doc.items():
+        image[name], columns[name] = _field(raw)
+    return image, columns
+
+
+# --------------------------------------------------------------------------- to shell text
+def _json_str(text: str) -> str:
+    return dumps(text)
+
+
+def shell_text(value: Any) -> str:
+    """Shell-style text of a JSON-compatible (Extended JSON) value, as DRS writes it.
+
+    >>> shell_text({"_id": {"$oid": "64650cf67dc36a464e76e583"}, "tags": ["a", 1.0, 2**40]})
+    '{"_id": ObjectId("64650cf67dc36a464e76e583"), "tags": ["a", 1.0, NumberLong("1099511627776")]}'
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return _json_str(value)
+    if isinstance(value, int):
+        return str(value) if _INT32[0] <= value <= _INT32[1] else _number_long(value)
+    if isinstance(value, float):
+        return java_double(value)
+    if isinstance(value, Decimal):
+        return plain_decimal(value)
+    if isinstance(value, Bson):
+        return _bson_text(value)
+    if isinstance(value, Mapping):
+        special = _from_ejson(value)
+        if special is not None:
+            return shell_text(special)
+        return (
+            "{" + ", ".join(f"{_json_str(str(k))}: {shell_text(v)}" for k, v in value.items()) + "}"
+        )
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(shell_text(v) for v in value) + "]"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _bson_text(Bson("binData", (0, bytes(value))))
+    if isinstance(value, dt.datetime):
+        return _bson_text(Bson("date", value if value.tzinfo else value.replace(tzinfo=dt.UTC)))
+    if isinstance(value, dt.date):
+        return _bson_text(Bson("date", dt.datetime.combine(value, dt.time(), dt.UTC)))
+    if isinstance(value, dt.time):
+        return _json_str(value.isoformat())
+    raise TypeError(f"no shell form for {type(value).__name__}")
+
+
+def _number_long(value: int) -> str:
+    # the Java driver quotes NumberLong values that an int32 cannot hold
+    return f"NumberLong({value})" if _INT32[0] <= value <= _INT32[1] else f'NumberLong("{value}")'
+
+
+def _bson_text(value: Bson) -> str:
+    kind, raw = value.kind, value.value
+    if kind == "objectId":
+        return f'ObjectId("{raw}")'
+    if kind == "long":
+        return _number_long(raw)
+    if kind == "decimal":
+        return f'NumberDecimal("{raw}")'
+    if kind == "date":
+        ms = epoch_ms(raw)
+        return (
+            f'ISODate("{_iso_ms(raw)}")' if _ISO_MIN_MS <= ms <= _ISO_MAX_MS else f"new Date({ms})"
+        )
+    if kind == "timestamp":
+        return f"Timestamp({raw[0]}, {raw[1]})"
+    if kind == "binData":
+        return f'new BinData({raw[0]}, "{base64.b64encode(raw[1]).decode()}")'
+    if kind == "uuid":
+        return f'UUID("{raw}")'
+    if kind == "regex":
+        return f"/{raw[0]}/{raw[1]}"
+    return {"minKey": "MinKey", "maxKey": "MaxKey"}.get(kind, "undefined")
+
+
+def _from_ejson(value: Mapping[str, Any]) -> Bson | float | int | None:
+    """The BSON value an Extended JSON wrapper stands for, or None for a plain document."""
+    if len(value) != 1:
+        return None
+    [(key, raw)] = value.items()
+    try:
+        if key == "$oid" and isinstance(raw, str) and _HEX24.fullmatch(raw):
+            return Bson("objectId", raw.lower())
+        if key == "$date":
+            if isinstance(raw, Mapping):
+                return Bson("date", timestamp_from_epoch(int(raw["$numberLong"]), 3))
+            if isinstance(raw, int) and not isinstance(raw, bool):
+                return Bson("date", timestamp_from_epoch(raw, 3))
+            return _date([raw])
+        if key == "$numberDecimal" and isinstance(raw, str):
+            return Bson("decimal", Decimal(raw))
+        if key == "$numberLong" and isinstance(raw, str):
+            return Bson("long", _integer(raw, _INT64))
+        if key == "$numberInt" and isinstance(raw, str):
+            return _integer(raw, _INT32)
+        if key == "$numberDouble" and isinstance(raw, str):
+            return float(raw)
+        if key == "$timestamp" and isinstance(raw, Mapping):
+            return _timestamp([raw["t"], raw["i"]])
+        if key == "$binary" and isinstance(raw, Mapping):
+            sub_type = int(str(raw["subType"]), 16)
+            data = base64.b64decode(str(raw["base64"]), validate=True)
+            if sub_type == 4 and len(data) == 16:
+                return Bson("uuid", str(uuid.UUID(bytes=data)))
+            return Bson("binData", (sub_type, data))
+        if key == "$uuid" and isinstance(raw, str):
+            return Bson("uuid", str(uuid.UUID(raw)))
+        if key == "$regularExpression" and isinstance(raw, Mapping):
+            return Bson("regex", (str(raw["pattern"]), str(raw["options"])))
+        if key in ("$minKey", "$maxKey") and raw == 1:
+            return Bson(key[1:])
+        if key == "$undefined" and raw is True:
+            return Bson("undefined")
+    except (KeyError, ValueError, TypeError, ArithmeticError, binascii.Error):
+        return None
+    return None
+
+
+def _field_text(value: Any, col: Column | None) -> str:
+    """Shell text of one top-level canonical value, using its column's BSON type."""
+    vendor = col.vendor_type if col is not None else None
+    if value is None:
+        return "undefined" if vendor == "undefined" else "null"
+    if vendor == "objectId" and isinstance(value, str) and _HEX24.fullmatch(value):
+        return f'ObjectId("{value}")'
+    if vendor == "uuid" and isinstance(value, str):
+        return f'UUID("{value}")'
+    if vendor == "long" and isinstance(value, int) and not isinstance(value, bool):
+        return _number_long(value)
+    if col is not None and col.type.name == "json" and isinstance(value, str):
+        try:
+            return shell_text(_JSON_DECODER.decode(value))
+        except msgspec.DecodeError:
+            return _json_str(value)
+    if isinstance(value, Decimal):
+        return f'NumberDecimal("{value}")'
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        sub_type = col.vendor_code if col is not None and col.vendor_code is not None else 0
+        return _bson_text(Bson("binData", (sub_type, bytes(value))))
+    return shell_text(value)
+
+
+def _document_text(image: Mapping[str, Any], columns: Mapping[str, Column] | None) -> str:
+    cols = columns or {}
+    parts = (f"{_json_str(k)}: {_field_text(v, cols.get(k))}" for k, v in image.items())
+    return "{" + ", ".join(parts) + "}"
+
+
+# --------------------------------------------------------------------------- the format
+class DrsMongoJson(Format):
+    """Huawei Cloud DRS JSON for MongoDB (DDS) sources: shell-style documents as text."""
+
+    id: ClassVar[str] = "drs-mongo-json"
+    vendor: ClassVar[str] = "Huawei Cloud DRS"
+    title: ClassVar[str] = "Huawei DRS JSON for MongoDB/DDS (shell-style document text)"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        before_image="key only (_id)",
+        types="BSON types read from shell-style text",
+        position="clusterTime (seconds:increment)",
+        key_names=True,
+    )
+
+    @classmethod
+    def sniff(cls, message: Any) -> float:
+        """``coll`` + ``value`` text + a string ``op``; sure with dbType/clusterTime/recordType."""
+        if not isinstance(message, dict) or F_COLL not in message or F_VALUE not in message:
+            return 0.0
+        if not isinstance(message.get(F_OP), str):
+            return 0.0
+        sure = (
+            message.get(F_DB_TYPE) == DB_TYPE_MONGO
+            or F_CLUSTER_TIME in message
+            or F_RECORD_TYPE in message
+        )
+        return 0.97 if sure else 0.6
+
+    # ---- decoding
+    def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
+        fid = self.id
+        msg = expect_object(fid, obj, "$")
+        op_code = msg.get(F_OP)
+        if op_code is None:
+            raise self.error("$", f"missing required field {F_OP!r}")
+        if not isinstance(op_code, str):
+            raise self.error(f"$.{F_OP}", f"expected string, got {type_name(op_code)}")
+        if op_code not in _IMPLIED_RECORD_TYPES:
+            raise self.error(f"$.{F_OP}", f"unknown op {op_code!r}")
+        record_type = optional_str(fid, msg.get(F_RECORD_TYPE), f"$.{F_RECORD_TYPE}")
+        extra: dict[str, Any] = {}
+        if record_type is not None and record_type not in _IMPLIED_RECORD_TYPES[op_code]:
+            extra[F_RECORD_TYPE] = record_type
+        vendor_extra = msg.get(F_EXTRA)
+        if vendor_extra is not None and vendor_extra != record_type:
+            extra[F_EXTRA] = optional_str(fid, vendor_extra, f"$.{F_EXTRA}")
+        common: dict[str, Any] = {
+            "format": fid,
+            "database": optional_str(fid, msg.get(F_DB), f"$.{F_DB}") or None,
+            "table": optional_str(fid, msg.get(F_COLL), f"$.{F_COLL}") or None,
+            "ts_ms": int_field(fid, msg.get(F_ES), f"$.{F_ES}"),
+            "position": self._position(msg.get(F_CLUSTER_TIME)),
+            "extra": extra,
+        }
+        if op_code == OP_DDL:
+            ddl = optional_str(fid, msg.get(F_VALUE), f"$.{F_VALUE}")
+            return [ChangeEvent(op=Op.DDL, ddl=ddl, **common)]
+        common["key"] = self.primary_key((ID_FIELD,))
+        value = self._document(msg, F_VALUE)
+        if op_code == OP_INSERT:
+            after, columns = _image(value)
+            return [ChangeEvent(op=Op.INSERT, after=after, columns=columns, **common)]
+        if op_code == OP_DELETE:
+            before, columns = _image(value)
+            return [
+                ChangeEvent(
+                    op=Op.DELETE, before=before, columns=columns, partial=("before",), **common
+                )
+            ]
+        before, before_columns = _image(self._document(msg, F_WHERE))
+        operators = [k for k in value if k.startswith("$")]
+        if record_type == RT_REPLACE or not operators:
+            if operators:
+                raise self.error(f"$.{F_VALUE}", "a replacement document cannot hold operators")
+            after, columns = _image(value)
+            return [
+                ChangeEvent(
+                    op=Op.UPDATE,
+                    before=before,
+                    after=after,
+                    columns={**before_columns, **columns},
+                    partial=("before",),
+                    **common,
+                )
+            ]
+        if len(operators) != len(value):
+            raise self.error(f"$.{F_VALUE}", "an update mixes operators and fields")
+        return [
+            ChangeEvent(
+                op=Op.UPDATE,
+                before=before,
+                columns=before_columns,
+                partial=("before",),
+                patch=self._patch(value),
+                **common,
+            )
+        ]
+
+    def _document(self, msg: Mapping[str, Any], field: str) -> dict[str, Any]:
+        if msg.get(field) is None:
+            raise self.error("$", f"missing required field {field!r}")
+        text = msg[field]
+        if not isinstance(text, str):
+            raise self.error(f"$.{field}", f"expected string, got {type_name(text)}")
+        return parse_shell(text, self.id, f"$.{field}")
+
+    def _patch(self, value: Mapping[str, Any]) -> dict[str, Any]:
+        """Update operators in canonical form: ``$unset`` as a list of field names."""
+        patch: dict[str, Any] = {}
+        for op, arg in value.items():
+            if op == UNSET:
+                if not isinstance(arg, dict):
+                    raise self.error(
+                        f"$.{F_VALUE}", f"expected {UNSET} document, got {_kind_name(arg)}"
+                    )
+                patch[op] = list(arg)
+            elif op == SET:
+                if not isinstance(arg, dict):
+                    raise self.error(
+                        f"$.{F_VALUE}", f"expected {SET} document, got {_kind_name(arg)}"
+                    )
+                patch[op] = to_ejson(arg)
+            else:
+                patch[op] = to_ejson(arg)
+        return patch
+
+    def _position(self, raw: Any) -> Position | None:
+        if raw is None:
+            return None
+        path = f"$.{F_CLUSTER_TIME}"
+        if not isinstance(raw, str):
+            raise self.error(path, f"expected string, got {type_name(raw)}")
+        seconds, sep, increment = raw.partition(":")
+        if not sep or not seconds.isdigit() or not increment.isdigit() or len(raw) > 40:
+            raise self.error(path, f"expected 'seconds:increment', got {raw[:40]!r}")
+        return Position((int(seconds), int(increment)))
+
+    # ---- encoding
+    def encode(self, event: ChangeEvent) -> list[bytes]:
+        if event.op in (Op.BEGIN, Op.COMMIT, Op.HEARTBEAT):
+            return []  # DRS writes no message for transaction markers or heartbeats
+        if event.op is Op.TRUNCATE:
+            raise EncodeError(self.id, "DRS MongoDB JSON has no TRUNCATE message")
+        where: str | None = None
+        if event.op is Op.DDL:
+            op_code, record_type, value = OP_DDL, None, event.ddl or ""
+        elif event.op in (Op.INSERT, Op.SNAPSHOT):
+            op_code, record_type = OP_INSERT, RT_INSERT
+            value = _document_text(self._image(event, event.after), event.columns)
+        elif event.op is Op.DELETE:
+            op_code, record_type = OP_DELETE, RT_DOC
+            value = _document_text(self._id_image(event), event.columns)
+        elif event.patch is not None:
+            op_code, record_type = OP_UPDATE, RT_UPDATE
+            value = self._patch_text(event.patch)
+            where = _document_text(self._id_image(event), event.columns)
+        else:
+            op_code, record_type = OP_UPDATE, RT_REPLACE
+            value = _document_text(self._image(event, event.after), event.columns)
+            where = _document_text(self._id_image(event), event.columns)
+        record_type = event.extra.get(F_RECORD_TYPE, record_type)
+        position = event.position.parts if event.position is not None else ()
+        msg: dict[str, Any] = {
+            F_ID: (position[0] << 32 | position[1])
+            if len(position) == 2
+            else (position or (0,))[0],
+            F_OP: op_code,
+            F_DB_TYPE: DB_TYPE_MONGO,
+            F_DB: event.database,
+            F_COLL: event.table,
+            F_VALUE: value,
+            F_WHERE: where,
+            F_RECORD_TYPE: record_type,
+            F_EXTRA: event.extra.get(F_EXTRA, record_type),
+            F_ES: event.ts_ms,
+            F_TS: event.ts_ms,
+            F_CLUSTER_TIME: f"{position[0]}:{position[1]}" if len(position) == 2 else None,
+        }
+        return [gson_json(msg)]
+
+    def _image(self, event: ChangeEvent, image: Mapping[str, Any] | None) -> Mapping[str, Any]:
+        if image is None:
+            raise EncodeError(self.id, f"{event.op.value} event without an after image")
+        return image
+
+    def _id_image(self, event: ChangeEvent) -> dict[str, Any]:
+        for image in (event.before, event.after):
+            if image is not None and ID_FIELD in image:
+                return {ID_FIELD: image[ID_FIELD]}
+        raise EncodeError(self.id, f"{event.op.value} event without {ID_FIELD}")
+
+    @staticmethod
+    def _patch_text(patch: Mapping[str, Any]) -> str:
+        parts = []
+        for op, arg in patch.items():
+            if op == UNSET and isinstance(arg, (list, tuple)):
+                arg = {str(name): True for name in arg}
+            parts.append(f"{_json_str(op)}: {shell_text(arg)}")
+        return "{" + ", ".join(parts) + "}"

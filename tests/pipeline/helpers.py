@@ -1,0 +1,97 @@
+"""Build canonical events, write them as messages, run the pipeline, read the tables back."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from anycdc.config import PipelineConfig
+from anycdc.event import ChangeEvent, Column, Op, Position
+from anycdc.formats import get_format
+from anycdc.values import LogicalType
+
+ORDER_COLUMNS = {
+    "id": Column(LogicalType("int64"), "bigint"),
+    "name": Column(LogicalType("string"), "varchar(20)"),
+    "qty": Column(LogicalType("int32"), "int"),
+    "price": Column(LogicalType("decimal", 12, 2), "decimal(12,2)"),
+}
+
+
+def ev(
+    op: str,
+    pos: int,
+    row: dict[str, Any] | None = None,
+    before: dict[str, Any] | None = None,
+    *,
+    table: str = "orders",
+    database: str = "shop",
+    columns: dict[str, Column] | None = None,
+    key: tuple[str, ...] | None = ("id",),
+    partial: tuple[str, ...] = (),
+    **extra: Any,
+) -> ChangeEvent:
+    """A canonical event: ``row`` is the after image (before image for deletes)."""
+    kind = Op(op)
+    after = row if kind not in (Op.DELETE,) else None
+    if kind is Op.DELETE:
+        before = row
+    cols = columns or ORDER_COLUMNS
+    return ChangeEvent(
+        op=kind,
+        format="canonical-json",
+        database=database,
+        table=table,
+        key=key,
+        before=before,
+        after=after,
+        columns={k: v for k, v in cols.items()},
+        ts_ms=1_700_000_000_000 + pos,
+        position=Position((pos,)),
+        partial=partial,
+        **extra,
+    )
+
+
+def write_messages(folder: Path, name: str, messages: Iterable[bytes | None]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    with path.open("wb") as handle:
+        for message in messages:
+            handle.write((message if message is not None else b"null").replace(b"\n", b" ") + b"\n")
+    return path
+
+
+def encode_all(format_id: str, events: Sequence[ChangeEvent], **options: str) -> list[bytes]:
+    fmt = get_format(format_id, options)
+    return [m for e in events for m in fmt.encode(e)]
+
+
+def run(spark: Any, source: Path, target: Path, **config: Any) -> Any:
+    from anycdc.spark.pipeline import Pipeline
+
+    cfg = PipelineConfig.from_mapping({"source_dir": str(source), "target": str(target), **config})
+    return Pipeline(spark, cfg).run()
+
+
+def rows(spark: Any, target: Path, table: str = "orders", database: str | None = "shop") -> list[dict[str, Any]]:
+    """The table's source columns (no _cdc_ metadata), sorted by their values."""
+    path = "/".join(p for p in (str(target), database, table) if p)
+    frame = spark.read.format("delta").load(path)
+    cols = [c for c in frame.columns if not c.startswith("_cdc_")]
+    out = [r.asDict() for r in frame.select(*cols).collect()]
+    return sorted(out, key=lambda r: [str(r[c]) for c in cols])
+
+
+def system(spark: Any, target: Path, name: str) -> list[dict[str, Any]]:
+    path = target / "_anycdc" / name
+    if not path.exists():
+        return []
+    return [r.asDict() for r in spark.read.format("delta").load(str(path)).collect()]
+
+
+def reset(*paths: Path) -> None:
+    for path in paths:
+        shutil.rmtree(path, ignore_errors=True)
