@@ -1,0 +1,1 @@
+"""Benchmarks (decode throughput, pipeline end to end). Not tests: they report figures."""

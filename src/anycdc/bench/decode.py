@@ -1,0 +1,190 @@
+"""``make bench-decode``: per-format decode throughput vs. the bare JSON parse, in one run.
+
+For each format: N realistic messages (an ``orders`` row of ~10 mixed-type
+columns, encoded by the format's own encoder), then, on one core, the rate
+of (a) the bare parse of the same bytes with orjson and msgspec (fastavro for
+Avro) and (b) anycdc's decode + typing. Then a streamed memory check: RSS
+while decoding ``--memory-events`` messages one at a time must stay flat.
+
+Run: ``python -m anycdc.bench.decode [--events 20000] [--memory-events 10000000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import gc
+import resource
+import sys
+import time
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+from typing import Any
+
+from anycdc.errors import EncodeError
+from anycdc.event import ChangeEvent, Column, Op, Position
+from anycdc.formats import format_class, format_ids, get_format
+from anycdc.values import LogicalType
+
+RICH_COLUMNS = {
+    "id": Column(LogicalType("int64"), "bigint"),
+    "customer_id": Column(LogicalType("int32"), "int"),
+    "sku": Column(LogicalType("string"), "varchar(32)"),
+    "qty": Column(LogicalType("int16"), "smallint"),
+    "price": Column(LogicalType("decimal", 12, 2), "decimal(12,2)"),
+    "total": Column(LogicalType("decimal", 14, 2), "decimal(14,2)"),
+    "status": Column(LogicalType("string"), "varchar(16)"),
+    "created_at": Column(LogicalType("timestamp"), "datetime"),
+    "paid": Column(LogicalType("boolean"), "tinyint(1)"),
+    "note": Column(LogicalType("string"), "text"),
+}
+SKIP = {"drs-avro", "canonical-json"}
+
+
+def order_event(format_id: str, n: int) -> ChangeEvent:
+    price = Decimal(n % 10_000).scaleb(-2) + Decimal("0.99")
+    row = {
+        "id": 1_000_000 + n,
+        "customer_id": n % 5000,
+        "sku": f"SKU-{n % 977:05d}",
+        "qty": n % 7 + 1,
+        "price": price,
+        "total": price * (n % 7 + 1),
+        "status": ("new", "paid", "shipped")[n % 3],
+        "created_at": dt.datetime(2024, 1, 1) + dt.timedelta(seconds=n),
+        "paid": n % 2 == 0,
+        "note": None if n % 4 else "gift wrap, please — 包装",
+    }
+    update = n % 3 == 1
+    return ChangeEvent(
+        op=Op.UPDATE if update else Op.INSERT,
+        format=format_id,
+        database="shop",
+        table="orders",
+        key=("id",),
+        before={**row, "status": "new"} if update else None,
+        after=row,
+        columns=RICH_COLUMNS,
+        ts_ms=1_700_000_000_000 + n,
+        position=Position((n + 1,)),
+    )
+
+
+def messages(format_id: str, count: int) -> list[bytes]:
+    fmt = get_format(format_id)
+    out: list[bytes] = []
+    for n in range(count):
+        try:
+            out.extend(fmt.encode(order_event(format_id, n)))
+        except EncodeError:
+            continue
+    return out
+
+
+def rate(func: Callable[[bytes], Any], data: list[bytes], repeat: int = 3) -> float:
+    """Best of ``repeat`` passes, in messages per second."""
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        for item in data:
+            func(item)
+        best = min(best, time.perf_counter() - start)
+    return len(data) / best if best else 0.0
+
+
+def bare_parsers(format_id: str) -> dict[str, Callable[[bytes], Any]]:
+    if format_class(format_id).binary:
+        import io
+
+        import fastavro
+
+        fmt = get_format(format_id)
+        schema = getattr(fmt, "schema", None) or getattr(fmt, "_schema", None)
+        if schema is None:
+            return {}
+        return {"fastavro": lambda b: fastavro.schemaless_reader(io.BytesIO(b), schema)}
+    import msgspec
+    import orjson
+
+    decoder = msgspec.json.Decoder()
+    return {"orjson": orjson.loads, "msgspec": decoder.decode}
+
+
+def bench_formats(count: int) -> list[list[str]]:
+    rows = []
+    for format_id in format_ids():
+        if format_id in SKIP or not format_class(format_id).can_encode:
+            continue
+        data = messages(format_id, count)
+        if not data:
+            rows.append([format_id, "0", "-", "-", "-", "no encodable messages"])
+            continue
+        fmt = get_format(format_id)
+        events = sum(len(fmt.decode(m)) for m in data)
+        decode_rate = rate(fmt.decode, data) * events / len(data)
+        bare = {name: rate(parse, data) for name, parse in bare_parsers(format_id).items()}
+        fastest = max(bare.values()) if bare else 0.0
+        rows.append(
+            [
+                format_id,
+                f"{len(data):,}",
+                " / ".join(f"{n} {r:,.0f}" for n, r in bare.items()),
+                f"{decode_rate:,.0f}",
+                f"{decode_rate / fastest:.0%}" if fastest else "-",
+                f"{sum(map(len, data)) / len(data):.0f} B/msg",
+            ]
+        )
+        print(f"  {format_id}: {decode_rate:,.0f} events/s", file=sys.stderr)
+    return rows
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as handle:
+        pages = int(handle.read().split()[1])
+    return pages * resource.getpagesize() / 2**20
+
+
+def stream(format_id: str, total: int) -> Iterator[bytes]:
+    sample = messages(format_id, 1000)
+    for n in range(total):
+        yield sample[n % len(sample)]
+
+
+def memory_check(format_id: str, total: int) -> list[list[str]]:
+    fmt = get_format(format_id)
+    checkpoints = {int(total * f) for f in (0.1, 0.25, 0.5, 0.75, 1.0)}
+    rows = []
+    start = time.perf_counter()
+    for n, message in enumerate(stream(format_id, total), start=1):
+        fmt.decode(message)
+        if n in checkpoints:
+            rows.append([f"{n:,}", f"{rss_mb():.1f} MiB", f"{n / (time.perf_counter() - start):,.0f}/s"])
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=20_000, help="messages per format")
+    parser.add_argument("--memory-events", type=int, default=10_000_000, help="0 to skip")
+    parser.add_argument("--memory-format", default="canal-json")
+    args = parser.parse_args(argv)
+    from anycdc.cli.output import print_table
+
+    rows = bench_formats(args.events)
+    print_table(
+        f"Decode throughput, one core, {args.events:,} messages per format (best of 3)",
+        ["format", "messages", "bare parse (msg/s)", "anycdc decode (events/s)", "vs fastest bare", "size"],
+        rows,
+    )
+    if args.memory_events:
+        print_table(
+            f"Streamed decode memory, {args.memory_format}",
+            ["events", "RSS", "rate"],
+            memory_check(args.memory_format, args.memory_events),
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1478 @@
+"""Alibaba Cloud DTS Avro (``dts-avro``): one schemaless Avro ``Record`` per Kafka message.
+
+DTS writes each change as the Avro binary encoding of
+``com.alibaba.dts.formats.avro.Record`` (``schemas/dts_record.avsc``, the schema
+Alibaba publishes) with no container header and no schema-registry prefix.
+This module also holds :class:`AvroReader`, the schema-compiled reader that
+``drs-avro`` reuses: it checks every length, union index and enum index against
+the message and names the field path of any problem.
+
+How the record maps onto the canonical event (see FORMATS.md section 2):
+
+* ``operation`` INSERT / UPDATE / DELETE / INIT -> insert / update / delete /
+  snapshot; DDL -> ddl (statement text is the string held in ``afterImages``);
+  BEGIN / COMMIT / HEARTBEAT -> begin / commit / heartbeat. The other markers,
+  which carry no row (ROLLBACK, ABORT, CHECKPOINT, FILL, FINISH, CONTROL, NOOP),
+  become heartbeats with ``extra["operation"]`` naming them. COMMAND and RDB
+  (Redis / MongoDB payloads) are a DecodeError: they carry data we cannot express.
+* ``objectName`` is split on every dot after DTS's own escaping (a dot inside a
+  name is written ``\\u002E``): ``db`` / ``db.table`` / ``db.schema.table``. A
+  two-part name is always database.table, as the DTS SDK reads it (an Oracle
+  ``SCHEMA.TABLE`` therefore lands in ``database``).
+* ``sourcePosition`` ``"72469@78"`` (binlog end offset @ binlog file number) and
+  the record ``id`` (unique, increasing in the stream; the tie-break between rows
+  of one binlog event) give ``Position((78, 72469, id))``; a bare number (an SCN)
+  gives ``(n, id)``; a PostgreSQL LSN ``"16/B374D848"`` gives ``(lsn, id)``;
+  anything else gives no position.
+* ``sourceTimestamp`` is epoch SECONDS: ``ts_ms`` is it times 1000.
+  ``bornTimestamp`` (ms) goes to ``extra`` when non-zero, and so does
+  ``source.sourceType``.
+* ``tags["pk_uk_info"]`` ``{"PRIMARY":["id"]}`` gives the key; unique keys are
+  not primary keys and are ignored.
+* ``fields[i].dataTypeNumber`` is the MySQL binlog type code for MySQL and DRDS
+  sources; for other sources the code is kept as ``vendor_code`` only, since its
+  numbering is not published. The union branch of the values refines the type:
+  Decimal{precision, scale} -> ``decimal(p,s)``; Character with charset
+  ``binary`` -> ``binary``, other charsets -> text; Timestamp (epoch seconds +
+  microseconds) and TimestampWithTimeZone -> ``timestamptz``; DateTime -> naive
+  date / time / timestamp (or YEAR as an int) by column type. The binlog code
+  carries no signedness: an integer beyond the signed range widens that column
+  in this event (INT UNSIGNED 4294967295 -> ``int64``, BIGINT UNSIGNED ->
+  ``uint64``) instead of being refused.
+* The ``millis`` fields of Timestamp and DateTime hold MICROSECONDS despite their
+  name: Alibaba's consumers render them as six fraction digits (LioRoger
+  ``MysqlFieldConverter``) and store them as micros (aliyun DTS SDK).
+* An UPDATE record carries both images (seed 001 describes no split form, so
+  ``split`` is never set). EmptyObject ``NULL`` is SQL NULL; ``NONE`` means the
+  source did not send the column: it is left out of the image and the image is
+  named in ``partial``.
+* BIT values arrive as Integer and become integers; geometry arrives as WKB
+  bytes (``binary``) or WKT text (``string``).
+* Invalid dates (``0000-00-00``) and MySQL TIME beyond a day (``838:59:59``) are
+  kept as the vendor's text and listed in ``invalid``.
+
+The encoder writes the published schema with fastavro, naming every union branch
+explicitly. It floors ``ts_ms`` to seconds, writes a decimal column's precision
+and scale (0 / 0 when unknown), columns an image lacks as EmptyObject NONE, and
+refuses ``truncate`` (DTS sends a TRUNCATE as DDL text).
+
+Example (a tiny INSERT, as DTS writes it):
+
+>>> message = bytes.fromhex(
+...     "0c0a8cc0f0f50b1037323436394037380000000c352e372e333400021673686f702e6f7264657273"
+...     "000214706b5f756b5f696e666f247b225052494d415259223a5b226964225d7d000404046964100a"
+...     "746f74616cec03000004040204043230060c3132332e343514040000")
+>>> [event] = DtsAvro().decode(message)
+>>> event.op.value, event.database, event.table, event.key, event.position
+('insert', 'shop', 'orders', ('id',), Position(parts=(78, 72469, 5)))
+>>> event.after["total"], str(event.columns["total"].type), event.ts_ms
+(Decimal('123.45'), 'decimal(10,2)', 1600000006000)
+"""
+
+from __future__ import annotations
+
+import codecs
+import datetime as dt
+import functools
+import importlib.resources
+import io
+import json
+import re
+import struct
+from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any, ClassVar, Final
+from zoneinfo import ZoneInfo
+
+import fastavro
+
+from anycdc.errors import EncodeError, type_name
+from anycdc.event import ChangeEvent, Column, Op, Position
+from anycdc.formats.base import MAX_MESSAGE_BYTES, Capabilities, Format
+from anycdc.typemap import MYSQL_BINLOG_TYPES
+from anycdc.values import (
+    BINARY,
+    DATE,
+    DECIMAL,
+    EPOCH,
+    EPOCH_DATE,
+    FLOAT64,
+    INT16,
+    INT64,
+    INTEGER_RANGES,
+    INTEGER_TYPES,
+    JSON,
+    STRING,
+    TIME,
+    TIMESTAMP,
+    TIMESTAMPTZ,
+    UINT64,
+    UNKNOWN,
+    LogicalType,
+    decimal_type,
+    zone_info,
+)
+
+# --------------------------------------------------------------------------- wire names
+RECORD_NAME: Final = "com.alibaba.dts.formats.avro.Record"
+AVRO_NAMESPACE: Final = "com.alibaba.dts.formats.avro"
+SCHEMA_RESOURCE: Final = "schemas/dts_record.avsc"
+
+F_VERSION: Final = "version"
+F_ID: Final = "id"
+F_SOURCE_TIMESTAMP: Final = "sourceTimestamp"
+F_SOURCE_POSITION: Final = "sourcePosition"
+F_SAFE_SOURCE_POSITION: Final = "safeSourcePosition"
+F_SOURCE_TXID: Final = "sourceTxid"
+F_SOURCE: Final = "source"
+F_SOURCE_TYPE: Final = "sourceType"
+F_SOURCE_VERSION: Final = "version"
+F_OPERATION: Final = "operation"
+F_OBJECT_NAME: Final = "objectName"
+F_PROCESS_TIMESTAMPS: Final = "processTimestamps"
+F_TAGS: Final = "tags"
+F_FIELDS: Final = "fields"
+F_FIELD_NAME: Final = "name"
+F_FIELD_TYPE: Final = "dataTypeNumber"
+F_BEFORE: Final = "beforeImages"
+F_AFTER: Final = "afterImages"
+F_BORN_TIMESTAMP: Final = "bornTimestamp"
+
+TAG_PK_UK_INFO: Final = "pk_uk_info"
+PK_PRIMARY: Final = "PRIMARY"
+
+OP_INSERT: Final = "INSERT"
+OP_UPDATE: Final = "UPDATE"
+OP_DELETE: Final = "DELETE"
+OP_DDL: Final = "DDL"
+OP_BEGIN: Final = "BEGIN"
+OP_COMMIT: Final = "COMMIT"
+OP_ROLLBACK: Final = "ROLLBACK"
+OP_ABORT: Final = "ABORT"
+OP_HEARTBEAT: Final = "HEARTBEAT"
+OP_CHECKPOINT: Final = "CHECKPOINT"
+OP_COMMAND: Final = "COMMAND"
+OP_FILL: Final = "FILL"
+OP_FINISH: Final = "FINISH"
+OP_CONTROL: Final = "CONTROL"
+OP_RDB: Final = "RDB"
+OP_NOOP: Final = "NOOP"
+OP_INIT: Final = "INIT"
+
+SOURCE_MYSQL: Final = "MySQL"
+# sources whose dataTypeNumber is a MySQL binlog column type code
+MYSQL_FAMILY: Final = frozenset({"MySQL", "DRDS"})
+
+# union branches of an image value (record / enum short names)
+V_INTEGER: Final = "Integer"
+V_CHARACTER: Final = "Character"
+V_DECIMAL: Final = "Decimal"
+V_FLOAT: Final = "Float"
+V_TIMESTAMP: Final = "Timestamp"
+V_DATETIME: Final = "DateTime"
+V_TIMESTAMP_TZ: Final = "TimestampWithTimeZone"
+V_BINARY_GEOMETRY: Final = "BinaryGeometry"
+V_TEXT_GEOMETRY: Final = "TextGeometry"
+V_BINARY_OBJECT: Final = "BinaryObject"
+V_TEXT_OBJECT: Final = "TextObject"
+V_EMPTY: Final = "EmptyObject"
+EMPTY_NULL: Final = "NULL"  # SQL NULL
+EMPTY_NONE: Final = "NONE"  # the source did not send this column
+
+K_VALUE: Final = "value"
+K_PRECISION: Final = "precision"
+K_SCALE: Final = "scale"
+K_CHARSET: Final = "charset"
+K_TYPE: Final = "type"
+K_TIMESTAMP: Final = "timestamp"
+K_MILLIS: Final = "millis"  # microseconds, despite the name
+K_TIMEZONE: Final = "timezone"
+DT_PARTS: Final = ("year", "month", "day", "hour", "minute", "second", "millis")
+
+TEXT_OBJECT_JSON: Final = "JSON"
+BINARY_OBJECT_BLOB: Final = "BLOB"
+CHARSET_BINARY: Final = "binary"
+DEFAULT_CHARSET: Final = "utf8mb4"
+NAME_DOT_ESCAPE: Final = "\\u002E"  # how DTS writes a dot inside a database or table name
+
+# MySQL charset names (as DTS sends them) -> Python codecs
+MYSQL_CHARSETS: Final[Mapping[str, str]] = {
+    "utf8": "utf-8", "utf8mb3": "utf-8", "utf8mb4": "utf-8", "ascii": "ascii",
+    "latin1": "cp1252", "latin2": "iso8859_2", "latin5": "iso8859_9", "latin7": "iso8859_13",
+    "gbk": "gbk", "gb2312": "gb2312", "gb18030": "gb18030", "big5": "big5", "cp932": "cp932",
+    "sjis": "shift_jis", "ujis": "euc_jp", "eucjpms": "euc_jp", "euckr": "euc_kr",
+    "ucs2": "utf-16-be", "utf16": "utf-16-be", "utf16le": "utf-16-le", "utf32": "utf-32-be",
+    "cp1250": "cp1250", "cp1251": "cp1251", "cp1256": "cp1256", "cp1257": "cp1257",
+    "cp850": "cp850", "cp852": "cp852", "cp866": "cp866", "koi8r": "koi8_r", "koi8u": "koi8_u",
+    "greek": "iso8859_7", "hebrew": "iso8859_8", "tis620": "tis_620", "macroman": "mac_roman",
+    "macce": "mac_latin2", "armscii8": "cp1252", "dec8": "cp1252", "hp8": "cp1252",
+    "swe7": "cp1252", "geostd8": "cp1252", "keybcs2": "cp852",
+    # Oracle database character sets
+    "al32utf8": "utf-8", "al16utf16": "utf-16-be", "us7ascii": "ascii", "zhs16gbk": "gbk",
+    "zhs32gb18030": "gb18030", "zht16big5": "big5", "zht16mswin950": "cp950",
+    "we8iso8859p1": "latin-1", "we8iso8859p15": "iso8859_15", "we8mswin1252": "cp1252",
+    "ee8iso8859p2": "iso8859_2", "cl8mswin1251": "cp1251", "ja16sjis": "shift_jis",
+    "ja16euc": "euc_jp", "ko16mswin949": "cp949", "ko16ksc5601": "euc_kr",
+}  # fmt: skip
+
+# canonical logical type -> the MySQL binlog code DTS uses for such a column
+_CODE_FOR_TYPE: Final[Mapping[str, int]] = {
+    "boolean": 1, "int8": 1, "int16": 2, "int32": 3, "int64": 8, "uint64": 8, "integer": 8,
+    "float32": 4, "float64": 5, "decimal": 246, "date": 10, "time": 11, "timestamp": 12,
+    "timestamptz": 7, "string": 253, "binary": 252, "json": 245, "unknown": 253,
+}  # fmt: skip
+_YEAR_CODE: Final = 13
+_WIDENING: Final = ("int8", "int16", "int32", "int64")
+
+
+# =========================================================================== Avro reading
+class AvroDataError(Exception):
+    """A schemaless Avro message does not fit its schema.
+
+    ``segments`` is filled innermost first while the error travels outwards;
+    :attr:`path` renders it as ``$.afterImages[2].value``.
+    """
+
+    def __init__(self, reason: str, segment: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.segments: list[str] = [] if segment is None else [segment]
+
+    @property
+    def path(self) -> str:
+        return "$" + "".join(reversed(self.segments))
+
+
+Reader = Callable[[bytes, int], tuple[Any, int]]
+_ENDS_EARLY: Final = "message ends early"
+_DOUBLE: Final = struct.Struct("<d")
+_FLOAT: Final = struct.Struct("<f")
+
+
+def _read_long(buf: bytes, pos: int) -> tuple[int, int]:
+    """A zig-zag varint (Avro int and long)."""
+    byte = buf[pos]
+    pos += 1
+    if byte < 0x80:
+        return (byte >> 1) ^ -(byte & 1), pos
+    value = byte & 0x7F
+    shift = 7
+    while True:
+        byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return (value >> 1) ^ -(value & 1), pos
+        shift += 7
+        if shift > 63:
+            raise AvroDataError("integer longer than 10 bytes")
+
+
+def _read_null(buf: bytes, pos: int) -> tuple[None, int]:
+    return None, pos
+
+
+def _read_boolean(buf: bytes, pos: int) -> tuple[bool, int]:
+    byte = buf[pos]
+    if byte > 1:
+        raise AvroDataError(f"boolean byte {byte} is neither 0 nor 1")
+    return byte == 1, pos + 1
+
+
+def _read_float(buf: bytes, pos: int) -> tuple[float, int]:
+    return _FLOAT.unpack_from(buf, pos)[0], pos + 4
+
+
+def _read_double(buf: bytes, pos: int) -> tuple[float, int]:
+    return _DOUBLE.unpack_from(buf, pos)[0], pos + 8
+
+
+def _read_bytes(buf: bytes, pos: int) -> tuple[bytes, int]:
+    size, pos = _read_long(buf, pos)
+    end = pos + size
+    if size < 0 or end > len(buf):
+        raise AvroDataError(f"length {size} does not fit the {len(buf) - pos} bytes left")
+    return buf[pos:end], end
+
+
+def _read_string(buf: bytes, pos: int) -> tuple[str, int]:
+    raw, pos = _read_bytes(buf, pos)
+    try:
+        return raw.decode("utf-8"), pos
+    except UnicodeDecodeError:
+        raise AvroDataError("string is not valid UTF-8") from None
+
+
+_PRIMITIVES: Final[Mapping[str, Reader]] = {
+    "null": _read_null,
+    "boolean": _read_boolean,
+    "int": _read_long,
+    "long": _read_long,
+    "float": _read_float,
+    "double": _read_double,
+    "bytes": _read_bytes,
+    "string": _read_string,
+}
+_NAMED_KINDS: Final = frozenset({"record", "error", "enum", "fixed"})
+_MAX_EMPTY_ITEMS: Final = 1_000_000  # items that take no bytes (null) cannot be bounded by size
+
+
+class AvroReader:
+    """Reads the schemaless Avro binary encoding of one schema, defensively.
+
+    The schema is validated by ``fastavro.parse_schema`` and compiled once into
+    nested readers. Every length, block count, union index and enum index is
+    checked against the message, so garbage never allocates or loops beyond
+    the message's own size; problems raise :class:`AvroDataError` with the
+    field path. Union values of NAMED branches (records, enums, fixed) come back
+    as ``(short_name, value)`` when ``tag_unions`` is set, so that branches of
+    the same shape (DTS TextObject / TextGeometry) stay distinguishable. With
+    ``logical_types`` set, decimal / date / time / timestamp logical types
+    become ``Decimal`` / ``date`` / ``time`` / ``datetime``.
+
+    >>> reader = AvroReader({"type": "record", "name": "R", "fields": [
+    ...     {"name": "n", "type": "long"}, {"name": "s", "type": ["null", "string"]}]})
+    >>> reader.read(b"\\x04\\x02\\x02a")
+    {'n': 2, 's': 'a'}
+    >>> try:
+    ...     reader.read(b"\\x04\\x02\\x08a")
+    ... except AvroDataError as exc:
+    ...     print(exc.path, exc.reason)
+    $.s length 4 does not fit the 1 bytes left
+    """
+
+    def __init__(
+        self,
+        schema: Any,
+        name: str | None = None,
+        *,
+        tag_unions: bool = True,
+        logical_types: bool = False,
+    ) -> None:
+        named: dict[str, Any] = {}
+        parsed = fastavro.parse_schema(schema, named_schemas=named)
+        if name is not None:
+            if name not in named:
+                raise ValueError(f"schema defines no type named {name!r}")
+            root: Any = named[name]
+        elif isinstance(parsed, list):
+            records = [s for s in parsed if isinstance(s, dict) and s.get("type") == "record"]
+            if not records:
+                raise ValueError("schema list holds no record type")
+            root = records[-1]
+        else:
+            root = parsed
+        self.named_types: Mapping[str, Any] = named  # every named type, by full name
+        self._named = named
+        self._compiled: dict[str, Reader] = {}
+        self._tag_unions = tag_unions
+        self._logical = logical_types
+        self.root_schema: Any = root
+        self._root = self._compile(root)
+
+    def read(self, data: bytes) -> Any:
+        """Decode one message; every byte must belong to the value."""
+        try:
+            value, pos = self._root(data, 0)
+        except (IndexError, struct.error):
+            raise AvroDataError(_ENDS_EARLY) from None
+        except RecursionError:
+            raise AvroDataError("nested too deeply") from None
+        if pos != len(data):
+            raise AvroDataError(f"{len(data) - pos} bytes left after the value")
+        return value
+
+    # ---- compilation
+    def _compile(self, node: Any) -> Reader:
+        if isinstance(node, str):
+            return self._by_name(node)
+        if isinstance(node, list):
+            return self._union(node)
+        kind = node["type"]
+        name = node.get("name")
+        if isinstance(name, str) and name in self._compiled:
+            return self._compiled[name]
+        if kind in ("record", "error"):
+            return self._record(node)
+        if kind == "enum":
+            return self._named_reader(node, self._enum(node))
+        if kind == "fixed":
+            return self._named_reader(node, self._logical_wrap(node, self._fixed(node)))
+        if kind == "array":
+            return self._array(node)
+        if kind == "map":
+            return self._map(node)
+        return self._logical_wrap(node, self._compile(kind))
+
+    def _by_name(self, name: str) -> Reader:
+        if name in _PRIMITIVES:
+            return _PRIMITIVES[name]
+        if name not in self._compiled:
+            self._compile(self._named[name])
+        return self._compiled[name]
+
+    def _named_reader(self, node: Mapping[str, Any], reader: Reader) -> Reader:
+        self._compiled[node["name"]] = reader
+        return reader
+
+    def _record(self, node: Mapping[str, Any]) -> Reader:
+        slot: list[Reader] = []
+
+        def forward(buf: bytes, pos: int) -> tuple[Any, int]:  # a recursive reference
+            return slot[0](buf, pos)
+
+        self._compiled[node["name"]] = forward
+        fields = tuple(
+            (f["name"], "." + f["name"], self._compile(f["type"])) for f in node["fields"]
+        )
+
+        def read_record(buf: bytes, pos: int) -> tuple[dict[str, Any], int]:
+            out: dict[str, Any] = {}
+            for name, segment, read in fields:
+                try:
+                    out[name], pos = read(buf, pos)
+                except AvroDataError as exc:
+                    exc.segments.append(segment)
+                    raise
+                except (IndexError, struct.error):
+                    raise AvroDataError(_ENDS_EARLY, segment) from None
+            return out, pos
+
+        slot.append(read_record)
+        self._compiled[node["name"]] = read_record
+        return read_record
+
+    def _enum(self, node: Mapping[str, Any]) -> Reader:
+        symbols = tuple(node["symbols"])
+        count = len(symbols)
+
+        def read_enum(buf: bytes, pos: int) -> tuple[str, int]:
+            index, pos = _read_long(buf, pos)
+            if not 0 <= index < count:
+                raise AvroDataError(f"enum index {index} out of range ({count} symbols)")
+            return symbols[index], pos
+
+        return read_enum
+
+    def _fixed(self, node: Mapping[str, Any]) -> Reader:
+        size = int(node["size"])
+
+        def read_fixed(buf: bytes, pos: int) -> tuple[bytes, int]:
+            end = pos + size
+            if end > len(buf):
+                raise AvroDataError(_ENDS_EARLY)
+            return buf[pos:end], end
+
+        return read_fixed
+
+    def _union(self, branches: Sequence[Any]) -> Reader:
+        readers = tuple(self._compile(b) for b in branches)
+        tags = tuple(self._branch_tag(b) if self._tag_unions else None for b in branches)
+        count = len(readers)
+
+        def read_union(buf: bytes, pos: int) -> tuple[Any, int]:
+            index, pos = _read_long(buf, pos)
+            if not 0 <= index < count:
+                raise AvroDataError(f"union index {index} out of range ({count} branches)")
+            value, pos = readers[index](buf, pos)
+            tag = tags[index]
+            return (value if tag is None else (tag, value)), pos
+
+        return read_union
+
+    def _branch_tag(self, branch: Any) -> str | None:
+        name: Any = None
+        if isinstance(branch, str) and branch in self._named:
+            name = branch
+        elif isinstance(branch, dict) and branch.get("type") in _NAMED_KINDS:
+            name = branch.get("name")
+        return name.rsplit(".", 1)[-1] if isinstance(name, str) else None
+
+    def _block_limit(self, item: Any) -> Callable[[bytes, int], int]:
+        if self._may_be_empty(item, set()):
+            return lambda buf, pos: _MAX_EMPTY_ITEMS
+        return lambda buf, pos: len(buf) - pos
+
+    def _array(self, node: Mapping[str, Any]) -> Reader:
+        item = self._compile(node["items"])
+        limit = self._block_limit(node["items"])
+
+        def read_array(buf: bytes, pos: int) -> tuple[list[Any], int]:
+            out: list[Any] = []
+            while True:
+                count, pos = _read_long(buf, pos)
+                if count == 0:
+                    return out, pos
+                if count < 0:
+                    count = -count
+                    _, pos = _read_long(buf, pos)  # the block's size in bytes
+                if count > limit(buf, pos):
+                    raise AvroDataError(f"array block of {count} items does not fit the message")
+                for _ in range(count):
+                    try:
+                        value, pos = item(buf, pos)
+                    except AvroDataError as exc:
+                        exc.segments.append(f"[{len(out)}]")
+                        raise
+                    except (IndexError, struct.error):
+                        raise AvroDataError(_ENDS_EARLY, f"[{len(out)}]") from None
+                    out.append(value)
+
+        return read_array
+
+    def _map(self, node: Mapping[str, Any]) -> Reader:
+        values = self._compile(node["values"])
+
+        def read_map(buf: bytes, pos: int) -> tuple[dict[str, Any], int]:
+            out: dict[str, Any] = {}
+            while True:
+                count, pos = _read_long(buf, pos)
+                if count == 0:
+                    return out, pos
+                if count < 0:
+                    count = -count
+                    _, pos = _read_long(buf, pos)
+                if count > len(buf) - pos:  # a key takes at least one byte
+                    raise AvroDataError(f"map block of {count} entries does not fit the message")
+                for _ in range(count):
+                    segment = f"[{len(out)}]"
+                    try:
+                        key, pos = _read_string(buf, pos)
+                        segment = "." + key
+                        out[key], pos = values(buf, pos)
+                    except AvroDataError as exc:
+                        exc.segments.append(segment)
+                        raise
+                    except (IndexError, struct.error):
+                        raise AvroDataError(_ENDS_EARLY, segment) from None
+
+        return read_map
+
+    def _may_be_empty(self, node: Any, seen: set[str]) -> bool:
+        """Whether a value of ``node`` can take zero bytes (bounds item counts)."""
+        if isinstance(node, str):
+            if node in _PRIMITIVES:
+                return node == "null"
+            if node in seen:
+                return False
+            seen.add(node)
+            return self._may_be_empty(self._named[node], seen)
+        if isinstance(node, list):
+            return False  # the branch index takes a byte
+        kind = node["type"]
+        if kind in ("record", "error"):
+            if node.get("name") in seen:
+                return False
+            seen.add(node["name"])
+            return all(self._may_be_empty(f["type"], seen) for f in node["fields"])
+        if kind == "fixed":
+            return int(node["size"]) == 0
+        if kind in ("array", "map", "enum"):
+            return False
+        return self._may_be_empty(kind, seen)
+
+    def _logical_wrap(self, node: Mapping[str, Any], reader: Reader) -> Reader:
+        if not self._logical:
+            return reader
+        convert = _LOGICAL.get(str(node.get("logicalType")))
+        if convert is None:
+            return reader
+        conv = functools.partial(convert, node)
+
+        def read_logical(buf: bytes, pos: int) -> tuple[Any, int]:
+            raw, pos = reader(buf, pos)
+            try:
+                return conv(raw), pos
+            except (ValueError, TypeError, OverflowError, ArithmeticError):
+                return raw, pos  # not a valid value of the logical type: keep the raw value
+
+        return read_logical
+
+
+def _logical_decimal(node: Mapping[str, Any], raw: Any) -> Any:
+    if not isinstance(raw, bytes):
+        return raw
+    unscaled = int.from_bytes(raw, "big", signed=True)
+    return Decimal(unscaled).scaleb(-int(node.get("scale", 0)))
+
+
+def _logical_epoch(unit: int, aware: bool) -> Callable[[Mapping[str, Any], Any], Any]:
+    def convert(node: Mapping[str, Any], raw: Any) -> Any:
+        value = EPOCH + dt.timedelta(microseconds=int(raw) * unit)
+        return value if aware else value.replace(tzinfo=None)
+
+    return convert
+
+
+def _logical_date(node: Mapping[str, Any], raw: Any) -> Any:
+    return EPOCH_DATE + dt.timedelta(days=int(raw))
+
+
+def _logical_time(unit: int) -> Callable[[Mapping[str, Any], Any], Any]:
+    def convert(node: Mapping[str, Any], raw: Any) -> Any:
+        micros = int(raw) * unit
+        if not 0 <= micros < 86_400_000_000:
+            raise ValueError("time of day out of range")
+        return (dt.datetime.min + dt.timedelta(microseconds=micros)).time()
+
+    return convert
+
+
+_LOGICAL: Final[Mapping[str, Callable[[Mapping[str, Any], Any], Any]]] = {
+    "decimal": _logical_decimal,
+    "timestamp-millis": _logical_epoch(1000, True),
+    "timestamp-micros": _logical_epoch(1, True),
+    "local-timestamp-millis": _logical_epoch(1000, False),
+    "local-timestamp-micros": _logical_epoch(1, False),
+    "date": _logical_date,
+    "time-millis": _logical_time(1000),
+    "time-micros": _logical_time(1),
+}
+
+
+def load_avro_schema(text: str) -> Any:
+    """Parse ``.avsc`` text (a schema or a list of schemas) into JSON values."""
+    return json.loads(text)
+
+
+# =========================================================================== the DTS schema
+@functools.cache
+def _schema_json() -> Any:
+    """The published DTS Record schema, read from the package on first use."""
+    resource = importlib.resources.files("anycdc.formats").joinpath(SCHEMA_RESOURCE)
+    return load_avro_schema(resource.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _record_reader() -> AvroReader:
+    return AvroReader(_schema_json(), RECORD_NAME)
+
+
+@functools.cache
+def _writer_schema() -> Any:
+    named: dict[str, Any] = {}
+    fastavro.parse_schema(_schema_json(), named_schemas=named)
+    parsed = fastavro.parse_schema(named[RECORD_NAME], named_schemas=named)
+    return parsed
+
+
+# =========================================================================== the format
+_ROW_OPS: Final[Mapping[str, Op]] = {
+    OP_INSERT: Op.INSERT, OP_UPDATE: Op.UPDATE, OP_DELETE: Op.DELETE, OP_INIT: Op.SNAPSHOT,
+}  # fmt: skip
+_MARKER_OPS: Final[Mapping[str, Op]] = {
+    OP_BEGIN: Op.BEGIN, OP_COMMIT: Op.COMMIT, OP_HEARTBEAT: Op.HEARTBEAT,
+}  # fmt: skip
+# records that carry no row: kept as heartbeats (progress only) naming the operation
+PROGRESS_OPS: Final = frozenset(
+    {OP_ROLLBACK, OP_ABORT, OP_CHECKPOINT, OP_FILL, OP_FINISH, OP_CONTROL, OP_NOOP}
+)
+_OP_TO_WIRE: Final[Mapping[Op, str]] = {
+    Op.INSERT: OP_INSERT, Op.UPDATE: OP_UPDATE, Op.DELETE: OP_DELETE, Op.SNAPSHOT: OP_INIT,
+    Op.DDL: OP_DDL, Op.BEGIN: OP_BEGIN, Op.COMMIT: OP_COMMIT, Op.HEARTBEAT: OP_HEARTBEAT,
+}  # fmt: skip
+_POSITION_BINLOG: Final = re.compile(r"(\d+)@(\d+)")
+_POSITION_NUMBER: Final = re.compile(r"\d+")
+_POSITION_LSN: Final = re.compile(r"([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})")
+_PRINTABLE: Final = re.compile(r"[^\x00-\x1f\x7f]*")
+
+
+class DtsAvro(Format):
+    """Alibaba Cloud DTS "DTS Avro": schemaless Avro ``Record`` values (see module doc)."""
+
+    id: ClassVar[str] = "dts-avro"
+    vendor: ClassVar[str] = "Alibaba Cloud DTS"
+    title: ClassVar[str] = "DTS Avro (schemaless com.alibaba.dts.formats.avro.Record)"
+    binary: ClassVar[bool] = True
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        before_image="full (EmptyObject NONE marks columns not sent)",
+        types="MySQL binlog type codes + Avro value kinds (decimal precision/scale)",
+        position="sourcePosition offset@file + record id",
+        key_names=True,
+    )
+
+    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+        super().__init__(options)
+        _record_reader()  # loads the packaged schema (once per process) when first built
+
+    # ---- detection
+    @classmethod
+    def sniff(cls, message: Any) -> float:
+        """Decode the bytes as a DTS Record and check the result is plausible."""
+        if not isinstance(message, (bytes, bytearray, memoryview)) or len(message) < 16:
+            return 0.0
+        try:
+            record = _record_reader().read(bytes(message))
+        except (AvroDataError, ValueError, KeyError, TypeError, OverflowError):
+            return 0.0
+        return 0.95 if _plausible(record) else 0.05
+
+    # ---- decoding
+    def decode_bytes(self, value: bytes, key: bytes | None) -> list[ChangeEvent]:
+        if len(value) > MAX_MESSAGE_BYTES:
+            raise self.error("$", f"message of {len(value)} bytes exceeds the limit")
+        try:
+            record = _record_reader().read(value)
+        except AvroDataError as exc:
+            raise self.error(exc.path, f"invalid DTS Avro record: {exc.reason}") from None
+        return [self.decode_record(record)]
+
+    def decode_record(self, record: Mapping[str, Any]) -> ChangeEvent:
+        """One event from an already-deserialized Record (as fastavro would give it,
+        union values either plain or tagged ``(name, value)``)."""
+        operation = record[F_OPERATION]
+        source = record[F_SOURCE]
+        source_type = source[F_SOURCE_TYPE]
+        database, schema, table = self._object_name(record[F_OBJECT_NAME])
+        extra: dict[str, Any] = {F_SOURCE_TYPE: source_type}
+        born = record[F_BORN_TIMESTAMP]
+        if born:
+            extra[F_BORN_TIMESTAMP] = born
+        if record[F_ID] < 0:
+            raise self.error("$.id", f"negative record id {record[F_ID]}")
+        common: dict[str, Any] = {
+            "format": self.id,
+            "database": database,
+            "schema": schema,
+            "table": table,
+            "ts_ms": record[F_SOURCE_TIMESTAMP] * 1000,
+            "position": _position(record[F_SOURCE_POSITION], record[F_ID]),
+            "tx": record[F_SOURCE_TXID] or None,
+        }
+        if operation in _ROW_OPS:
+            return self._row_event(_ROW_OPS[operation], record, source_type, common, extra)
+        if operation == OP_DDL:
+            return ChangeEvent(op=Op.DDL, ddl=_ddl_text(record), extra=extra, **common)
+        if operation in _MARKER_OPS:
+            return ChangeEvent(op=_MARKER_OPS[operation], extra=extra, **common)
+        if operation in PROGRESS_OPS:
+            extra[F_OPERATION] = operation
+            return ChangeEvent(op=Op.HEARTBEAT, extra=extra, **common)
+        raise self.error(
+            "$.operation",
+            f"unsupported operation {operation!r}: not a row change anycdc can express",
+        )
+
+    def _object_name(self, name: str | None) -> tuple[str | None, str | None, str | None]:
+        if not name:
+            return None, None, None
+        parts = [
+            p.replace(NAME_DOT_ESCAPE, ".").replace("\\u002e", ".") or None for p in name.split(".")
+        ]
+        if len(parts) == 1:
+            return parts[0], None, None
+        if len(parts) == 2:
+            return parts[0], None, parts[1]
+        if len(parts) == 3:
+            return parts[0], parts[1], parts[2]
+        raise self.error("$.objectName", f"expected db, db.table or db.schema.table, got {name!r}")
+
+    def _key(self, tags: Mapping[str, str]) -> tuple[str, ...] | None:
+        info = tags.get(TAG_PK_UK_INFO)
+        if not info:
+            return self.primary_key(None)
+        path = f"$.tags.{TAG_PK_UK_INFO}"
+        try:
+            parsed = json.loads(info)
+        except ValueError:
+            raise self.error(path, f"invalid JSON {info[:60]!r}") from None
+        if not isinstance(parsed, dict):
+            raise self.error(path, f"expected object, got {type_name(parsed)}")
+        primary = parsed.get(PK_PRIMARY)
+        if primary is None:
+            return self.primary_key(None)
+        if not isinstance(primary, list) or not all(isinstance(p, str) for p in primary):
+            raise self.error(f"{path}.{PK_PRIMARY}", "expected array of column names")
+        return self.primary_key(primary)
+
+    def _row_event(
+        self,
+        op: Op,
+        record: Mapping[str, Any],
+        source_type: str,
+        common: dict[str, Any],
+        extra: dict[str, Any],
+    ) -> ChangeEvent:
+        fields = record[F_FIELDS]
+        if fields is None:
+            fields = []
+        elif not isinstance(fields, list):
+            raise self.error("$.fields", f"expected array of fields, got {type_name(fields)}")
+        names: list[str] = []
+        for index, field in enumerate(fields):
+            name = field[F_FIELD_NAME]
+            if name in names:
+                raise self.error(f"$.fields[{index}].name", f"duplicate column {name!r}")
+            names.append(name)
+        before_raw = self._items(record, F_BEFORE, op, len(names), op in (Op.UPDATE, Op.DELETE))
+        after_raw = self._items(record, F_AFTER, op, len(names), op is not Op.DELETE)
+        if op is Op.DELETE:
+            after_raw = None
+            if before_raw is None:
+                raise self.error("$.beforeImages", "DELETE record without beforeImages")
+        elif op is not Op.UPDATE:
+            before_raw = None
+        if op is not Op.DELETE and after_raw is None:
+            raise self.error("$.afterImages", f"{record[F_OPERATION]} record without afterImages")
+        mysql = source_type in MYSQL_FAMILY
+        tz = self.options.timezone
+        columns: dict[str, Column] = {}
+        types: list[LogicalType] = []
+        for index, (name, field) in enumerate(zip(names, fields, strict=True)):
+            code = field[F_FIELD_TYPE]
+            vendor_name, base = (
+                MYSQL_BINLOG_TYPES.get(code, (str(code), UNKNOWN)) if mysql else (None, UNKNOWN)
+            )
+            items = [img[index] for img in (before_raw, after_raw) if img is not None]
+            ltype = _column_type(base, code if mysql else None, items)
+            types.append(ltype)
+            columns[name] = Column(ltype, vendor_name if mysql else None, code)
+        invalid: list[str] = []
+        partial: list[str] = []
+        before = _image(before_raw, names, types, tz, invalid, partial, "before")
+        after = _image(after_raw, names, types, tz, invalid, partial, "after")
+        return ChangeEvent(
+            op=op,
+            key=self._key(record[F_TAGS]),
+            before=before,
+            after=after,
+            columns=columns,
+            partial=tuple(partial),
+            invalid=tuple(invalid),
+            extra=extra,
+            **common,
+        )
+
+    def _items(
+        self, record: Mapping[str, Any], field: str, op: Op, count: int, wanted: bool
+    ) -> list[Branch] | None:
+        items = record[field]
+        if items is None or not wanted:
+            return None
+        if not isinstance(items, list):
+            raise self.error(
+                f"$.{field}", f"expected array of values, got {type_name(items)} in a {op} record"
+            )
+        if len(items) != count:
+            raise self.error(f"$.{field}", f"has {len(items)} values for {count} fields")
+        return [_branch(item) for item in items]
+
+    # ---- encoding
+    def encode(self, event: ChangeEvent) -> list[bytes]:
+        """One schemaless Avro Record, written by fastavro with the published schema.
+
+        ``ts_ms`` is floored to whole seconds (DTS carries seconds); columns an
+        image lacks are written as EmptyObject NONE; a truncate has no DTS form.
+        """
+        record = self._record(event)
+        out = io.BytesIO()
+        try:
+            fastavro.schemaless_writer(out, _writer_schema(), record)
+        except (ValueError, TypeError, OverflowError, KeyError, AttributeError) as exc:
+            raise EncodeError(self.id, f"Avro writer refused the record: {exc}") from None
+        return [out.getvalue()]
+
+    def _record(self, event: ChangeEvent) -> dict[str, Any]:
+        operation = self._wire_operation(event)
+        source_position, record_id = _wire_position(event.position)
+        source_type = event.extra.get(F_SOURCE_TYPE, SOURCE_MYSQL)
+        record: dict[str, Any] = {
+            F_VERSION: 0,
+            F_ID: record_id,
+            F_SOURCE_TIMESTAMP: (event.ts_ms or 0) // 1000,
+            F_SOURCE_POSITION: source_position,
+            F_SAFE_SOURCE_POSITION: "",
+            F_SOURCE_TXID: event.tx or "",
+            F_SOURCE: {F_SOURCE_TYPE: source_type, F_SOURCE_VERSION: ""},
+            F_OPERATION: operation,
+            F_OBJECT_NAME: _wire_object_name(event.database, event.schema, event.table),
+            F_PROCESS_TIMESTAMPS: None,
+            F_TAGS: {},
+            F_FIELDS: None,
+            F_BEFORE: None,
+            F_AFTER: None,
+            F_BORN_TIMESTAMP: int(event.extra.get(F_BORN_TIMESTAMP, 0)),
+        }
+        if event.op is Op.DDL:
+            record[F_AFTER] = event.ddl or ""
+            return record
+        if event.op not in _ROW_OPS.values():
+            return record
+        if event.key:
+            record[F_TAGS] = {
+                TAG_PK_UK_INFO: json.dumps({PK_PRIMARY: list(event.key)}, separators=(",", ":"))
+            }
+        columns = dict(event.columns or {})
+        for image in (event.before, event.after):
+            for name in image or {}:
+                columns.setdefault(name, Column())
+        record[F_FIELDS] = [
+            {F_FIELD_NAME: name, F_FIELD_TYPE: _wire_code(col)} for name, col in columns.items()
+        ]
+        if event.op in (Op.UPDATE, Op.DELETE):
+            record[F_BEFORE] = _wire_image(event.before, columns)
+        if event.op is not Op.DELETE:
+            record[F_AFTER] = _wire_image(event.after, columns)
+        return record
+
+    def _wire_operation(self, event: ChangeEvent) -> str:
+        if event.op is Op.HEARTBEAT and event.extra.get(F_OPERATION) in PROGRESS_OPS:
+            return str(event.extra[F_OPERATION])
+        if event.op not in _OP_TO_WIRE:
+            raise EncodeError(
+                self.id, f"{event.op.value} has no DTS Avro form (DTS sends TRUNCATE as DDL text)"
+            )
+        return _OP_TO_WIRE[event.op]
+
+
+# =========================================================================== decoding helpers
+def _plausible(record: Mapping[str, Any]) -> bool:
+    """Whether a record that decoded as Avro also looks like DTS wrote it."""
+    if not (0 <= record[F_VERSION] <= 16 and record[F_ID] >= 0):
+        return False
+    if not (0 <= record[F_SOURCE_TIMESTAMP] < 2**34 and 0 <= record[F_BORN_TIMESTAMP] < 2**44):
+        return False
+    texts = [record[F_SOURCE_POSITION], record[F_SAFE_SOURCE_POSITION], record[F_SOURCE_TXID]]
+    name = record[F_OBJECT_NAME]
+    if name is not None:
+        if not name or name.count(".") > 2:
+            return False
+        texts.append(name)
+    texts.extend(record[F_TAGS])
+    if any(len(t) > 4096 or not _PRINTABLE.fullmatch(t) for t in texts):
+        return False
+    fields = record[F_FIELDS]
+    if isinstance(fields, list):
+        if any(not f[F_FIELD_NAME] for f in fields):
+            return False
+        for image in (record[F_BEFORE], record[F_AFTER]):
+            if isinstance(image, list) and len(image) != len(fields):
+                return False
+    return True
+
+
+def _position(source_position: str, record_id: int) -> Position | None:
+    text = source_position.strip()
+    match = _POSITION_BINLOG.fullmatch(text)
+    if match:
+        return Position((int(match.group(2)), int(match.group(1)), record_id))
+    if _POSITION_NUMBER.fullmatch(text):
+        return Position((int(text), record_id))
+    match = _POSITION_LSN.fullmatch(text)
+    if match:
+        return Position(((int(match.group(1), 16) << 32) | int(match.group(2), 16), record_id))
+    return None
+
+
+def _ddl_text(record: Mapping[str, Any]) -> str | None:
+    for field in (F_AFTER, F_BEFORE):
+        if isinstance(record[field], str):
+            return str(record[field])
+    return None
+
+
+Branch = tuple[str | None, Any]
+_NULL_BRANCH: Final[Branch] = (None, None)
+
+
+def _branch(item: Any) -> Branch:
+    """``(kind, payload)`` of an image value: tagged by our reader (short names), by
+    fastavro (full names), or an untagged fastavro value (known by its keys)."""
+    if item is None:
+        return _NULL_BRANCH
+    if type(item) is tuple:
+        kind = item[0]
+        return (kind.rsplit(".", 1)[-1] if "." in kind else kind), item[1]
+    if item in (EMPTY_NULL, EMPTY_NONE):
+        return V_EMPTY, item
+    return _untagged_kind(item), item
+
+
+def _untagged_kind(payload: Any) -> str | None:
+    """The branch of an untagged value, by its keys (same-shaped geometry branches
+    read as the object branches)."""
+    if not isinstance(payload, dict):
+        return None
+    keys = frozenset(payload)
+    if keys == _DECIMAL_KEYS:
+        return V_DECIMAL if isinstance(payload[K_VALUE], str) else V_FLOAT
+    if keys == _OBJECT_KEYS:
+        return V_TEXT_OBJECT if isinstance(payload[K_VALUE], str) else V_BINARY_OBJECT
+    return _KINDS_BY_KEYS.get(keys)
+
+
+_DECIMAL_KEYS: Final = frozenset({K_VALUE, K_PRECISION, K_SCALE})
+_OBJECT_KEYS: Final = frozenset({K_TYPE, K_VALUE})
+_KINDS_BY_KEYS: Final[Mapping[frozenset[str], str]] = {
+    frozenset({K_PRECISION, K_VALUE}): V_INTEGER,
+    frozenset({K_CHARSET, K_VALUE}): V_CHARACTER,
+    frozenset({K_TIMESTAMP, K_MILLIS}): V_TIMESTAMP,
+    frozenset(DT_PARTS): V_DATETIME,
+    frozenset({K_VALUE, K_TIMEZONE}): V_TIMESTAMP_TZ,
+}
+
+
+def _column_type(base: LogicalType, code: int | None, items: Sequence[Branch]) -> LogicalType:
+    """The column's logical type: the binlog code's, refined by its values' Avro branch."""
+    found = next((item for item in items if item[0] is not None and item[0] != V_EMPTY), None)
+    if found is None:
+        return base
+    kind, payload = found
+    name = base.name
+    if kind == V_INTEGER:
+        start = base if name in INTEGER_TYPES else INT64
+        return _widen(start, items)
+    if kind == V_DECIMAL:
+        precision, scale = payload[K_PRECISION], payload[K_SCALE]
+        if 0 < precision <= 1000 and 0 <= scale <= precision:
+            return decimal_type(precision, scale)
+        return DECIMAL
+    if kind == V_FLOAT:
+        return base if name in ("float32", "float64") else FLOAT64
+    if kind == V_CHARACTER:
+        if _is_binary_charset(payload[K_CHARSET]):
+            return BINARY
+        return base if name in ("string", "json") else STRING
+    if kind in (V_TIMESTAMP, V_TIMESTAMP_TZ):
+        return TIMESTAMPTZ
+    if kind == V_DATETIME:
+        return _datetime_type(base, code, payload)
+    if kind in (V_BINARY_OBJECT, V_BINARY_GEOMETRY):
+        return BINARY
+    if kind == V_TEXT_OBJECT and str(payload[K_TYPE]).upper() == TEXT_OBJECT_JSON:
+        return JSON
+    return base if name in ("string", "json") else STRING  # TextObject, TextGeometry
+
+
+def _widen(start: LogicalType, items: Sequence[Branch]) -> LogicalType:
+    """The narrowest integer type from ``start`` up that holds every Integer value."""
+    values = []
+    for kind, payload in items:
+        if kind == V_INTEGER:
+            try:
+                values.append(int(payload[K_VALUE]))
+            except ValueError:
+                continue
+    if not values:
+        return start
+    low, high = min(values), max(values)
+    bounds = INTEGER_RANGES.get(start.name)
+    if bounds is None or (bounds[0] <= low and high <= bounds[1]):
+        return start
+    for name in _WIDENING[_WIDENING.index(start.name) + 1 :] if start.name in _WIDENING else ():
+        lo, hi = INTEGER_RANGES[name]
+        if lo <= low and high <= hi:
+            return LogicalType.parse(name)
+    if low >= 0 and high <= INTEGER_RANGES["uint64"][1]:
+        return UINT64
+    return LogicalType("integer")
+
+
+def _datetime_type(base: LogicalType, code: int | None, payload: Mapping[str, Any]) -> LogicalType:
+    if base.name in ("date", "time", "timestamp"):
+        return base
+    if code == _YEAR_CODE:
+        return INT16
+    if base.name == "timestamptz":
+        return TIMESTAMP  # a wall-clock DateTime has no zone to be an instant
+    has_date = payload["year"] is not None
+    has_time = payload["hour"] is not None
+    if has_date and has_time:
+        return TIMESTAMP
+    if has_time:
+        return TIME
+    if payload["month"] is None and payload["day"] is None:
+        return INT16  # a YEAR
+    return DATE
+
+
+def _image(
+    items: list[Branch] | None,
+    names: Sequence[str],
+    types: Sequence[LogicalType],
+    tz: dt.tzinfo | None,
+    invalid: list[str],
+    partial: list[str],
+    image_name: str,
+) -> dict[str, Any] | None:
+    if items is None:
+        return None
+    out: dict[str, Any] = {}
+    for name, ltype, (kind, payload) in zip(names, types, items, strict=True):
+        if payload is None:
+            out[name] = None
+            continue
+        if kind == V_EMPTY:
+            if payload == EMPTY_NONE:
+                if image_name not in partial:
+                    partial.append(image_name)
+                continue
+            out[name] = None
+            continue
+        try:
+            out[name] = _CONVERTERS[kind or ""](payload, ltype, tz)  # KeyError: unknown shape
+        except (ValueError, TypeError, KeyError, OverflowError, ArithmeticError):
+            out[name] = _as_sent(kind, payload)
+            if name not in invalid:
+                invalid.append(name)
+    return out
+
+
+# Each converter turns one branch's payload into the typed value of a column of the
+# given logical type, or raises ValueError when the value does not fit it.
+Converter = Callable[[Any, LogicalType, "dt.tzinfo | None"], Any]
+
+
+def _misfit(kind: str, ltype: LogicalType) -> ValueError:
+    return ValueError(f"a {kind} value does not fit a {ltype} column")
+
+
+def _from_integer(payload: Any, ltype: LogicalType, tz: dt.tzinfo | None) -> Any:
+    number = int(payload[K_VALUE])
+    name = ltype.name
+    if name in INTEGER_TYPES:
+        bounds = INTEGER_RANGES.get(name)
+        if bounds and not bounds[0] <= number <= bounds[1]:
+            raise ValueError(f"{number} out of range for {ltype}")
+        return number
+    if name == "decimal":
+        return Decimal(number)
+    if name in ("float32", "float64"):
+        return float(number)
+    raise _misfit(V_INTEGER, ltype)
+
+
+def _from_decimal(payload: Any, ltype: LogicalType, tz: dt.tzinfo | None) -> Any:
+    if ltype.name != "decimal":
+        raise _misfit(V_DECIMAL, ltype)
+    return Decimal(payload[K_VALUE].strip())
+
+
+def _from_float(payload: Any, ltype: LogicalType, tz: dt.tzinfo | None) -> Any:
+    if ltype.name not in ("float32", "float64"):
+        raise _misfit(V_FLOAT, ltype)
+    return float(payload[K_VALUE])
+
+
+def _from_character(payload: Any, ltype: LogicalType, tz: dt.tzinfo | None) -> Any:
+    name = ltype.name
+    if name == "binary":
+        return bytes(payload[K_VALUE])
+    if name not in ("string", "json"):
+        raise _misfit(V_CHARACTER, ltype)
+    codec = _codec(payload[K_CHARSET])
+    if codec is None:
+        raise ValueError(f"unknown charset {payload[K_CHARSET]!r}")
+    return bytes(payload[K_VALUE]).decode(codec)
+
+
+def _from_timestamp(payload: Any, ltype: LogicalType, tz: dt.tzinfo | None) -> Any:
+    if ltype.name != "timestamptz":
+        raise _misfit(V_TIMESTAMP, ltype)
+    return EPOCH + dt.timedelta(seconds=payload[K_TIMESTAMP], microseconds=payload[K_MILLIS])
+
+
+def _from_timestamp_tz(payload: Any, ltype: LogicalType, tz: dt.tzinfo | None) -> Any:
+    if ltype.name != "timestamptz":
+        raise _misfit(V_TIMESTAMP_TZ, ltype)
+    local = _datetime_value(payload[K_VALUE], TIMESTAMP, None)
+    return local.replace(tzinfo=_zone(payload[K_TIMEZONE]))
+
+
+def _from_binary(payload: Any, ltype: LogicalType, tz: dt.tzinfo | None) -> Any:
+    if ltype.name != "binary":
+        raise _misfit("binary object", ltype)
+    return bytes(payload[K_VALUE])
+
+
+def _from_text(payload: Any, ltype: LogicalType, tz: dt.tzinfo | None) -> Any:
+    if ltype.name not in ("string", "json"):
+        raise _misfit("text object", ltype)
+    return str(payload[K_VALUE])
+
+
+def _datetime_value(payload: Mapping[str, Any], ltype: LogicalType, tz: dt.tzinfo | None) -> Any:
+    """A DateTime as the value its column holds: date, time, timestamp or a YEAR int."""
+    year, month, day, hour, minute, second, micros = (payload[p] for p in DT_PARTS)
+    name = ltype.name
+    if name in INTEGER_TYPES:
+        return int(year)
+    if name == "date":
+        return dt.date(year, month, day)
+    if name == "time":
+        return dt.time(hour, minute or 0, second or 0, micros or 0)
+    if name in ("timestamp", "timestamptz"):
+        value = dt.datetime(year, month, day, hour or 0, minute or 0, second or 0, micros or 0)
+        return value.replace(tzinfo=tz) if tz is not None else value
+    raise _misfit(V_DATETIME, ltype)
+
+
+_CONVERTERS: Final[Mapping[str, Converter]] = {
+    V_INTEGER: _from_integer,
+    V_DECIMAL: _from_decimal,
+    V_FLOAT: _from_float,
+    V_CHARACTER: _from_character,
+    V_TIMESTAMP: _from_timestamp,
+    V_DATETIME: _datetime_value,
+    V_TIMESTAMP_TZ: _from_timestamp_tz,
+    V_BINARY_OBJECT: _from_binary,
+    V_BINARY_GEOMETRY: _from_binary,
+    V_TEXT_OBJECT: _from_text,
+    V_TEXT_GEOMETRY: _from_text,
+}
+
+
+def _as_sent(kind: str | None, payload: Any) -> Any:
+    """A value that is not valid for its column, kept as close to the vendor's text as we can."""
+    if kind in (V_INTEGER, V_DECIMAL, V_TEXT_OBJECT, V_TEXT_GEOMETRY):
+        return str(payload[K_VALUE])
+    if kind == V_FLOAT:
+        return float(payload[K_VALUE])
+    if kind == V_CHARACTER:
+        codec = _codec(payload[K_CHARSET])
+        if codec is None:
+            return bytes(payload[K_VALUE])  # an unknown charset: the bytes as sent
+        try:
+            return bytes(payload[K_VALUE]).decode(codec)
+        except UnicodeDecodeError:
+            return bytes(payload[K_VALUE])
+    if kind == V_TIMESTAMP:
+        return f"{payload[K_TIMESTAMP]}.{payload[K_MILLIS]:06d}"
+    if kind == V_DATETIME:
+        return _render_datetime(payload)
+    if kind == V_TIMESTAMP_TZ:
+        return f"{_render_datetime(payload[K_VALUE])} {payload[K_TIMEZONE]}"
+    if kind in (V_BINARY_OBJECT, V_BINARY_GEOMETRY):
+        return bytes(payload[K_VALUE])
+    return str(payload)
+
+
+def _render_datetime(payload: Mapping[str, Any]) -> str:
+    """MySQL's text for a DateTime, zeros and all (``0000-00-00 00:00:00``, ``-838:59:59``)."""
+    year, month, day, hour, minute, second, micros = (payload[p] for p in DT_PARTS)
+    parts = []
+    if year is not None:
+        has_day = month is not None or day is not None
+        parts.append(f"{year:04d}-{month or 0:02d}-{day or 0:02d}" if has_day else f"{year:04d}")
+    if hour is not None:
+        negative = any(v is not None and v < 0 for v in (hour, minute, second, micros))
+        text = f"{abs(hour):02d}:{abs(minute or 0):02d}:{abs(second or 0):02d}"
+        if micros:
+            text += f".{abs(micros):06d}"
+        parts.append(("-" if negative else "") + text)
+    return " ".join(parts)
+
+
+def _is_binary_charset(charset: str) -> bool:
+    """MySQL BINARY / VARBINARY values arrive as Character with charset ``binary`` (or none)."""
+    name = charset.strip().lower()
+    return not name or name == CHARSET_BINARY
+
+
+@functools.lru_cache(maxsize=128)
+def _codec(charset: str) -> str | None:
+    """The Python codec of a MySQL, Oracle or Java charset name; None for binary / unknown."""
+    name = charset.strip().lower()
+    if _is_binary_charset(name):
+        return None
+    if name in MYSQL_CHARSETS:
+        return MYSQL_CHARSETS[name]
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+_OFFSET: Final = re.compile(r"(?:GMT|UTC)?\s*([+-])(\d{1,2})(?::?(\d{2}))?")
+
+
+def _zone(text: str) -> dt.tzinfo:
+    """A zone from an id (``Asia/Shanghai``) or an offset (``+08:00``, ``GMT+8``)."""
+    stripped = text.strip()
+    match = _OFFSET.fullmatch(stripped)
+    if match:
+        sign = -1 if match.group(1) == "-" else 1
+        delta = dt.timedelta(hours=int(match.group(2)), minutes=int(match.group(3) or 0))
+        return dt.UTC if not delta else dt.timezone(sign * delta)
+    if stripped.upper() in ("UTC", "Z", "GMT"):
+        return dt.UTC
+    return zone_info(stripped)
+
+
+# =========================================================================== encoding helpers
+def mysql_column(ltype: LogicalType) -> Column:
+    """The column DTS Avro describes for a value of ``ltype`` (code and binlog type name).
+
+    >>> col = mysql_column(TIMESTAMPTZ)
+    >>> str(col.type), col.vendor_type, col.vendor_code
+    ('timestamptz', 'TIMESTAMP', 7)
+    """
+    code = _CODE_FOR_TYPE[ltype.name]
+    return Column(ltype, MYSQL_BINLOG_TYPES[code][0], code)
+
+
+def _wire_code(col: Column) -> int:
+    code = col.vendor_code
+    if (
+        code is not None
+        and code in MYSQL_BINLOG_TYPES
+        and (MYSQL_BINLOG_TYPES[code][0] == col.vendor_type)
+    ):
+        return code
+    return _CODE_FOR_TYPE[col.type.name]
+
+
+def _wire_position(position: Position | None) -> tuple[str, int]:
+    if position is None:
+        return "", 0
+    parts = position.parts
+    if len(parts) == 3:
+        return f"{parts[1]}@{parts[0]}", parts[2]
+    if len(parts) == 2:
+        return str(parts[0]), parts[1]
+    return "", parts[0] if parts else 0
+
+
+def _wire_object_name(*names: str | None) -> str | None:
+    present = [n.replace(".", NAME_DOT_ESCAPE) for n in names if n is not None]
+    return ".".join(present) if present else None
+
+
+_ABSENT: Final = object()
+_NONE_VALUE: Final = (f"{AVRO_NAMESPACE}.{V_EMPTY}", EMPTY_NONE)
+
+
+def _wire_image(image: Mapping[str, Any] | None, columns: Mapping[str, Column]) -> Any:
+    if image is None:
+        return None
+    out = []
+    for name, col in columns.items():
+        value = image.get(name, _ABSENT)
+        out.append(_NONE_VALUE if value is _ABSENT else _wire_value(value, col.type))
+    return out
+
+
+def _tagged(kind: str, payload: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
+    return f"{AVRO_NAMESPACE}.{kind}", payload
+
+
+_TEXT_DATETIME: Final = re.compile(
+    r"(-?)(?:(\d{4})-(\d{2})-(\d{2}))?[ T]?(?:(\d{2,3}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?)?"
+)
+
+
+def _wire_value(value: Any, ltype: LogicalType) -> Any:
+    """One image value as the Avro union branch DTS uses for it."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return _tagged(V_INTEGER, {K_PRECISION: 1, K_VALUE: "1" if value else "0"})
+    if isinstance(value, int):
+        text = str(value)
+        return _tagged(V_INTEGER, {K_PRECISION: len(text.lstrip("-")), K_VALUE: text})
+    if isinstance(value, Decimal):
+        precision, scale = (
+            (ltype.precision, ltype.scale or 0) if ltype.precision is not None else (0, 0)
+        )
+        text = format(value, "f") if value.is_finite() else str(value)
+        return _tagged(V_DECIMAL, {K_VALUE: text, K_PRECISION: precision, K_SCALE: scale})
+    if isinstance(value, float):
+        return _tagged(V_FLOAT, {K_VALUE: value, K_PRECISION: 0, K_SCALE: 0})
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _tagged(V_BINARY_OBJECT, {K_TYPE: BINARY_OBJECT_BLOB, K_VALUE: bytes(value)})
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            return _tagged(V_DATETIME, _datetime_parts(value))
+        if value.utcoffset() == dt.timedelta(0) and _zone_name(value.tzinfo) in ("UTC", None):
+            instant = value - EPOCH
+            return _tagged(
+                V_TIMESTAMP,
+                {
+                    K_TIMESTAMP: instant.days * 86_400 + instant.seconds,
+                    K_MILLIS: instant.microseconds,
+                },
+            )
+        zone = _zone_name(value.tzinfo) or _offset_text(value)
+        return _tagged(
+            V_TIMESTAMP_TZ,
+            {K_VALUE: _datetime_parts(value.replace(tzinfo=None)), K_TIMEZONE: zone},
+        )
+    if isinstance(value, dt.date):
+        return _tagged(V_DATETIME, {**dict.fromkeys(DT_PARTS), **_date_parts(value)})
+    if isinstance(value, dt.time):
+        return _tagged(V_DATETIME, {**dict.fromkeys(DT_PARTS), **_time_parts(value)})
+    if isinstance(value, str):
+        if ltype.name == "json":
+            return _tagged(V_TEXT_OBJECT, {K_TYPE: TEXT_OBJECT_JSON, K_VALUE: value})
+        if ltype.name in ("date", "time", "timestamp"):
+            parts = _text_datetime_parts(value)
+            if parts is not None:
+                return _tagged(V_DATETIME, parts)
+        return _tagged(
+            V_CHARACTER,
+            {K_CHARSET: DEFAULT_CHARSET, K_VALUE: value.encode("utf-8", "surrogatepass")},
+        )
+    return _tagged(
+        V_TEXT_OBJECT, {K_TYPE: TEXT_OBJECT_JSON, K_VALUE: json.dumps(value, default=str)}
+    )
+
+
+def _zone_name(tz: dt.tzinfo | None) -> str | None:
+    if isinstance(tz, ZoneInfo):
+        return "UTC" if tz.key in ("UTC", "Etc/UTC") else tz.key
+    if tz is dt.UTC:
+        return "UTC"
+    return None
+
+
+def _offset_text(value: dt.datetime) -> str:
+    offset = value.utcoffset() or dt.timedelta(0)
+    sign = "-" if offset < dt.timedelta(0) else "+"
+    minutes = abs(int(offset.total_seconds())) // 60
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def _date_parts(value: dt.date) -> dict[str, int]:
+    return {"year": value.year, "month": value.month, "day": value.day}
+
+
+def _time_parts(value: dt.time | dt.datetime) -> dict[str, int]:
+    return {
+        "hour": value.hour,
+        "minute": value.minute,
+        "second": value.second,
+        "millis": value.microsecond,
+    }
+
+
+def _datetime_parts(value: dt.datetime) -> dict[str, int]:
+    return {**_date_parts(value), **_time_parts(value)}
+
+
+def _text_datetime_parts(text: str) -> dict[str, Any] | None:
+    """DateTime parts of a kept-as-sent invalid value (``0000-00-00 00:00:00``, ``-838:59:59``)."""
+    match = _TEXT_DATETIME.fullmatch(text.strip())
+    if not match or (match.group(2) is None and match.group(5) is None):
+        return None
+    parts: dict[str, Any] = dict.fromkeys(DT_PARTS)
+    if match.group(2) is not None:
+        parts.update(year=int(match.group(2)), month=int(match.group(3)), day=int(match.group(4)))
+    if match.group(5) is not None:
+        sign = -1 if match.group(1) else 1
+        fraction = int(((match.group(8) or "") + "000000")[:6])
+        parts.update(
+            hour=sign * int(match.group(5)),
+            minute=sign * int(match.group(6)),
+            second=sign * int(match.group(7)),
+            millis=sign * fraction,
+        )
+    return parts
+
+
+__all__ = [
+    "AvroDataError",
+    "AvroReader",
+    "DtsAvro",
+    "load_avro_schema",
+    "mysql_column",
+]
