@@ -8,7 +8,7 @@ dead-letter) lives in one place.
 
 >>> dec = MessageDecoder("auto")
 >>> fmt, events = dec.decode(b'{"database":"d","table":"t","type":"DELETE","isDdl":false,"data":[{"id":"1"}],"old":null,"pkNames":["id"],"mysqlType":{"id":"int"},"sqlType":{"id":4},"es":1,"ts":2,"id":3,"sql":""}')
->>> fmt, events[0].op.value, events[0].before
+>>> fmt, events[0].op.value, dict(events[0].before)
 ('canal-json', 'delete', {'id': 1})
 """
 

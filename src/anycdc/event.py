@@ -23,10 +23,8 @@ import base64
 import datetime as dt
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import StrEnum
-from types import MappingProxyType
 from typing import Any, Final
 
 import msgspec
@@ -57,8 +55,7 @@ class Op(StrEnum):
 ROW_OPS: Final = frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT})
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Position:
+class Position(msgspec.Struct, frozen=True, order=True):
     """An ordering key from the vendor's sequence fields, compared part by part as integers.
 
     Formats turn their sequence fields into non-negative integers (hex LSNs,
@@ -89,8 +86,7 @@ class Position:
         return ":".join(str(p) for p in self.parts)
 
 
-@dataclass(frozen=True, slots=True)
-class Column:
+class Column(msgspec.Struct, frozen=True):
     """A column's logical type and what the vendor called it."""
 
     type: LogicalType = UNKNOWN
@@ -101,9 +97,11 @@ class Column:
 Image = Mapping[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class ChangeEvent:
-    """One change at the source, in vendor-neutral form.
+class ChangeEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """One change at the source, in vendor-neutral form (a frozen msgspec Struct: cheap to build).
+
+    Images are plain dicts by speed, and read-only by contract: decoders hand
+    each event fresh dicts and nothing downstream mutates them.
 
     ``before``/``after`` map column names to typed values (see
     :mod:`anycdc.values`). ``partial`` names the images that lack columns the
@@ -133,17 +131,7 @@ class ChangeEvent:
     invalid: tuple[str, ...] = ()
     patch: Mapping[str, Any] | None = None
     row_id: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        for name in ("before", "after", "columns", "patch"):
-            value = getattr(self, name)
-            if type(value) is dict:
-                object.__setattr__(self, name, MappingProxyType(value))
-        if type(self.extra) is dict:
-            object.__setattr__(self, "extra", MappingProxyType(self.extra))
-
-    __hash__ = None  # type: ignore[assignment]
+    extra: Mapping[str, Any] = msgspec.field(default_factory=dict)
 
     @property
     def qualified_table(self) -> str:
@@ -164,7 +152,7 @@ class ChangeEvent:
 
     def with_changes(self, **changes: Any) -> ChangeEvent:
         """A copy with some fields replaced (events are immutable)."""
-        return replace(self, **changes)
+        return msgspec.structs.replace(self, **changes)
 
 
 # --------------------------------------------------------------------------- JSON form

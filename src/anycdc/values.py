@@ -38,11 +38,12 @@ import base64
 import binascii
 import datetime as dt
 import re
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, Final, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import msgspec
 
 TypeName = Literal[
     "boolean",
@@ -81,8 +82,7 @@ EPOCH_NAIVE: Final = dt.datetime(1970, 1, 1)
 EPOCH_DATE: Final = dt.date(1970, 1, 1)
 
 
-@dataclass(frozen=True, slots=True)
-class LogicalType:
+class LogicalType(msgspec.Struct, frozen=True):
     """A column's logical type, independent of the vendor.
 
     ``precision``/``scale`` are set for ``decimal`` when the source gives them;

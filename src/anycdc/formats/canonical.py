@@ -51,7 +51,7 @@ class CanonicalJson(Format):
     def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
         data = expect_object(self.id, obj, "$")
         op = data.get(FIELD_OP)
-        if op not in _OPS:
+        if not isinstance(op, str) or op not in _OPS:
             raise DecodeError(self.id, "$.op", f"unknown op {op!r}")
         if FIELD_FORMAT not in data:
             raise DecodeError(self.id, "$", "missing required field 'format'")

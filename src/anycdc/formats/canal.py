@@ -1,0 +1,1057 @@
+"""Canal flat-message JSON: open-source Canal and the OceanBase OMS "Canal" serialization.
+
+One message is a *flat message*: table metadata, an operation ``type`` and two
+parallel arrays, ``data`` (rows after the change) and ``old`` (for ``UPDATE``:
+the previous values of the CHANGED columns only; element ``i`` of ``old``
+belongs to element ``i`` of ``data``). A message with several rows yields
+several events. :class:`CanalFlatFormat` holds the logic shared with Alibaba
+DTS' variant (:mod:`anycdc.formats.dts_canal`), which overrides a few hooks.
+
+Rules this decoder follows (seeds 000-003, FORMATS.md section 4):
+
+* ops: ``INSERT``/``UPDATE``/``DELETE``; ``INIT`` (full-load row, as in Flink's
+  ``canal-data-with-init`` and DTS/DRS full phases) is a ``snapshot``;
+  ``isDdl=true`` or ``CREATE``/``ALTER``/``ERASE``/``QUERY``/``RENAME``/
+  ``CINDEX``/``DINDEX``/``DDL``/``INIT_DDL`` is ``ddl`` and ``TRUNCATE`` is
+  ``truncate``, both with ``sql`` as ``ddl``; ``GTID`` = begin, ``XACOMMIT``/
+  ``XAROLLBACK`` = commit; ``MHEARTBEAT``/``HEARTBEAT`` and Huawei DataArts'
+  ``"isHeartbeat": true`` are heartbeats.
+* update images: ``after = data[i]``, ``before = {**data[i], **old[i]}`` (an
+  explicit null in ``old`` wins). A missing ``old`` means no column changed
+  (Canal drops empty ``old`` maps); when ``old`` and ``data`` differ in length
+  the pairing is unknown and ``before`` is left ``None`` (never guessed).
+* rows only in ``old`` with ``data`` null (DTS tasks created before 2022-03-20)
+  are taken from ``old``: that placement is certain from the message alone.
+* types: ``mysqlType`` names (with or without precision, ``ENUM('a','b')``,
+  ``unsigned``) through :func:`anycdc.typemap.sql_type`; ``sqlType``
+  (``java.sql.Types``) when the name says nothing (``POINT`` -> binary) or is
+  wider (MySQL ``REAL`` sent with code 8 is a double). ``bit(1)`` is a boolean
+  and ``bit(n)`` an unsigned integer, as Canal sends the bit value as a number;
+  ``SERIAL`` is MySQL's ``BIGINT UNSIGNED``. Columns ``data`` has but the type
+  maps lack are typed ``unknown``; listed columns a row lacks make it ``partial``.
+* values: open-source Canal quotes every value; OMS writes numbers unquoted
+  (big unsigned BIGINTs and decimals with hundreds of digits stay exact).
+  A ``bigint`` value above the int64 maximum proves the column unsigned (OMS
+  and DTS drop ``unsigned`` from ``mysqlType``): the column is ``uint64``.
+  Timestamps written as epoch seconds (OMS ``TIMESTAMP``) or with a zone are
+  instants: such a column is ``timestamptz`` in that message.
+* binary (option ``binary``): Canal writes bytes as ISO-8859-1 text, OMS as
+  base64 (and BIT as base64 bytes). ``auto`` picks base64 when the message has
+  no ``id`` field (OMS writes none), ISO-8859-1 otherwise.
+* ``es`` is ``ts_ms``; ``position`` is ``(id,)`` (Canal's batch id: rows of one
+  message share it); without an ``id`` field (OMS) it is ``(es, ts)``: commit
+  time, then write time. ``gtid`` (a GTID set, not a transaction id) goes to
+  ``extra``; ``ts`` (write time) is not kept.
+* detection: see :func:`is_canal_shaped`, :func:`is_drs_like` (Huawei DRS'
+  fields and renderings) and :func:`is_dts_certain` (the keys DTS leaves out).
+
+>>> fmt = CanalJson()
+>>> [e] = fmt.decode(b'{"data":[{"id":"1","price":"9.90"}],"database":"shop","es":1589373515000,'
+...     b'"id":3,"isDdl":false,"mysqlType":{"id":"int(11)","price":"decimal(10,2)"},"old":null,'
+...     b'"pkNames":["id"],"sql":"","sqlType":{"id":4,"price":3},"table":"orders",'
+...     b'"ts":1589373515477,"type":"INSERT"}')
+>>> e.op.value, e.table, e.key, dict(e.after), e.position
+('insert', 'orders', ('id',), {'id': 1, 'price': Decimal('9.90')}, Position(parts=(3,)))
+>>> fmt.decode(fmt.encode(e)[0]) == [e]
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any, ClassVar, Final
+
+from anycdc.errors import DecodeError, EncodeError, OptionError, type_name
+from anycdc.event import ChangeEvent, Column, Op, Position, dumps
+from anycdc.formats.base import (
+    Capabilities,
+    Format,
+    OptionSpec,
+    expect_object,
+    optional_int,
+    optional_str,
+)
+from anycdc.typemap import jdbc_type, sql_type
+from anycdc.values import (
+    BINARY,
+    BOOLEAN,
+    FLOAT64,
+    INT64,
+    INTEGER_RANGES,
+    TIMESTAMP,
+    TIMESTAMPTZ,
+    UINT64,
+    UNKNOWN,
+    LogicalType,
+    epoch_micros,
+    format_time,
+    parse_base64,
+    parse_bool,
+    parse_date,
+    parse_datetime,
+    parse_decimal,
+    parse_epoch_seconds,
+    parse_hex,
+    parse_int,
+    parse_time,
+)
+
+# --------------------------------------------------------------------------- wire strings
+F_DATA: Final = "data"
+F_OLD: Final = "old"
+F_DATABASE: Final = "database"
+F_TABLE: Final = "table"
+F_TYPE: Final = "type"
+F_IS_DDL: Final = "isDdl"
+F_SQL: Final = "sql"
+F_ES: Final = "es"
+F_TS: Final = "ts"
+F_ID: Final = "id"
+F_GTID: Final = "gtid"
+F_PK_NAMES: Final = "pkNames"
+F_MYSQL_TYPE: Final = "mysqlType"
+F_SQL_TYPE: Final = "sqlType"
+# Huawei DataArts Studio writes Canal-JSON with these extra fields
+F_IS_HEARTBEAT: Final = "isHeartbeat"
+F_SERVER_ID: Final = "serverId"
+F_DATA_SOURCE_NAME: Final = "dataSourceName"
+
+OP_INSERT: Final = "INSERT"
+OP_UPDATE: Final = "UPDATE"
+OP_DELETE: Final = "DELETE"
+OP_INIT: Final = "INIT"
+OP_CREATE: Final = "CREATE"
+OP_ALTER: Final = "ALTER"
+OP_ERASE: Final = "ERASE"
+OP_QUERY: Final = "QUERY"
+OP_RENAME: Final = "RENAME"
+OP_CINDEX: Final = "CINDEX"
+OP_DINDEX: Final = "DINDEX"
+OP_TRUNCATE: Final = "TRUNCATE"
+OP_DDL: Final = "DDL"
+OP_INIT_DDL: Final = "INIT_DDL"
+OP_GTID: Final = "GTID"
+OP_XACOMMIT: Final = "XACOMMIT"
+OP_XAROLLBACK: Final = "XAROLLBACK"
+OP_MHEARTBEAT: Final = "MHEARTBEAT"
+OP_HEARTBEAT: Final = "HEARTBEAT"
+
+OPS: Final[Mapping[str, Op]] = {
+    OP_INSERT: Op.INSERT, OP_UPDATE: Op.UPDATE, OP_DELETE: Op.DELETE, OP_INIT: Op.SNAPSHOT,
+    OP_CREATE: Op.DDL, OP_ALTER: Op.DDL, OP_ERASE: Op.DDL, OP_QUERY: Op.DDL, OP_RENAME: Op.DDL,
+    OP_CINDEX: Op.DDL, OP_DINDEX: Op.DDL, OP_DDL: Op.DDL, OP_INIT_DDL: Op.DDL,
+    OP_TRUNCATE: Op.TRUNCATE, OP_GTID: Op.BEGIN, OP_XACOMMIT: Op.COMMIT, OP_XAROLLBACK: Op.COMMIT,
+    OP_MHEARTBEAT: Op.HEARTBEAT, OP_HEARTBEAT: Op.HEARTBEAT,
+}  # fmt: skip
+ROW_TYPES: Final = frozenset({OP_INSERT, OP_UPDATE, OP_DELETE, OP_INIT})
+_ROW_OPS: Final = frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT})
+# enum members bound once: ``Op.X`` is a descriptor lookup on every use
+_UPDATE: Final = Op.UPDATE
+_DELETE: Final = Op.DELETE
+_DDL: Final = Op.DDL
+_TRUNCATE: Final = Op.TRUNCATE
+_HEARTBEAT: Final = Op.HEARTBEAT
+
+EXTRA_ROLLBACK: Final = "rollback"  # ``extra`` key of an XAROLLBACK commit event
+
+OPT_BINARY: Final = "binary"
+BINARY_AUTO: Final = "auto"
+BINARY_LATIN1: Final = "latin1"
+BINARY_BASE64: Final = "base64"
+BINARY_HEX: Final = "hex"
+BINARY_MODES: Final = (BINARY_AUTO, BINARY_LATIN1, BINARY_BASE64, BINARY_HEX)
+BINARY_OPTION: Final = OptionSpec(
+    OPT_BINARY,
+    "how binary values are written: latin1 (open-source Canal: bytes as ISO-8859-1 text, "
+    "BIT as a number), base64 (OceanBase OMS: bytes and BIT as base64), hex, or auto "
+    "(base64 when the message has no 'id' field, as OMS writes none; latin1 otherwise)",
+    BINARY_AUTO,
+)
+
+_VALUE_ERRORS: Final = (ValueError, TypeError, OverflowError, ArithmeticError, UnicodeError)
+_INT64_MAX: Final = 2**63 - 1
+_UINT64_MAX: Final = 2**64 - 1
+_EPOCH_TEXT: Final = re.compile(r"-?\d+(?:\.\d+)?")
+_ARGS: Final = re.compile(r"\(.*\)")
+_PRECISION: Final = re.compile(r"\(\s*(\d+)")
+_INT_RANK: Final = {"int8": 0, "int16": 1, "int32": 2, "int64": 3, "uint64": 4}
+
+
+# --------------------------------------------------------------------------- types
+@lru_cache(maxsize=4096)
+def column_type(name: str | None, coded: LogicalType, bits_as_binary: bool) -> LogicalType:
+    """The logical type of a column from its ``mysqlType`` name and ``sqlType`` type.
+
+    The name wins (it carries precision, ``unsigned``, ``tinyint`` vs ``bit``);
+    the code decides when the name maps to nothing and widens a ``float`` the
+    code calls a double (MySQL ``REAL`` = ``DOUBLE``) or an integer the code
+    calls wider (MySQL ``SERIAL`` is a ``BIGINT UNSIGNED``).
+
+    >>> str(column_type("bigint(20) unsigned", INT64, False))
+    'uint64'
+    >>> str(column_type("POINT", BINARY, False)), str(column_type("REAL", FLOAT64, False))
+    ('binary', 'float64')
+    >>> str(column_type("bit(1)", BOOLEAN, False)), str(column_type("bit(8)", BOOLEAN, False))
+    ('boolean', 'uint64')
+    """
+    if not name:
+        return coded
+    ltype = sql_type(name)
+    base = name.split("(", 1)[0].strip().lower()
+    if base == "bit":
+        if bits_as_binary:
+            return BINARY
+        width = _PRECISION.search(name)
+        return BOOLEAN if width is None or int(width.group(1)) <= 1 else UINT64
+    if base == "serial":
+        return UINT64  # MySQL: SERIAL = BIGINT UNSIGNED NOT NULL AUTO_INCREMENT
+    if ltype is UNKNOWN and "(" in name:
+        ltype = sql_type(_ARGS.sub("", name))  # ENUM('a','b'), SET(...), POINT(4326)
+    if ltype is UNKNOWN:
+        return coded
+    if ltype.name == "float32" and coded.name == "float64":
+        return FLOAT64
+    if _INT_RANK.get(coded.name, -1) > _INT_RANK.get(ltype.name, 99):
+        return coded  # MySQL SERIAL (= BIGINT UNSIGNED) is sent with code BIGINT
+    return ltype
+
+
+# --------------------------------------------------------------------------- value parsers
+def _int_parser(ltype: LogicalType) -> Callable[[Any], int]:
+    low, high = INTEGER_RANGES.get(ltype.name, (None, None))
+
+    def parse(raw: Any) -> int:
+        if type(raw) is str:
+            try:
+                value = int(raw)
+            except ValueError:
+                value = parse_int(raw)
+        else:
+            value = parse_int(raw)
+        if low is not None and not low <= value <= high:  # type: ignore[operator]
+            raise ValueError(f"{value} out of range for {ltype}")
+        return value
+
+    return parse
+
+
+def _parse_float(raw: Any) -> float:
+    if type(raw) is bool:
+        raise ValueError("expected float, got boolean")
+    return float(raw)
+
+
+def _parse_text(raw: Any) -> str:
+    if type(raw) is str:
+        return raw
+    if isinstance(raw, (dict, list)):
+        raise ValueError(f"expected string, got {type_name(raw)}")
+    if isinstance(raw, bool):
+        return "true" if raw else "false"
+    return str(raw)
+
+
+def _parse_json_text(raw: Any) -> str:
+    return raw if type(raw) is str else dumps(raw)
+
+
+def _parse_latin1(raw: Any) -> bytes:
+    if type(raw) is not str:
+        raise ValueError(f"expected ISO-8859-1 text, got {type_name(raw)}")
+    return raw.encode("latin-1")
+
+
+def _timestamp_parser(zone: dt.tzinfo | None) -> Callable[[Any], dt.datetime]:
+    """``yyyy-MM-dd HH:mm:ss[.f]`` (zone-less: naive or ``zone``), with an offset or
+    zone id (kept), or epoch seconds with a fraction (OMS ``TIMESTAMP``: aware UTC)."""
+    fromiso = dt.datetime.fromisoformat
+
+    def parse(raw: Any) -> dt.datetime:
+        if type(raw) is str:
+            if len(raw) >= 19 and raw[4] == "-" and raw[10] in " T":
+                try:
+                    value = fromiso(raw)
+                except ValueError:
+                    return parse_datetime(raw, zone)
+                if zone is not None and value.tzinfo is None:
+                    return value.replace(tzinfo=zone)
+                return value
+            if _EPOCH_TEXT.fullmatch(raw):
+                return parse_epoch_seconds(raw)
+            return parse_datetime(raw, zone)
+        if isinstance(raw, (int, Decimal)) and not isinstance(raw, bool):
+            return parse_epoch_seconds(raw)
+        raise ValueError(f"expected datetime, got {type_name(raw)}")
+
+    return parse
+
+
+_BINARY_PARSERS: Final[Mapping[str, Callable[[Any], bytes]]] = {
+    BINARY_LATIN1: _parse_latin1,
+    BINARY_BASE64: parse_base64,
+    BINARY_HEX: parse_hex,
+}
+_SIMPLE_PARSERS: Final[Mapping[str, Callable[[Any], Any]]] = {
+    "boolean": parse_bool,
+    "decimal": parse_decimal,
+    "float32": _parse_float,
+    "float64": _parse_float,
+    "string": _parse_text,
+    "date": parse_date,
+    "time": parse_time,
+    "json": _parse_json_text,
+}
+
+
+# --------------------------------------------------------------------------- value rendering
+def java_double(value: float) -> str:
+    """A double as Java's ``Double.toString`` writes it (Canal's rendering).
+
+    >>> java_double(5.18), java_double(1.0), java_double(12510357.0), java_double(1e-05)
+    ('5.18', '1.0', '1.2510357E7', '1.0E-5')
+    """
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if str(value).startswith("-") else "0.0"
+    sign, digits, exponent = Decimal(repr(value)).as_tuple()
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    point = len(digits) + int(exponent)  # digits before the decimal point
+    prefix = "-" if sign else ""
+    if 1e-3 <= abs(value) < 1e7:
+        if point <= 0:
+            return f"{prefix}0.{'0' * -point}{text}"
+        whole, frac = text[:point].ljust(point, "0"), text[point:]
+        return f"{prefix}{whole}.{frac or '0'}"
+    return f"{prefix}{text[0]}.{text[1:] or '0'}E{point - 1}"
+
+
+def _plain_decimal(value: Decimal) -> str:
+    return format(value, "f") if value.is_finite() else str(value)
+
+
+def _epoch_seconds_text(value: dt.datetime) -> str:
+    """Epoch seconds with the fraction OMS writes for ``TIMESTAMP`` (``1606233662.012345``)."""
+    micros = epoch_micros(value)
+    sign = "-" if micros < 0 else ""
+    seconds, fraction = divmod(abs(micros), 1_000_000)
+    if not fraction:
+        return f"{sign}{seconds}"
+    return f"{sign}{seconds}.{fraction:06d}".rstrip("0")
+
+
+# default vendor names/codes for events whose columns carry none (Canal's own choices)
+DEFAULT_VENDOR: Final[Mapping[str, tuple[str, int]]] = {
+    "boolean": ("boolean", 16), "int8": ("tinyint", -6), "int16": ("smallint", 5),
+    "int32": ("int", 4), "int64": ("bigint", -5), "uint64": ("bigint unsigned", -5),
+    "integer": ("decimal", 3), "decimal": ("decimal", 3), "float32": ("float", 7),
+    "float64": ("double", 8), "string": ("varchar", 12), "binary": ("blob", 2004),
+    "date": ("date", 91), "time": ("time", 92), "timestamp": ("datetime", 93),
+    "timestamptz": ("timestamp with time zone", 2014), "json": ("json", 12),
+}  # fmt: skip
+_DDL_KEYWORDS: Final = (
+    ("CREATE INDEX", OP_CINDEX), ("CREATE UNIQUE INDEX", OP_CINDEX), ("DROP INDEX", OP_DINDEX),
+    ("CREATE", OP_CREATE), ("ALTER", OP_ALTER), ("DROP", OP_ERASE), ("RENAME", OP_RENAME),
+)  # fmt: skip
+
+
+# --------------------------------------------------------------------------- the shared logic
+@dataclass(frozen=True, slots=True)
+class _Schema:
+    """What one message's ``mysqlType``/``sqlType`` say, prepared for fast row typing."""
+
+    columns: dict[str, Column]
+    parsers: dict[str, Callable[[Any], Any]]
+    timestamps: tuple[str, ...]  # timestamp columns that may hold instants
+
+
+@dataclass(slots=True)
+class _Typing:
+    """Per-message findings while typing rows (columns the values prove wider)."""
+
+    schema: _Schema
+    invalid: list[str]
+    unsigned: set[str]
+    untyped: dict[str, None]
+
+
+class CanalFlatFormat(Format):
+    """Shared decoder/encoder of Canal flat messages; subclasses fill the hooks.
+
+    Hooks: :meth:`legacy_layout` (which array holds which image),
+    :meth:`code_type` (what ``sqlType`` codes mean), :meth:`shape_score`
+    (detection), and for encoding :meth:`encode_rows`, :meth:`encode_es`,
+    ``omit_nulls`` and ``ddl_type``.
+    """
+
+    omit_nulls: ClassVar[bool] = False  # DTS examples leave null fields out
+    ddl_type: ClassVar[str | None] = None  # fixed ``type`` of DDL messages (DTS: "DDL")
+    extra_options: ClassVar[tuple[OptionSpec, ...]] = (BINARY_OPTION,)
+    _SCHEMA_CACHE_SIZE: ClassVar[int] = 1024
+
+    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+        super().__init__(options)
+        mode = self.options.get(OPT_BINARY, BINARY_AUTO) or BINARY_AUTO
+        if mode not in BINARY_MODES:
+            raise OptionError(
+                f"{self.id}: option {OPT_BINARY}: expected one of {', '.join(BINARY_MODES)}, "
+                f"got {mode!r}"
+            )
+        self.binary_mode = mode
+        self._schemas: dict[Any, _Schema] = {}
+        self._last_schema: tuple[Any, Any, str, _Schema] | None = None
+        self._parsers: dict[tuple[LogicalType, str], Callable[[Any], Any] | None] = {}
+
+    # ------------------------------------------------------------------ hooks
+    def code_type(self, code: int) -> LogicalType:
+        """The logical type a ``sqlType`` code stands for (``java.sql.Types``)."""
+        return jdbc_type(code)
+
+    def legacy_layout(self, op: Op, data: list[Any] | None, old: list[Any] | None) -> bool:
+        """True when ``old`` holds the rows after the change and ``data`` those before.
+
+        Canal never does; a DML message with rows only in ``old`` is certainly laid
+        out that way (DTS tasks created before 2022-03-20).
+        """
+        return not data and bool(old)
+
+    @classmethod
+    def shape_score(cls, msg: dict[str, Any]) -> float:
+        """Detection score of a message already known to be Canal-shaped."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ detection
+    @classmethod
+    def sniff(cls, message: Any) -> float:
+        try:
+            if not is_canal_shaped(message):
+                return 0.0
+            return cls.shape_score(message)
+        except Exception:  # a sniffer never raises
+            return 0.0
+
+    # ------------------------------------------------------------------ decoding
+    def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
+        fid = self.id
+        msg = expect_object(fid, obj, "$")
+        kind = msg.get(F_TYPE)
+        if not isinstance(kind, str):
+            if F_TYPE not in msg:
+                raise DecodeError(fid, "$", f"missing required field {F_TYPE!r}")
+            raise DecodeError(fid, "$.type", f"expected string, got {type_name(kind)}")
+        op = OPS.get(kind)
+        if op is None:
+            raise DecodeError(fid, "$.type", f"unknown op {kind!r}")
+        # fast paths for the common, well-typed fields; the helpers check the rest
+        is_ddl = msg.get(F_IS_DDL)
+        if is_ddl is True or (is_ddl is not False and _flag(fid, msg, F_IS_DDL)):
+            op = op if op is _TRUNCATE else _DDL
+        if msg.get(F_IS_HEARTBEAT) is True:
+            op = _HEARTBEAT
+        database = msg.get(F_DATABASE)
+        if type(database) is not str or not database:
+            database = _name(fid, msg, F_DATABASE)
+        table = msg.get(F_TABLE)
+        if type(table) is not str or not table:
+            table = _name(fid, msg, F_TABLE)
+        ts_ms = msg.get(F_ES)
+        if type(ts_ms) is not int:
+            ts_ms = optional_int(fid, ts_ms, "$.es")
+        serial = msg.get(F_ID)
+        position = (
+            Position((serial,)) if type(serial) is int and serial >= 0 else self._position(msg)
+        )
+        gtid = msg.get(F_GTID)
+        extra: dict[str, Any] = {F_GTID: gtid} if gtid and isinstance(gtid, str) else {}
+        if kind == OP_XAROLLBACK:
+            extra[EXTRA_ROLLBACK] = True  # an XA transaction rolled back: a boundary, no rows
+        if op not in _ROW_OPS:
+            sql = optional_str(fid, msg.get(F_SQL), "$.sql")
+            return [
+                ChangeEvent(
+                    op=op, format=fid, database=database, table=table, ts_ms=ts_ms,
+                    position=position, ddl=sql if op is _DDL or op is _TRUNCATE else None,
+                    extra=extra,
+                )
+            ]  # fmt: skip
+        return self._row_events(msg, op, database, table, ts_ms, position, extra)
+
+    def _row_events(
+        self,
+        msg: dict[str, Any],
+        op: Op,
+        database: str | None,
+        table: str | None,
+        ts_ms: int | None,
+        position: Position | None,
+        extra: dict[str, Any],
+    ) -> list[ChangeEvent]:
+        fid = self.id
+        data = _rows(fid, msg, F_DATA)
+        old = _rows(fid, msg, F_OLD)
+        legacy = self.legacy_layout(op, data, old)
+        is_update = op is _UPDATE
+        # ``main`` rows are typed once; for updates the other image is ``main`` overlaid
+        # with the matching ``overlay`` row (Canal's ``old`` holds changed columns only)
+        overlay: list[dict[str, Any]] | None = None
+        if not is_update:
+            main = (old or data) if legacy else (data or old)
+        elif legacy and not data:
+            main = old  # rows after the change only: no before image
+        else:
+            main, overlay = data, (old or [])
+        if not main:
+            return []
+        main_is_after = not legacy or not data
+        schema = self._schema(msg)
+        typing = _Typing(schema, [], set(), {}) if schema is not None else None
+        key_names = self.primary_key(_pk_names(fid, msg))
+        typed = self._typed
+        images: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
+        if not is_update:
+            as_before = op is _DELETE
+            for raw in main:
+                image = typed(raw, typing)
+                images.append((image, None) if as_before else (None, image))
+        else:
+            paired = overlay is not None and len(overlay) == len(main)
+            for index, raw in enumerate(main):
+                image = typed(raw, typing)
+                other: dict[str, Any] | None = None
+                if overlay is not None and not overlay:
+                    other = image  # nothing changed: Canal drops empty ``old`` maps
+                elif paired:
+                    other = typed(overlay[index], typing, dict(image))  # type: ignore[index]
+                images.append((other, image) if main_is_after else (image, other))
+        columns, invalid = _finish(typing, images)
+        return [
+            ChangeEvent(
+                op=op, format=fid, database=database, table=table, key=key_names,
+                before=before, after=after, columns=columns, ts_ms=ts_ms, position=position,
+                partial=_partial(typing, before, after) if typing is not None else (),
+                invalid=invalid, extra=extra,
+            )
+            for before, after in images
+        ]  # fmt: skip
+
+    def _position(self, msg: dict[str, Any]) -> Position | None:
+        fid = self.id
+        if F_ID in msg:
+            serial = optional_int(fid, msg[F_ID], "$.id")
+            if serial is None:
+                return None
+            if serial < 0:
+                raise DecodeError(fid, "$.id", f"expected non-negative integer, got {serial}")
+            return Position((serial,))
+        # no serial number (OMS): commit time, then the time the message was written
+        parts = []
+        for field in (F_ES, F_TS):
+            value = optional_int(fid, msg.get(field), f"$.{field}")
+            if value is not None and value >= 0:
+                parts.append(value)
+        return Position(tuple(parts)) if parts else None
+
+    def _binary_mode(self, msg: Mapping[str, Any]) -> str:
+        if self.binary_mode != BINARY_AUTO:
+            return self.binary_mode
+        return BINARY_LATIN1 if F_ID in msg else BINARY_BASE64
+
+    def _schema(self, msg: dict[str, Any]) -> _Schema | None:
+        names = msg.get(F_MYSQL_TYPE)
+        codes = msg.get(F_SQL_TYPE)
+        if names is None and codes is None:
+            return None
+        mode = self._binary_mode(msg)
+        last = self._last_schema
+        # consecutive messages of a topic mostly share their table: compare before hashing
+        if last is not None and last[0] == names and last[1] == codes and last[2] == mode:
+            return last[3]
+        try:
+            cache_key: Any = (
+                tuple(names.items()) if isinstance(names, dict) else names,
+                tuple(codes.items()) if isinstance(codes, dict) else codes,
+                mode,
+            )
+            cached = self._schemas.get(cache_key)
+        except TypeError:  # unhashable junk inside: build (and fail) without the cache
+            cache_key, cached = None, None
+        if cached is None:
+            cached = self._build_schema(names, codes, mode)
+            if cache_key is not None:
+                if len(self._schemas) >= self._SCHEMA_CACHE_SIZE:
+                    self._schemas.clear()
+                self._schemas[cache_key] = cached
+        if cache_key is not None:
+            self._last_schema = (names, codes, mode, cached)
+        return cached
+
+    def _build_schema(self, names: Any, codes: Any, mode: str) -> _Schema:
+        fid = self.id
+        if names is not None and not isinstance(names, dict):
+            raise DecodeError(fid, "$.mysqlType", f"expected object, got {type_name(names)}")
+        if codes is not None and not isinstance(codes, dict):
+            raise DecodeError(fid, "$.sqlType", f"expected object, got {type_name(codes)}")
+        code_of: dict[str, int | None] = {}
+        for col, code in (codes or {}).items():
+            if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
+                reason = f"expected integer, got {type_name(code)}"
+                raise DecodeError(fid, f"$.sqlType.{col}", reason)
+            code_of[col] = code
+        # columns in ``mysqlType`` order; ``sqlType`` alone when there are no names
+        vendor_names: dict[str, str | None] = dict.fromkeys(code_of)
+        if names is not None:
+            vendor_names = {}
+            for col, name in names.items():
+                if name is not None and not isinstance(name, str):
+                    reason = f"expected string, got {type_name(name)}"
+                    raise DecodeError(fid, f"$.mysqlType.{col}", reason)
+                vendor_names[col] = name
+        columns: dict[str, Column] = {}
+        parsers: dict[str, Callable[[Any], Any]] = {}
+        timestamps = []
+        for col, name in vendor_names.items():
+            code = code_of.get(col)
+            coded = self.code_type(code) if code is not None else UNKNOWN
+            ltype = column_type(name, coded, mode == BINARY_BASE64)
+            columns[col] = Column(ltype, name, code)
+            parser = self._parser(ltype, mode)
+            if parser is not None:
+                parsers[col] = parser
+            if ltype is TIMESTAMP:
+                timestamps.append(col)
+        return _Schema(columns, parsers, tuple(timestamps))
+
+    def _parser(self, ltype: LogicalType, mode: str) -> Callable[[Any], Any] | None:
+        cache_key = (ltype, mode)
+        if cache_key in self._parsers:
+            return self._parsers[cache_key]
+        name = ltype.name
+        parser: Callable[[Any], Any] | None
+        if name in INTEGER_RANGES or name == "integer":
+            parser = _int_parser(ltype)
+        elif name == "binary":
+            parser = _BINARY_PARSERS[mode]
+        elif name in ("timestamp", "timestamptz"):
+            parser = _timestamp_parser(self.options.timezone)
+        else:
+            parser = _SIMPLE_PARSERS.get(name)
+        self._parsers[cache_key] = parser
+        return parser
+
+    def _typed(
+        self, raw: dict[str, Any], typing: _Typing | None, out: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Type one raw row (into ``out`` when given: an overlay on another image)."""
+        if typing is None:
+            if out is None:
+                return dict(raw)
+            out.update(raw)
+            return out
+        parsers = typing.schema.parsers
+        if out is None:
+            out = {}
+        text = _parse_text
+        for name, value in raw.items():
+            parse = parsers.get(name)
+            # no call for nulls, untyped columns and text already in a text column
+            if parse is None or value is None or (parse is text and type(value) is str):
+                out[name] = value
+                continue
+            try:
+                out[name] = parse(value)
+            except _VALUE_ERRORS:
+                out[name] = self._untypable(name, value, typing)
+        columns = typing.schema.columns
+        if not raw.keys() <= columns.keys():
+            for name in raw:
+                if name not in columns:
+                    typing.untyped[name] = None
+        return out
+
+    @staticmethod
+    def _untypable(name: str, value: Any, typing: _Typing) -> Any:
+        # a BIGINT value above the int64 maximum proves the column unsigned
+        if typing.schema.columns[name].type is INT64:
+            try:
+                number = parse_int(value)
+            except _VALUE_ERRORS:
+                number = -1
+            if _INT64_MAX < number <= _UINT64_MAX:
+                typing.unsigned.add(name)
+                return number
+        if name not in typing.invalid:
+            typing.invalid.append(name)
+        return value
+
+    # ------------------------------------------------------------------ encoding
+    def encode(self, event: ChangeEvent) -> list[bytes]:
+        """One flat message per event, as the vendor writes it."""
+        if event.patch is not None or event.split is not None:
+            raise EncodeError(self.id, "Canal messages carry whole rows only (no split/patch)")
+        position = event.position
+        msg: dict[str, Any] = {F_DATA: None, F_DATABASE: event.database}
+        msg[F_ES] = self.encode_es(event.ts_ms)
+        gtid = event.extra.get(F_GTID)
+        if gtid is not None:
+            msg[F_GTID] = gtid
+        mode = self.binary_mode
+        if position is None:
+            msg[F_ID] = None
+        elif len(position.parts) == 1:
+            msg[F_ID] = position.parts[0]
+        elif len(position.parts) == 2 and event.ts_ms == position.parts[0]:
+            # OMS: no serial number; ordered by (es, ts)
+            msg[F_ES] = position.parts[0]
+            if mode == BINARY_AUTO:
+                mode = BINARY_BASE64
+        else:
+            raise EncodeError(self.id, f"position {position} has no Canal form")
+        if mode == BINARY_AUTO:
+            mode = BINARY_LATIN1
+        op = event.op
+        msg[F_IS_DDL] = op in (Op.DDL, Op.TRUNCATE)
+        msg[F_MYSQL_TYPE] = None
+        msg[F_OLD] = None
+        msg[F_PK_NAMES] = list(event.key) if event.key else None
+        msg[F_SQL] = event.ddl if event.ddl is not None else ("" if op in _ROW_OPS else None)
+        msg[F_SQL_TYPE] = None
+        msg[F_TABLE] = event.table
+        msg[F_TS] = (
+            position.parts[1] if position is not None and len(position.parts) == 2 else event.ts_ms
+        )
+        msg[F_TYPE] = self._encode_type(event)
+        if op in _ROW_OPS:
+            columns = event.columns
+            if columns is not None:
+                names, codes = self._encode_types(columns)
+                msg[F_MYSQL_TYPE], msg[F_SQL_TYPE] = names, codes
+            self.encode_rows(event, msg, lambda row: self._render_row(row, event, mode))
+        if self.omit_nulls:
+            msg = {k: v for k, v in msg.items() if v is not None}
+        return [dumps(msg).encode("utf-8")]
+
+    def encode_es(self, ts_ms: int | None) -> int | None:
+        """``es`` from the event time (Canal: milliseconds as they are)."""
+        return ts_ms
+
+    def encode_rows(
+        self,
+        event: ChangeEvent,
+        msg: dict[str, Any],
+        render: Callable[[Mapping[str, Any]], dict[str, Any]],
+    ) -> None:
+        """Fill ``data``/``old``: Canal puts the row in ``data`` and, for updates, the
+        previous values of the changed columns in ``old``."""
+        if event.op is Op.UPDATE:
+            after = render(event.after or {})
+            msg[F_DATA] = [after]
+            if event.before is not None:
+                before = render(event.before)
+                changed = {k: v for k, v in before.items() if k not in after or after[k] != v}
+                msg[F_OLD] = [changed] if changed else None
+        else:
+            row = event.before if event.op is Op.DELETE else event.after
+            msg[F_DATA] = [render(row or {})]
+
+    def _encode_type(self, event: ChangeEvent) -> str:
+        op = event.op
+        if op is Op.DDL:
+            return self.ddl_type or _ddl_type_of(event.ddl)
+        if op is Op.COMMIT and event.extra.get(EXTRA_ROLLBACK):
+            return OP_XAROLLBACK
+        return _ENCODE_OPS[op]
+
+    def _encode_types(
+        self, columns: Mapping[str, Column]
+    ) -> tuple[dict[str, str] | None, dict[str, int] | None]:
+        """``mysqlType``/``sqlType`` maps: what the columns carry, defaults where they carry
+        nothing at all (so a decoded message encodes back to the same maps)."""
+        names: dict[str, str] = {}
+        codes: dict[str, int] = {}
+        for col, spec in columns.items():
+            name, code = spec.vendor_type, spec.vendor_code
+            if name is None and code is None:
+                name, code = self.default_vendor(spec.type) or (None, None)
+            if name is not None:
+                names[col] = name
+            if code is not None:
+                codes[col] = code
+        return names or None, codes or None
+
+    def default_vendor(self, ltype: LogicalType) -> tuple[str, int] | None:
+        """``mysqlType`` name and ``sqlType`` code written for a column that has none."""
+        default = DEFAULT_VENDOR.get(ltype.name)
+        if default is not None and ltype.name == "decimal" and ltype.precision is not None:
+            return (f"decimal({ltype.precision},{ltype.scale or 0})", default[1])
+        return default
+
+    def _render_row(self, row: Mapping[str, Any], event: ChangeEvent, mode: str) -> dict[str, Any]:
+        columns = event.columns or {}
+        invalid = event.invalid
+        out: dict[str, Any] = {}
+        for name, value in row.items():
+            col = columns.get(name)
+            if value is None or col is None or name in invalid or col.type is UNKNOWN:
+                out[name] = (
+                    value if not isinstance(value, bytes) else render_value(value, BINARY, mode)
+                )
+            else:
+                out[name] = render_value(value, col.type, mode)
+        return out
+
+
+def render_value(value: Any, ltype: LogicalType, mode: str) -> Any:
+    """A typed value as open-source Canal writes it: text (binary per ``mode``)."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, Decimal):
+        return _plain_decimal(value)
+    if isinstance(value, float):
+        return java_double(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        if mode == BINARY_BASE64:
+            return base64.b64encode(data).decode("ascii")
+        if mode == BINARY_HEX:
+            return binascii.hexlify(data).decode("ascii")
+        return data.decode("latin-1")
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            return _epoch_seconds_text(value)
+        return value.isoformat(sep=" ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, dt.time):
+        return format_time(value)
+    return dumps(value) if ltype.name == "json" else value
+
+
+_ENCODE_OPS: Final[Mapping[Op, str]] = {
+    Op.INSERT: OP_INSERT, Op.UPDATE: OP_UPDATE, Op.DELETE: OP_DELETE, Op.SNAPSHOT: OP_INIT,
+    Op.TRUNCATE: OP_TRUNCATE, Op.BEGIN: OP_GTID, Op.COMMIT: OP_XACOMMIT,
+    Op.HEARTBEAT: OP_MHEARTBEAT,
+}  # fmt: skip
+
+
+def _ddl_type_of(sql: str | None) -> str:
+    text = " ".join((sql or "").upper().split())
+    for prefix, kind in _DDL_KEYWORDS:
+        if text.startswith(prefix):
+            return kind
+    return OP_QUERY
+
+
+# --------------------------------------------------------------------------- field helpers
+def _flag(fid: str, msg: Mapping[str, Any], field: str) -> bool:
+    value = msg.get(field)
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str):
+        try:
+            return parse_bool(value)
+        except ValueError:
+            pass
+    raise DecodeError(fid, f"$.{field}", f"expected boolean, got {type_name(value)}")
+
+
+def _name(fid: str, msg: Mapping[str, Any], field: str) -> str | None:
+    value = optional_str(fid, msg.get(field), f"$.{field}")
+    return value if value else None
+
+
+def _rows(fid: str, msg: Mapping[str, Any], field: str) -> list[dict[str, Any]] | None:
+    rows = msg.get(field)
+    if rows is None:
+        return None
+    if not isinstance(rows, list):
+        raise DecodeError(fid, f"$.{field}", f"expected array, got {type_name(rows)}")
+    for index, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise DecodeError(fid, f"$.{field}[{index}]", f"expected object, got {type_name(row)}")
+    return rows
+
+
+def _pk_names(fid: str, msg: Mapping[str, Any]) -> list[str] | None:
+    names = msg.get(F_PK_NAMES)
+    if names is None:
+        return None
+    if not isinstance(names, list):
+        raise DecodeError(fid, "$.pkNames", f"expected array, got {type_name(names)}")
+    for index, name in enumerate(names):
+        if not isinstance(name, str):
+            raise DecodeError(fid, f"$.pkNames[{index}]", f"expected string, got {type_name(name)}")
+    return names
+
+
+def _finish(
+    typing: _Typing | None,
+    images: Sequence[tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]],
+) -> tuple[dict[str, Column] | None, tuple[str, ...]]:
+    """The message's columns, widened where its values proved it, and the invalid ones.
+
+    A ``bigint`` value above the int64 maximum makes the column ``uint64``; an
+    aware value (epoch seconds, an offset or a zone id) in a zone-less timestamp
+    column makes it ``timestamptz``.
+    """
+    if typing is None:
+        return None, ()
+    wider: dict[str, LogicalType] = dict.fromkeys(typing.unsigned, UINT64)
+    for name in typing.schema.timestamps:
+        for pair in images:
+            if _aware(pair[0], name) or _aware(pair[1], name):
+                wider[name] = TIMESTAMPTZ
+                break
+    if not wider and not typing.untyped:
+        return typing.schema.columns, tuple(typing.invalid)
+    return _with_types(typing.schema.columns, wider, typing.untyped), tuple(typing.invalid)
+
+
+def _aware(image: Mapping[str, Any] | None, name: str) -> bool:
+    value = image.get(name) if image is not None else None
+    return isinstance(value, dt.datetime) and value.tzinfo is not None
+
+
+def _with_types(
+    columns: dict[str, Column], wider: Mapping[str, LogicalType], untyped: Mapping[str, None]
+) -> dict[str, Column]:
+    if not wider and not untyped:
+        return columns
+    out = {
+        name: (Column(wider[name], col.vendor_type, col.vendor_code) if name in wider else col)
+        for name, col in columns.items()
+    }
+    for name in untyped:
+        out[name] = Column(UNKNOWN)
+    return out
+
+
+def _partial(
+    typing: _Typing | None, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None
+) -> tuple[str, ...]:
+    """Images that lack columns the message's ``mysqlType`` lists."""
+    if typing is None:
+        return ()
+    columns = typing.schema.columns.keys()
+    out = []
+    if before is not None and not columns <= before.keys():
+        out.append("before")
+    if after is not None and not columns <= after.keys():
+        out.append("after")
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- detection
+_SHAPE_FIELDS: Final = (F_DATA, F_OLD, F_IS_DDL, F_MYSQL_TYPE, F_SQL_TYPE, F_PK_NAMES)
+_DRS_FIELDS: Final = frozenset(
+    {"jobId", "shardId", "identifier", "eventId", "columnType", "opType"}
+)
+_DATAARTS_FIELDS: Final = (F_SERVER_ID, F_DATA_SOURCE_NAME, F_IS_HEARTBEAT)
+_BYTE_LIST: Final = re.compile(r"\[(?:-?\d{1,3}(?:, -?\d{1,3})*)?\]")
+_BINARY_NAMES: Final = ("binary", "varbinary", "blob", "tinyblob", "mediumblob", "longblob")
+_DML_DTS_FIELDS: Final = (F_DATABASE, F_TABLE, F_ES, F_ID, F_TS)
+
+
+def is_canal_shaped(msg: Any) -> bool:
+    """A Canal-like flat message: a known ``type``, row arrays (or none) and Canal fields."""
+    if not isinstance(msg, dict):
+        return False
+    kind = msg.get(F_TYPE)
+    if not isinstance(kind, str) or kind not in OPS:
+        return False
+    for field in (F_DATA, F_OLD):
+        rows = msg.get(field)
+        if rows is not None and not isinstance(rows, list):
+            return False  # Maxwell / SharePlex put one object here
+    return any(field in msg for field in _SHAPE_FIELDS)
+
+
+def is_drs_like(msg: dict[str, Any]) -> bool:
+    """Huawei DRS JSON (a Canal-like shape): its own fields or renderings.
+
+    DRS writes ``jobId``/``shardId``/``identifier``/``eventId`` (full load),
+    ``columnType``/``opType`` (non-MySQL sources), ``INIT_DDL``, starts with
+    ``mysqlType``, renders binary as ``"[106, 103]"`` and MySQL ``TIMESTAMP`` as
+    epoch seconds while carrying an ``id`` (OMS, the other epoch writer, has none).
+    """
+    if _DRS_FIELDS.intersection(msg) or msg.get(F_TYPE) == OP_INIT_DDL:
+        return True
+    if next(iter(msg)) == F_MYSQL_TYPE:
+        return True
+    names = msg.get(F_MYSQL_TYPE)
+    if not isinstance(names, dict):
+        return False
+    for field in (F_DATA, F_OLD):
+        rows = msg.get(field)
+        if not rows or not isinstance(rows[0], dict):
+            continue
+        for col, value in rows[0].items():
+            vendor = names.get(col)
+            if not isinstance(value, str) or not isinstance(vendor, str):
+                continue
+            base = vendor.split("(", 1)[0].strip().lower()
+            if base in _BINARY_NAMES and _BYTE_LIST.fullmatch(value):
+                return True
+            if base == "timestamp" and F_ID in msg and _EPOCH_TEXT.fullmatch(value):
+                return True
+    return False
+
+
+def is_dts_certain(msg: dict[str, Any]) -> bool:
+    """Only Alibaba DTS writes these (seed 001 examples), open-source Canal never does:
+
+    * a DML message with DTS' header fields (``database``/``table``/``es``/``id``/
+      ``ts``) but without the ``data`` or the ``old`` key (Canal always writes
+      both, null when empty);
+    * a DDL message without any of ``mysqlType``/``sqlType``/``pkNames``/``data``/
+      ``old`` (Canal writes them as null).
+    """
+    if not all(field in msg for field in _DML_DTS_FIELDS):
+        return False
+    if msg.get(F_IS_DDL) is True:
+        return not any(f in msg for f in (F_MYSQL_TYPE, F_SQL_TYPE, F_PK_NAMES, F_DATA, F_OLD))
+    return msg.get(F_TYPE) in ROW_TYPES and (F_DATA not in msg or F_OLD not in msg)
+
+
+# --------------------------------------------------------------------------- canal-json
+class CanalJson(CanalFlatFormat):
+    """Open-source Canal flat message (also OceanBase OMS' and Huawei DataArts' Canal JSON)."""
+
+    id = "canal-json"
+    vendor = "Alibaba Canal / OceanBase OMS"
+    title = "Canal flat message JSON (open-source Canal, OMS Canal serialization)"
+    capabilities = Capabilities(
+        before_image="changed columns (old), merged over data",
+        types="mysqlType names + java.sql.Types codes",
+        position="id (OMS: es, ts)",
+        key_names=True,
+    )
+
+    @classmethod
+    def shape_score(cls, msg: dict[str, Any]) -> float:
+        if is_drs_like(msg):
+            return 0.2
+        if is_dts_certain(msg):
+            return 0.4
+        if any(field in msg for field in _DATAARTS_FIELDS):
+            return 0.9
+        score = 0.6
+        if F_MYSQL_TYPE in msg or F_SQL_TYPE in msg:
+            score += 0.1
+        if F_IS_DDL in msg:
+            score += 0.1
+        if F_ES in msg or F_TS in msg:
+            score += 0.05
+        return score

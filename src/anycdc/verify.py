@@ -1,0 +1,77 @@
+"""Compare target tables with a ground truth, value by value.
+
+Values are compared by their canonical meaning, not their Python spelling:
+decimals by value, instants by the instant, zone-less datetimes by wall
+time, so a row read back from Delta equals the row the simulator wrote.
+
+>>> from decimal import Decimal
+>>> same_value(Decimal("1.10"), Decimal("1.1")), same_value(1, 2)
+(True, False)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+
+def normalize(value: Any) -> Any:
+    """A comparable form of a typed value."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, Decimal)):
+        return Decimal(value).normalize() if not isinstance(value, int) else Decimal(value)
+    if isinstance(value, float):
+        return value
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            return value.astimezone(dt.UTC).replace(tzinfo=None)
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    return value
+
+
+def same_value(a: Any, b: Any) -> bool:
+    return bool(normalize(a) == normalize(b))
+
+
+@dataclass
+class TableDiff:
+    """Differences between one target table and its truth."""
+
+    table: str
+    expected_rows: int
+    actual_rows: int
+    missing: list[tuple[Any, ...]] = field(default_factory=list)
+    extra: list[tuple[Any, ...]] = field(default_factory=list)
+    different: list[tuple[tuple[Any, ...], str, Any, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.missing or self.extra or self.different)
+
+
+def compare_rows(
+    table: str,
+    key: Sequence[str],
+    expected: Iterable[Mapping[str, Any]],
+    actual: Iterable[Mapping[str, Any]],
+) -> TableDiff:
+    """Diff two row sets keyed by ``key`` (every expected column is compared)."""
+
+    def index(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[Any, ...], Mapping[str, Any]]:
+        return {tuple(normalize(r[k]) for k in key): r for r in rows}
+
+    want, have = index(expected), index(actual)
+    diff = TableDiff(table, len(want), len(have))
+    diff.missing = sorted((k for k in want if k not in have), key=repr)
+    diff.extra = sorted((k for k in have if k not in want), key=repr)
+    for k in sorted(want.keys() & have.keys(), key=repr):
+        for column, value in want[k].items():
+            if not same_value(value, have[k].get(column)):
+                diff.different.append((k, column, value, have[k].get(column)))
+    return diff
