@@ -32,9 +32,13 @@ UNICODE_TEXT = st.text(
 
 def st_decimal(precision: int = 38, scale: int = 10) -> st.SearchStrategy[Decimal]:
     whole = precision - scale
-    return st.integers(-(10**precision) + 1, 10**precision - 1).map(
-        lambda n: Decimal(n).scaleb(-scale)
-    ) if whole >= 0 else st.just(Decimal(0))
+    return (
+        st.integers(-(10**precision) + 1, 10**precision - 1).map(
+            lambda n: Decimal(n).scaleb(-scale)
+        )
+        if whole >= 0
+        else st.just(Decimal(0))
+    )
 
 
 def st_datetime(
@@ -119,7 +123,11 @@ def st_table(
 
 def st_row(table: Table, **opts: Any) -> st.SearchStrategy[dict[str, Any]]:
     parts = {
-        name: (st_value(col.type, **opts) if name in table.key else st.one_of(st.none(), st_value(col.type, **opts)))
+        name: (
+            st_value(col.type, **opts)
+            if name in table.key
+            else st.one_of(st.none(), st_value(col.type, **opts))
+        )
         for name, col in table.columns.items()
     }
     return st.fixed_dictionaries(parts)

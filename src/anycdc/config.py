@@ -114,7 +114,9 @@ class PipelineConfig:
         return config
 
     @classmethod
-    def from_file(cls, path: str | Path, overrides: Mapping[str, Any] | None = None) -> PipelineConfig:
+    def from_file(
+        cls, path: str | Path, overrides: Mapping[str, Any] | None = None
+    ) -> PipelineConfig:
         """Read a ``.yaml``/``.yml``/``.toml`` file; ``overrides`` (flags) win."""
         raw = load_config_file(path)
         raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
@@ -132,8 +134,12 @@ class PipelineConfig:
             raise OptionError("kafka_bootstrap needs topics or topic_pattern")
         if self.topics and self.topic_pattern:
             raise OptionError("use topics or topic_pattern, not both")
-        if not (self.trigger == "available-now" or re.fullmatch(r"interval=\d+(ms|s|m)", self.trigger)):
-            raise OptionError(f"trigger must be available-now or interval=<n>s, got {self.trigger!r}")
+        if not (
+            self.trigger == "available-now" or re.fullmatch(r"interval=\d+(ms|s|m)", self.trigger)
+        ):
+            raise OptionError(
+                f"trigger must be available-now or interval=<n>s, got {self.trigger!r}"
+            )
         if self.mode not in ("scd1", "scd2"):
             raise OptionError(f"mode must be scd1 or scd2, got {self.mode!r}")
         if self.dropped_column_policy not in ("keep", "drop"):

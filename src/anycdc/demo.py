@@ -36,7 +36,9 @@ def database_for(format_id: str) -> str:
     return "shop_" + format_id.removesuffix("-json").replace("-", "_")
 
 
-def build_traffic(rows: int, events: int) -> tuple[list[tuple[bytes | None, bytes]], dict[str, Workload]]:
+def build_traffic(
+    rows: int, events: int
+) -> tuple[list[tuple[bytes | None, bytes]], dict[str, Workload]]:
     """Messages of every demo format, interleaved as one topic would carry them."""
     streams: list[list[tuple[bytes | None, bytes]]] = []
     workloads = {}
@@ -55,7 +57,9 @@ def build_traffic(rows: int, events: int) -> tuple[list[tuple[bytes | None, byte
     return merged, workloads
 
 
-def produce(bootstrap: str, messages: list[tuple[bytes | None, bytes]], partitions: int = 3) -> None:
+def produce(
+    bootstrap: str, messages: list[tuple[bytes | None, bytes]], partitions: int = 3
+) -> None:
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -65,10 +69,12 @@ def produce(bootstrap: str, messages: list[tuple[bytes | None, bytes]], partitio
     for future in admin.create_topics([NewTopic(TOPIC, partitions, 1)]).values():
         try:
             future.result(30)
-        except Exception as exc:  # noqa: BLE001 - an existing topic is fine
+        except Exception as exc:
             if "TOPIC_ALREADY_EXISTS" not in str(exc):
                 raise
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20})
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20}
+    )
     for key, value in messages:
         producer.produce(TOPIC, key=key, value=value)
         producer.poll(0)
@@ -85,15 +91,21 @@ def check(spark: Any, target: str, workloads: dict[str, Workload]) -> list[list[
             actual = [r.asDict() for r in frame.collect()]
             expected = list(workload.truth[table.qualified].values())
             diff = compare_rows(table.qualified, table.key, expected, actual)
-            verdict = "exact" if diff.ok else (
-                f"{len(diff.missing)} missing, {len(diff.extra)} extra, {len(diff.different)} different"
+            verdict = (
+                "exact"
+                if diff.ok
+                else (
+                    f"{len(diff.missing)} missing, {len(diff.extra)} extra, {len(diff.different)} different"
+                )
             )
             rows.append([format_id, table.qualified, len(expected), len(actual), verdict])
     return rows
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rows", type=int, default=20, help="snapshot rows per table")
     parser.add_argument("--events", type=int, default=300, help="incremental changes per format")
     parser.add_argument("--out", default="var/demo", help="where the lake and checkpoint go")
@@ -123,7 +135,9 @@ def main(argv: list[str] | None = None) -> int:
             max_concurrent_tables=4,
         )  # fmt: skip
         started = time.monotonic()
-        history = Pipeline(spark, config, on_batch=lambda m: print("demo:", m.line(), flush=True)).run()
+        history = Pipeline(
+            spark, config, on_batch=lambda m: print("demo:", m.line(), flush=True)
+        ).run()
         seconds = time.monotonic() - started
         events = sum(m.events for m in history)
         print(f"demo: applied {events} events to {sum(len(w.tables) for w in workloads.values())} "

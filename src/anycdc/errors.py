@@ -90,6 +90,8 @@ def type_name(value: object) -> str:
         return "array"
     if isinstance(value, (bytes, bytearray)):
         return "bytes"
-    return "number" if isinstance(value, float) or type(value).__name__ == "Decimal" else type(
-        value
-    ).__name__
+    return (
+        "number"
+        if isinstance(value, float) or type(value).__name__ == "Decimal"
+        else type(value).__name__
+    )

@@ -190,9 +190,13 @@ def value_to_json(value: Any) -> Any:
 
 def event_to_dict(event: ChangeEvent) -> dict[str, Any]:
     """The canonical JSON object of an event (key order is part of the contract)."""
-    unknown_as_is = {
-        name for name, col in (event.columns or {}).items() if col.type.name == "unknown"
-    }
+    if event.columns is None:
+        # a format without types: every value keeps its JSON type (numbers stay numbers)
+        unknown_as_is = set(event.before or ()) | set(event.after or ())
+    else:
+        unknown_as_is = {
+            name for name, col in event.columns.items() if col.type.name == "unknown"
+        }
     out: dict[str, Any] = {
         "op": event.op.value,
         "format": event.format,
@@ -304,7 +308,9 @@ def _columns_from_json(raw: Mapping[str, Any] | None) -> dict[str, Column] | Non
     if raw is None:
         return None
     return {
-        name: Column(LogicalType.parse(spec["type"]), spec.get("vendor_type"), spec.get("vendor_code"))
+        name: Column(
+            LogicalType.parse(spec["type"]), spec.get("vendor_type"), spec.get("vendor_code")
+        )
         for name, spec in raw.items()
     }
 
@@ -317,7 +323,9 @@ def _image_from_json(
     bad = set(invalid)
     cols = columns or {}
     return {
-        name: (v if name in bad else value_from_json(v, cols[name].type if name in cols else UNKNOWN))
+        name: (
+            v if name in bad else value_from_json(v, cols[name].type if name in cols else UNKNOWN)
+        )
         for name, v in raw.items()
     }
 

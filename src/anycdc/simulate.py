@@ -30,8 +30,12 @@ FIRST_NAMES = ("Ana", "Bo", "Chen", "Dmitri", "Eşref", "Fatima", "Günter", "Ha
 STATUSES = ("new", "paid", "shipped", "delivered", "returned")
 
 
-def _col(logical: str, vendor: str, precision: int | None = None, scale: int | None = None) -> Column:
-    ltype = LogicalType("decimal", precision, scale) if logical == "decimal" else LogicalType(logical)  # type: ignore[arg-type]
+def _col(
+    logical: str, vendor: str, precision: int | None = None, scale: int | None = None
+) -> Column:
+    ltype = (
+        LogicalType("decimal", precision, scale) if logical == "decimal" else LogicalType(logical)
+    )  # type: ignore[arg-type]
     return Column(ltype, vendor)
 
 
@@ -103,7 +107,9 @@ class Workload:
     database: the source database name.
     """
 
-    def __init__(self, seed: int = 0, rows: int = 20, events: int = 200, database: str = "shop") -> None:
+    def __init__(
+        self, seed: int = 0, rows: int = 20, events: int = 200, database: str = "shop"
+    ) -> None:
         self.random = random.Random(seed)
         self.tables = shop_tables(database)
         self.rows = rows
@@ -145,7 +151,9 @@ class Workload:
             "stock": r.randint(0, 500),
         }
 
-    def _event(self, format_id: str, table: TableSpec, op: Op, before: Any, after: Any) -> ChangeEvent:
+    def _event(
+        self, format_id: str, table: TableSpec, op: Op, before: Any, after: Any
+    ) -> ChangeEvent:
         self._position += 1
         self._clock += dt.timedelta(seconds=1)
         return ChangeEvent(

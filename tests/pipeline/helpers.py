@@ -76,7 +76,9 @@ def run(spark: Any, source: Path, target: Path, **config: Any) -> Any:
     return Pipeline(spark, cfg).run()
 
 
-def rows(spark: Any, target: Path, table: str = "orders", database: str | None = "shop") -> list[dict[str, Any]]:
+def rows(
+    spark: Any, target: Path, table: str = "orders", database: str | None = "shop"
+) -> list[dict[str, Any]]:
     """The table's source columns (no _cdc_ metadata), sorted by their values."""
     path = "/".join(p for p in (str(target), database, table) if p)
     frame = spark.read.format("delta").load(path)

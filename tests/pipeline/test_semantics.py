@@ -138,7 +138,9 @@ def test_table_without_primary_key_uses_full_row_identity(spark: Any, tmp_path: 
 def test_bad_messages_go_to_dead_letters_and_the_stream_goes_on(spark: Any, tmp_path: Path) -> None:
     src, out = tmp_path / "in", tmp_path / "out"
     good = _canonical([ev("insert", 1, {"id": 1, "name": "a", "qty": 1, "price": Decimal("1.00")})])
-    bad_cast = _canonical([ev("insert", 2, {"id": 2, "name": "b", "qty": "not-a-number", "price": Decimal("1")})])
+    bad_cast = _canonical(
+        [ev("insert", 2, {"id": 2, "name": "b", "qty": "not-a-number", "price": Decimal("1")})]
+    )
     write_messages(src, "001.jsonl", [b"{not json", *good, b"\x00\xff garbage", *bad_cast])
     run(spark, src, out)
     assert [r["id"] for r in rows(spark, out)] == [1]

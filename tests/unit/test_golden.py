@@ -26,7 +26,11 @@ def test_detector_classifies_case(case: Case) -> None:
         if message is None:
             continue  # a tombstone has no shape
         found = detect(message).format
-        wanted = "unknown" if _invalid_json(message) and not case.input_path.suffix == ".avro" else case.format_id
+        wanted = (
+            "unknown"
+            if _invalid_json(message) and not case.input_path.suffix == ".avro"
+            else case.format_id
+        )
         assert found == wanted, f"message {index} detected as {found}, expected {wanted}"
 
 

@@ -32,7 +32,10 @@ NASTY: list[tuple[str, bytes]] = [
     ("invalid-utf8", b'{"op":"c","payload":"\xff\xfe"}'),
     ("nan", b'{"op":"c","after":{"x":NaN}}'),
     ("nan-string", b'{"op":"c","after":{"x":"NaN"},"source":{}}'),
-    ("duplicate-keys", b'{"type":"INSERT","type":"DELETE","data":[{"id":"1"}],"database":"d","table":"t"}'),
+    (
+        "duplicate-keys",
+        b'{"type":"INSERT","type":"DELETE","data":[{"id":"1"}],"database":"d","table":"t"}',
+    ),
     ("deep-nesting", b'{"a":' * 100 + b"1" + b"}" * 100),
     ("very-deep-nesting", b"[" * 100_000 + b"]" * 100_000),
     ("array", b"[1,2,3]"),
@@ -116,9 +119,7 @@ def _json_case_messages() -> list[tuple[str, str, Any]]:
 CASE_MESSAGES = _json_case_messages()
 
 
-@pytest.mark.parametrize(
-    "fmt_id,case_id,obj", CASE_MESSAGES, ids=[c for _, c, _ in CASE_MESSAGES]
-)
+@pytest.mark.parametrize("fmt_id,case_id,obj", CASE_MESSAGES, ids=[c for _, c, _ in CASE_MESSAGES])
 def test_field_mutations_never_crash(fmt_id: str, case_id: str, obj: Any) -> None:
     fmt = get_format(fmt_id, _options_for(case_id))
     checked = 0
@@ -146,8 +147,9 @@ def _options_for(case_id: str) -> dict[str, str]:
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.floats(allow_nan=False),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=8), children, max_size=5),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=5)
+    ),
     max_leaves=20,
 )
 KEYS = st.sampled_from(

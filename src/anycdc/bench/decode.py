@@ -159,12 +159,16 @@ def memory_check(format_id: str, total: int) -> list[list[str]]:
     for n, message in enumerate(stream(format_id, total), start=1):
         fmt.decode(message)
         if n in checkpoints:
-            rows.append([f"{n:,}", f"{rss_mb():.1f} MiB", f"{n / (time.perf_counter() - start):,.0f}/s"])
+            rows.append(
+                [f"{n:,}", f"{rss_mb():.1f} MiB", f"{n / (time.perf_counter() - start):,.0f}/s"]
+            )
     return rows
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--events", type=int, default=20_000, help="messages per format")
     parser.add_argument("--memory-events", type=int, default=10_000_000, help="0 to skip")
     parser.add_argument("--memory-format", default="canal-json")
@@ -174,7 +178,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = bench_formats(args.events)
     print_table(
         f"Decode throughput, one core, {args.events:,} messages per format (best of 3)",
-        ["format", "messages", "bare parse (msg/s)", "anycdc decode (events/s)", "vs fastest bare", "size"],
+        [
+            "format",
+            "messages",
+            "bare parse (msg/s)",
+            "anycdc decode (events/s)",
+            "vs fastest bare",
+            "size",
+        ],
         rows,
     )
     if args.memory_events:

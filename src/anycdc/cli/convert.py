@@ -20,14 +20,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "output", metavar="OUT", help="JSON Lines file (- = stdout), or a folder for Avro targets"
     )
-    parser.add_argument("--to", required=True, choices=format_ids(), metavar="ID", help="target format")
     parser.add_argument(
-        "--from", dest="source", default=AUTO, choices=[AUTO, *format_ids()], metavar="ID",
+        "--to", required=True, choices=format_ids(), metavar="ID", help="target format"
+    )
+    parser.add_argument(
+        "--from",
+        dest="source",
+        default=AUTO,
+        choices=[AUTO, *format_ids()],
+        metavar="ID",
         help="source format (default: auto, per message)",
     )
     add_option_argument(parser)
     parser.add_argument(
-        "--to-option", action="append", default=[], metavar="K=V", help="option of the target format"
+        "--to-option",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="option of the target format",
     )
     parser.add_argument("--strict", action="store_true", help="exit 1 if any message fails")
 
@@ -68,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
 class _LinesFile:
     def __init__(self, target: str) -> None:
-        self._handle: BinaryIO = sys.stdout.buffer if target == "-" else open(target, "wb")  # noqa: SIM115
+        self._handle: BinaryIO = sys.stdout.buffer if target == "-" else open(target, "wb")
         self._close = target != "-"
 
     def write(self, data: bytes) -> None:

@@ -18,7 +18,11 @@ from anycdc.source import iter_file_messages
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "files", nargs="*", default=["-"], metavar="FILE", help="files or folders; - = stdin (default)"
+        "files",
+        nargs="*",
+        default=["-"],
+        metavar="FILE",
+        help="files or folders; - = stdin (default)",
     )
     parser.add_argument(
         "--format",
@@ -36,7 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--pretty", action="store_true", help="print a table for people instead of JSON Lines"
     )
     parser.add_argument(
-        "--no-pair", action="store_true", help="do not join split update halves (UPDATE_BEFOR/AFTER)"
+        "--no-pair",
+        action="store_true",
+        help="do not join split update halves (UPDATE_BEFOR/AFTER)",
     )
 
 

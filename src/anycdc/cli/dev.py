@@ -29,10 +29,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     kafka.add_arguments(kafka_parser)
     jars_parser = sub.add_parser("jars", help="list or check the Spark jars from `make setup`")
-    jars_parser.add_argument("action", nargs="?", default="list", choices=("list", "comma", "check"))
+    jars_parser.add_argument(
+        "action", nargs="?", default="list", choices=("list", "comma", "check")
+    )
     demo_parser = sub.add_parser("demo", help="small end-to-end run: Kafka -> Spark -> Delta")
-    demo_parser.add_argument("--keep-kafka", action="store_true",
-                             help="leave the broker running afterwards")
+    demo_parser.add_argument(
+        "--keep-kafka", action="store_true", help="leave the broker running afterwards"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,12 +20,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--topics", metavar="A,B", help="comma-separated topics")
     src.add_argument("--topic-pattern", metavar="RE", help="subscribe to topics matching a regex")
     src.add_argument(
-        "--kafka-option", action="append", default=[], metavar="K=V",
+        "--kafka-option",
+        action="append",
+        default=[],
+        metavar="K=V",
         help="passed to Spark's Kafka source, e.g. kafka.security.protocol=SASL_SSL (secrets are never printed)",
     )
     src.add_argument("--starting-offsets", help="earliest (default) | latest | Spark's JSON")
     src.add_argument("--max-offsets-per-trigger", type=int, help="cap messages per micro-batch")
-    src.add_argument("--source-dir", metavar="DIR", help="folder of .jsonl/.json/.avro message files")
+    src.add_argument(
+        "--source-dir", metavar="DIR", help="folder of .jsonl/.json/.avro message files"
+    )
     dec = parser.add_argument_group("decoding")
     dec.add_argument("--format", "-f", help="format id or auto (default)")
     add_option_argument(dec)
@@ -33,18 +38,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tgt.add_argument("--target", "-t", metavar="DIR", help="folder of the Delta tables")
     tgt.add_argument("--catalog", action="store_true", default=None, help="write catalog tables")
     tgt.add_argument("--table-name", help='catalog name template, default "{database}.{table}"')
-    tgt.add_argument("--include", action="append", metavar="RE", help="only tables matching (db.table)")
+    tgt.add_argument(
+        "--include", action="append", metavar="RE", help="only tables matching (db.table)"
+    )
     tgt.add_argument("--exclude", action="append", metavar="RE", help="skip tables matching")
     tgt.add_argument(
-        "--primary-key", action="append", default=[], metavar="[DB.]TABLE=COL[,COL]",
+        "--primary-key",
+        action="append",
+        default=[],
+        metavar="[DB.]TABLE=COL[,COL]",
         help="primary key of a table whose messages name none",
     )
     run = parser.add_argument_group("execution")
     run.add_argument("--checkpoint", metavar="DIR", help="default <target>/_anycdc/checkpoint")
     run.add_argument("--trigger", help="available-now (default: process all, exit) | interval=10s")
     run.add_argument("--mode", choices=["scd1", "scd2"], help="scd1 (default) or scd2 history")
-    run.add_argument("--master", help="Spark master (default local[*]; on a cluster use spark-submit)")
-    run.add_argument("--print-config", action="store_true", help="print the configuration (secrets masked) and exit")
+    run.add_argument(
+        "--master", help="Spark master (default local[*]; on a cluster use spark-submit)"
+    )
+    run.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the configuration (secrets masked) and exit",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> PipelineConfig:
@@ -86,7 +102,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not config.source_dir and not config.kafka_bootstrap:
         return fail("give a source: --source-dir DIR or --kafka-bootstrap HOST:PORT --topics T")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr
+    )
     logging.getLogger("py4j").setLevel(logging.WARNING)
     from anycdc.spark.pipeline import Pipeline
     from anycdc.spark.session import get_spark
@@ -95,7 +113,10 @@ def run(args: argparse.Namespace) -> int:
     history = Pipeline(spark, config).run()
     events = sum(m.events for m in history)
     dead = sum(m.dead_letters for m in history)
-    print(f"{len(history)} batches, {events} events applied, {dead} dead letters -> {config.target}", file=sys.stderr)
+    print(
+        f"{len(history)} batches, {events} events applied, {dead} dead letters -> {config.target}",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -12,7 +12,9 @@ from anycdc.cli.output import print_table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--target", "-t", required=True, metavar="DIR", help="the run's target folder")
+    parser.add_argument(
+        "--target", "-t", required=True, metavar="DIR", help="the run's target folder"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
 
 
@@ -26,7 +28,9 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
         raise FileNotFoundError(f"no anycdc run found under {target} (missing _anycdc/batches)")
     batches = spark.read.format("delta").load(f"{system}/batches")
     per_table = (
-        batches.filter(F.col("table").isNotNull() & F.col("path").isNotNull() & (F.col("path") != ""))
+        batches.filter(
+            F.col("table").isNotNull() & F.col("path").isNotNull() & (F.col("path") != "")
+        )
         .groupBy("table", "path")
         .agg(
             F.max("max_position").alias("last_position"),
@@ -59,7 +63,12 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
                 "last_batch": row["last_batch"],
             }
         )
-    return {"target": target, "tables": tables, "dead_letters": dead_total, "heartbeat_ts_ms": heartbeat}
+    return {
+        "target": target,
+        "tables": tables,
+        "dead_letters": dead_total,
+        "heartbeat_ts_ms": heartbeat,
+    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,7 +92,15 @@ def run(args: argparse.Namespace) -> int:
     ]  # fmt: skip
     print_table(
         f"anycdc status: {args.target}",
-        ["table", "rows", "events", "last position", "last source time", "freshness", "dead letters"],
+        [
+            "table",
+            "rows",
+            "events",
+            "last position",
+            "last source time",
+            "freshness",
+            "dead letters",
+        ],
         rows,
     )
     print(f"dead letters in total: {report['dead_letters']}")

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final
 
-
 from anycdc.errors import UnknownFormatError
 from anycdc.formats.base import Format, parse_json
 
@@ -88,7 +87,7 @@ def detect(message: bytes | bytearray | memoryview | str | Any) -> Detection:
         raw = bytes(message) if not isinstance(message, str) else message.encode("utf-8")
         try:
             parsed = parse_json(UNKNOWN_FORMAT, raw)
-        except Exception:  # noqa: BLE001 - not JSON: maybe a binary format
+        except Exception:
             return _best(_scores(raw, binary=True))
         return _best(_scores(parsed, binary=False))
     return _best(_scores(message, binary=False))
@@ -102,7 +101,7 @@ def _scores(message: Any, *, binary: bool) -> list[tuple[str, float]]:
             continue
         try:
             score = float(cls.sniff(message))
-        except Exception:  # noqa: BLE001 - a sniffer must never break detection
+        except Exception:
             score = 0.0
         if score > 0:
             scores.append((format_id, score))
@@ -128,4 +127,3 @@ __all__ = [
     "format_ids",
     "get_format",
 ]
-

@@ -100,7 +100,9 @@ class IncompatibleSchema(Exception):
     """A column's new type cannot hold the old data nor the old type the new data."""
 
 
-def build_plans(summary_rows: Iterable[Any], config: PipelineConfig) -> dict[tuple[Any, ...], TablePlan]:
+def build_plans(
+    summary_rows: Iterable[Any], config: PipelineConfig
+) -> dict[tuple[Any, ...], TablePlan]:
     """Merge the batch's distinct (table, columns, key, op) rows into one plan per table."""
     plans: dict[tuple[Any, ...], TablePlan] = {}
     for row in summary_rows:
@@ -190,11 +192,14 @@ class TableApplier:
                 f"ALTER TABLE {self._table_ref()} SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')"
             )
             for name, target in changes.items():
-                self.spark.sql(f"ALTER TABLE {self._table_ref()} ALTER COLUMN {q(name)} TYPE {target}")
+                self.spark.sql(
+                    f"ALTER TABLE {self._table_ref()} ALTER COLUMN {q(name)} TYPE {target}"
+                )
             log.info("%s: widened %s", self.plan.qualified, changes)
         current.update(additions)
         current.update(changes)
-        return current
+        meta = {name for name, _ in META_COLUMNS}
+        return {k: v for k, v in current.items() if k not in meta}
 
     def _schema_fields(self) -> list[Any]:
         return list(self.spark.read.format("delta").load(self.path).schema.fields)
@@ -303,9 +308,9 @@ class TableApplier:
         )
         empty = "cast(map() as map<string,string>)"
         state = (
-            "named_struct('kind', 'none', 'row', {empty}, 'full', false, 'pos', '', 'ts', "
+            f"named_struct('kind', 'none', 'row', {empty}, 'full', false, 'pos', '', 'ts', "
             "cast(null as bigint), 'op', cast(null as string))"
-        ).format(empty=empty)
+        )
         step = (
             "(s, e) -> CASE "
             "WHEN e.kind = 'delete' THEN named_struct('kind', 'delete', 'row', e.image, "
@@ -315,12 +320,12 @@ class TableApplier:
             "ELSE named_struct('kind', 'upsert', 'row', map_concat(s.row, e.image), "
             "'full', s.full OR s.kind = 'delete', 'pos', e.position, 'ts', e.ts_ms, 'op', e.op) END"
         )
-        return ordered.select(
-            F.col("_key"), F.expr(f"aggregate(evs, {state}, {step})").alias("st")
-        )
+        return ordered.select(F.col("_key"), F.expr(f"aggregate(evs, {state}, {step})").alias("st"))
 
     # ------------------------------------------------------------------ merge
-    def merge(self, folded: DataFrame, types: dict[str, str], batch_id: int) -> None:
+    def merge(
+        self, folded: DataFrame, types: dict[str, str], batch_id: int, has_deletes: bool = True
+    ) -> None:
         from pyspark.sql import functions as F
 
         tomb = self._tombstones()
@@ -331,11 +336,17 @@ class TableApplier:
                 .filter(F.col("_tomb_pos").isNull() | (F.col("st.pos") > F.col("_tomb_pos")))
                 .drop("_tomb_pos", "deleted_at")
             )
-        projections = [F.col("_key"), F.col("st.kind").alias("_kind"), F.col("st.full").alias("_full")]
+        projections = [
+            F.col("_key"),
+            F.col("st.kind").alias("_kind"),
+            F.col("st.full").alias("_full"),
+        ]
         for name, target in types.items():
             text = f"element_at(st.row, {lit(name)})"
             projections.append(F.expr(cast_sql(text, target)).alias(name))
-            projections.append(F.expr(f"map_contains_key(st.row, {lit(name)})").alias(f"_has_{name}"))
+            projections.append(
+                F.expr(f"map_contains_key(st.row, {lit(name)})").alias(f"_has_{name}")
+            )
         projections += [
             F.expr("nullif(st.pos, '')").alias("_pos"),
             F.expr("timestamp_millis(st.ts)").alias("_ts"),
@@ -346,7 +357,9 @@ class TableApplier:
         on = " AND ".join(f"t.{q(k)} <=> s.{q(k)}" for k in keys)
         newer = "(s._pos IS NULL OR t._cdc_position IS NULL OR s._pos > t._cdc_position)"
         sets = {
-            q(name): f"CASE WHEN s._full OR s.{q('_has_' + name)} THEN s.{q(name)} ELSE t.{q(name)} END"
+            q(
+                name
+            ): f"CASE WHEN s._full OR s.{q('_has_' + name)} THEN s.{q(name)} ELSE t.{q(name)} END"
             for name in types
             if name not in keys
         }
@@ -372,7 +385,8 @@ class TableApplier:
             )
         finally:
             self.spark.catalog.dropTempView(view)
-        self._record_tombstones(folded, batch_id)
+        if has_deletes:
+            self._record_tombstones(folded, batch_id)
 
     # ------------------------------------------------------------------ tombstones
     def _tombstones(self) -> DataFrame | None:
@@ -387,29 +401,24 @@ class TableApplier:
         from pyspark.sql import functions as F
 
         deleted = folded.filter(F.col("st.kind") == "delete").select(
-            F.col("_key"), F.col("st.pos").alias("position"), F.current_timestamp().alias("deleted_at")
-        )
-        revived = folded.filter(F.col("st.kind") == "upsert").select(
-            F.col("_key"), F.col("st.pos").alias("position")
+            F.col("_key"),
+            F.col("st.pos").alias("position"),
+            F.current_timestamp().alias("deleted_at"),
         )
         if not DeltaTable.isDeltaTable(self.spark, self.tomb_path):
             self.spark.sql(
                 f"CREATE TABLE IF NOT EXISTS delta.{q(self.tomb_path)} "
                 "(_key STRING, position STRING, deleted_at TIMESTAMP) USING delta"
             )
-        changes = deleted.select("_key", "position", "deleted_at", F.lit("delete").alias("_kind")).unionByName(
-            revived.select("_key", "position", F.lit(None).cast("timestamp").alias("deleted_at"), F.lit("upsert").alias("_kind"))
-        )
         view = f"anycdc_tomb_{abs(hash((self.tomb_path, batch_id)))}"
-        changes.createOrReplaceTempView(view)
+        deleted.createOrReplaceTempView(view)
         retention = float(self.config.tombstone_retention_hours)
         try:
             self.spark.sql(
                 f"MERGE INTO delta.{q(self.tomb_path)} t USING {view} s ON t._key = s._key "
-                "WHEN MATCHED AND s._kind = 'delete' AND s.position > t.position THEN "
+                "WHEN MATCHED AND s.position > t.position THEN "
                 "UPDATE SET position = s.position, deleted_at = s.deleted_at "
-                "WHEN MATCHED AND s._kind = 'upsert' AND s.position > t.position THEN DELETE "
-                "WHEN NOT MATCHED AND s._kind = 'delete' THEN INSERT (_key, position, deleted_at) "
+                "WHEN NOT MATCHED THEN INSERT (_key, position, deleted_at) "
                 "VALUES (s._key, s.position, s.deleted_at) "
                 f"WHEN NOT MATCHED BY SOURCE AND t.deleted_at < current_timestamp() - "
                 f"make_interval(0, 0, 0, 0, 0, 0, {retention * 3600:.0f}) THEN DELETE"
@@ -446,7 +455,9 @@ def _with_row_key(image: str) -> Any:
 def _ddl_type(simple: str) -> str:
     """Spark's simpleString (``decimal(20,0)``, ``timestamp_ntz``) -> our DDL spelling."""
     text = simple.upper()
-    return {"INTEGER": "INT", "BYTE": "TINYINT", "SHORT": "SMALLINT", "LONG": "BIGINT"}.get(text, text)
+    return {"INTEGER": "INT", "BYTE": "TINYINT", "SHORT": "SMALLINT", "LONG": "BIGINT"}.get(
+        text, text
+    )
 
 
 def describe(types: dict[str, str]) -> str:

@@ -40,7 +40,10 @@ def decode_rows(
     """Decode raw records (dicts of :data:`INPUT_COLUMNS`) into changelog rows, in order."""
     decoder = MessageDecoder(format_id, options)
     pairer = SplitUpdatePairer()
-    held: tuple[Coordinates, int] = (Coordinates("", 0, 0), 0)  # where the held before-half came from
+    held: tuple[Coordinates, int] = (
+        Coordinates("", 0, 0),
+        0,
+    )  # where the held before-half came from
     for record in records:
         where = Coordinates(
             record["source"] or "",
@@ -54,8 +57,10 @@ def decode_rows(
         except AnyCdcError as exc:
             yield error_row(where, getattr(exc, "format_id", format_id), str(exc))
             continue
-        except Exception as exc:  # noqa: BLE001 - a decoder bug must not kill the stream
-            yield error_row(where, format_id, f"internal decoder error: {type(exc).__name__}: {exc}")
+        except Exception as exc:
+            yield error_row(
+                where, format_id, f"internal decoder error: {type(exc).__name__}: {exc}"
+            )
             continue
         for index, event in enumerate(events):
             for ready in pairer.push(event):

@@ -136,6 +136,8 @@ class Pipeline:
     def process_batch(self, raw: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
         spark = raw.sparkSession
+        # partial images are overlaid with map_concat: the newer value of a column wins
+        spark.conf.set("spark.sql.mapKeyDedupPolicy", "LAST_WIN")
         decoded = decode_frame(raw, self.config.format, self.config.format_options).persist()
         try:
             metrics = self._process(spark, decoded, batch_id)
@@ -155,12 +157,15 @@ class Pipeline:
         counts = decoded.agg(
             F.count(F.lit(1)).alias("rows"),
             F.sum(F.col("error").isNotNull().cast("int")).alias("errors"),
-            F.max(F.when(F.col("op").isin("heartbeat", "begin", "commit"), F.col("ts_ms"))).alias("hb"),
+            F.max(F.when(F.col("op").isin("heartbeat", "begin", "commit"), F.col("ts_ms"))).alias(
+                "hb"
+            ),
+            F.sum((F.col("event_index") == 0).cast("int")).alias("messages"),
         ).first()
         metrics.events = int(counts["rows"] or 0) - int(counts["errors"] or 0)
         metrics.dead_letters = int(counts["errors"] or 0)
         metrics.heartbeat_ts_ms = counts["hb"]
-        metrics.messages = decoded.select("source", "partition", "offset").distinct().count()
+        metrics.messages = int(counts["messages"] or 0)
 
         wanted = decoded.filter(F.col("error").isNull() & F.col("table").isNotNull())
         plans = {
@@ -177,8 +182,10 @@ class Pipeline:
             dead = decoded.filter(F.col("error").isNotNull()).select(
                 *DEAD_LETTER_COLUMNS, F.current_timestamp().alias("failed_at")
             )
-            dead = dead.unionByName(self._schema_dead_letters(wanted, failed))
-            self._append(dead, "dead_letter")
+            if failed:
+                dead = dead.unionByName(self._schema_dead_letters(wanted, failed))
+            if metrics.dead_letters or failed:
+                self._append(dead, "dead_letter")
             metrics.tables = self._phase_b(wanted, prepared, batch_id)
             metrics.tables += [
                 TableResult(plan.qualified, "", error=reason) for plan, reason in failed
@@ -199,7 +206,9 @@ class Pipeline:
                 F.flatten(F.collect_set("columns")).alias("columns"),
                 F.max("key").alias("key"),
                 F.max(F.col("row_id").isNotNull()).alias("has_row_id"),
-                F.max(F.when(F.col("op") == "truncate", F.col("position"))).alias("truncate_position"),
+                F.max(F.when(F.col("op") == "truncate", F.col("position"))).alias(
+                    "truncate_position"
+                ),
             )
             .collect()
         )
@@ -259,9 +268,18 @@ class Pipeline:
         )
         actions = applier.bad_casts(applier.actions(events, types, floor), types).persist()
         try:
-            bad = actions.filter(F.col("_bad").isNotNull())
-            dead = bad.count()
+            stats = actions.agg(
+                F.sum(F.col("_bad").isNull().cast("int")).alias("n"),
+                F.sum(((F.col("kind") == "delete") & F.col("_bad").isNull()).cast("int")).alias(
+                    "deletes"
+                ),
+                F.sum(F.col("_bad").isNotNull().cast("int")).alias("bad"),
+                F.max(F.when(F.col("_bad").isNull(), F.col("position"))).alias("pos"),
+                F.max(F.when(F.col("_bad").isNull(), F.col("ts_ms"))).alias("ts"),
+            ).first()
+            dead = int(stats["bad"] or 0)
             if dead:
+                bad = actions.filter(F.col("_bad").isNotNull())
                 self._append(
                     bad.select(
                         "source",
@@ -276,15 +294,11 @@ class Pipeline:
                     "dead_letter",
                     app_suffix=f":{applier.path}",
                 )
-            good = actions.filter(F.col("_bad").isNull()).drop("_bad")
-            stats = good.agg(
-                F.count(F.lit(1)).alias("n"),
-                F.sum((F.col("kind") == "delete").cast("int")).alias("deletes"),
-                F.max("position").alias("pos"),
-                F.max("ts_ms").alias("ts"),
-            ).first()
             if stats["n"]:
-                applier.merge(applier.fold(good), types, batch_id)
+                good = actions.filter(F.col("_bad").isNull()).drop("_bad")
+                applier.merge(
+                    applier.fold(good), types, batch_id, has_deletes=bool(stats["deletes"])
+                )
         finally:
             actions.unpersist()
         return TableResult(
@@ -310,7 +324,9 @@ class Pipeline:
             )
         writer.save(path)
 
-    def _schema_dead_letters(self, wanted: DataFrame, failed: list[tuple[TablePlan, str]]) -> DataFrame:
+    def _schema_dead_letters(
+        self, wanted: DataFrame, failed: list[tuple[TablePlan, str]]
+    ) -> DataFrame:
         from pyspark.sql import functions as F
 
         frame = wanted.limit(0).select(
@@ -347,3 +363,50 @@ class Pipeline:
         from pyspark.sql import functions as F
 
         return frame.withColumn("processed_at", F.current_timestamp())
+
+
+def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[int, int]:
+    """Re-run the dead letters through the pipeline (after a fix or an option change).
+
+    Messages that now decode and apply are removed from ``_anycdc/dead_letter``;
+    the others stay (a message that fails again for a new reason is recorded
+    again with that reason). Returns ``(replayed, still_failing)``.
+    """
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    from anycdc.decoding import MessageDecoder
+    from anycdc.errors import AnyCdcError
+
+    path = f"{config.system_dir}/dead_letter"
+    if not DeltaTable.isDeltaTable(spark, path):
+        return 0, 0
+    dead = spark.read.format("delta").load(path).collect()
+    decoder = MessageDecoder(config.format, config.format_options)
+    fixed = []
+    for row in dead:
+        try:
+            decoder.decode(row["raw"], row["kafka_key"])
+        except AnyCdcError:
+            continue
+        fixed.append(row)
+    if not fixed:
+        return 0, len(dead)
+    raw = spark.createDataFrame(
+        [(r["source"], r["partition"], r["offset"], r["kafka_key"], r["raw"]) for r in fixed],
+        "source STRING, partition INT, offset BIGINT, key BINARY, value BINARY",
+    )
+    started = spark.sql("SELECT current_timestamp() AS now").first()["now"]
+    replay = config.with_overrides(query_name=f"{config.query_name}-replay")
+    # a fresh, increasing version: each replay is a new idempotent unit of work
+    Pipeline(spark, replay).process_batch(raw, int(time.time() * 1000))
+    coords = {(r["source"], r["partition"], r["offset"]) for r in fixed}
+    condition = F.lit(False)
+    for source, partition, offset in coords:
+        condition = condition | (
+            (F.col("source") == source) & (F.col("partition") == partition) & (F.col("offset") == offset)
+        )  # fmt: skip
+    # a message that failed again during the replay was recorded afresh: keep that record
+    condition = condition & (F.col("failed_at") < F.lit(started))
+    DeltaTable.forPath(spark, path).delete(condition)
+    return len(fixed), len(dead) - len(fixed)

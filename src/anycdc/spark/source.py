@@ -36,9 +36,7 @@ def kafka_stream(spark: SparkSession, config: PipelineConfig) -> DataFrame:
         reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
     for key, value in config.kafka_options.items():
         reader = reader.option(key, value)
-    return reader.load().selectExpr(
-        "topic AS source", "partition", "offset", "key", "value"
-    )
+    return reader.load().selectExpr("topic AS source", "partition", "offset", "key", "value")
 
 
 def file_stream(spark: SparkSession, config: PipelineConfig) -> DataFrame:

@@ -325,7 +325,7 @@ def test_pickles_with_its_schema(tmp_path: Path) -> None:
     path.write_text(RECORD_AVSC.read_text())
     fmt = DrsAvro({"schema": str(path), "timezone": "Asia/Shanghai"})
     path.unlink()  # an executor does not have the file
-    clone = pickle.loads(pickle.dumps(fmt))  # noqa: S301 - our own bytes
+    clone = pickle.loads(pickle.dumps(fmt))
     message = write(drs())
     assert clone.decode(message) == fmt.decode(message)
     assert clone.options.timezone == fmt.options.timezone
