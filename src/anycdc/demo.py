@@ -46,7 +46,7 @@ def build_traffic(
         fmt = get_format(format_id)
         workload = Workload(seed=seed, rows=rows, events=events, database=database_for(format_id))
         workloads[format_id] = workload
-        out = []
+        out: list[tuple[bytes | None, bytes]] = []
         for event in workload.events(format_id):
             key = f"{event.database}.{event.table}:{event.key_values()}".encode()
             out.extend((key, message) for message in fmt.encode(event))
@@ -61,7 +61,7 @@ def produce(
     bootstrap: str, messages: list[tuple[bytes | None, bytes]], partitions: int = 3
 ) -> None:
     from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.delete_topics([TOPIC])

@@ -33,10 +33,9 @@ STATUSES = ("new", "paid", "shipped", "delivered", "returned")
 def _col(
     logical: str, vendor: str, precision: int | None = None, scale: int | None = None
 ) -> Column:
-    ltype = (
-        LogicalType("decimal", precision, scale) if logical == "decimal" else LogicalType(logical)
-    )  # type: ignore[arg-type]
-    return Column(ltype, vendor)
+    if logical == "decimal":
+        return Column(LogicalType("decimal", precision, scale), vendor)
+    return Column(LogicalType.parse(logical), vendor)
 
 
 @dataclass(frozen=True)

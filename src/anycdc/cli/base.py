@@ -43,7 +43,7 @@ def parse_key_values(pairs: Sequence[str] | None, what: str = "--option") -> dic
     return out
 
 
-def add_option_argument(parser: argparse.ArgumentParser) -> None:
+def add_option_argument(parser: argparse._ActionsContainer) -> None:
     parser.add_argument(
         "--option",
         "-o",

@@ -179,7 +179,8 @@ class Format(ABC):
         if value is None:
             return self.decode_tombstone(key)
         if self.binary:
-            return self.decode_bytes(bytes(value), key)
+            data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+            return self.decode_bytes(data, key)
         return self.decode_object(parse_json(self.id, value), key)
 
     def decode_tombstone(self, key: bytes | None) -> list[ChangeEvent]:

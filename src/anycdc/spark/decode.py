@@ -11,7 +11,7 @@ Kafka partition keeps both halves of a split update).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from anycdc.changelog import CHANGELOG_COLUMNS, Coordinates, error_row, event_to_row
@@ -31,7 +31,9 @@ def changelog_schema() -> StructType:
     from pyspark.sql.types import StructType
 
     ddl = ", ".join(f"`{name}` {kind}" for name, kind in CHANGELOG_COLUMNS)
-    return StructType.fromDDL(ddl)
+    schema = StructType.fromDDL(ddl)
+    assert isinstance(schema, StructType)
+    return schema
 
 
 def decode_rows(
@@ -76,8 +78,8 @@ def decode_rows(
 
 def _arrow_mapper(
     format_id: str, options: Mapping[str, str], schema: StructType
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+) -> Callable[[Iterable[pa.RecordBatch]], Iterable[pa.RecordBatch]]:
+    def decode_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
         from pyspark.sql.pandas.types import to_arrow_schema
 

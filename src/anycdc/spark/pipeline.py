@@ -43,7 +43,8 @@ from anycdc.spark.source import raw_stream
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import StreamingQuery
+    from pyspark.sql import Row
+    from pyspark.sql.streaming.query import StreamingQuery
 
 log = logging.getLogger("anycdc.pipeline")
 
@@ -58,6 +59,13 @@ BATCHES_SCHEMA: Final = (
     "max_position STRING, max_ts_ms BIGINT, heartbeat_ts_ms BIGINT, error STRING, "
     "processed_at TIMESTAMP"
 )
+
+
+def _first(frame: DataFrame) -> Row:
+    """The single row of an aggregate (always present)."""
+    row = frame.first()
+    assert row is not None
+    return row
 
 
 @dataclass
@@ -124,7 +132,7 @@ class Pipeline:
         """Start, and wait until the query ends (available-now) or ``timeout`` seconds pass."""
         query = self.start()
         try:
-            query.awaitTermination(timeout)
+            query.awaitTermination(int(timeout) if timeout is not None else None)
         finally:
             if query.isActive:
                 query.stop()
@@ -154,14 +162,14 @@ class Pipeline:
         from pyspark.sql import functions as F
 
         metrics = BatchMetrics(batch_id)
-        counts = decoded.agg(
+        counts = _first(decoded.agg(
             F.count(F.lit(1)).alias("rows"),
             F.sum(F.col("error").isNotNull().cast("int")).alias("errors"),
             F.max(F.when(F.col("op").isin("heartbeat", "begin", "commit"), F.col("ts_ms"))).alias(
                 "hb"
             ),
             F.sum((F.col("event_index") == 0).cast("int")).alias("messages"),
-        ).first()
+        ))
         metrics.events = int(counts["rows"] or 0) - int(counts["errors"] or 0)
         metrics.dead_letters = int(counts["errors"] or 0)
         metrics.heartbeat_ts_ms = counts["hb"]
@@ -268,7 +276,7 @@ class Pipeline:
         )
         actions = applier.bad_casts(applier.actions(events, types, floor), types).persist()
         try:
-            stats = actions.agg(
+            stats = _first(actions.agg(
                 F.sum(F.col("_bad").isNull().cast("int")).alias("n"),
                 F.sum(((F.col("kind") == "delete") & F.col("_bad").isNull()).cast("int")).alias(
                     "deletes"
@@ -276,7 +284,7 @@ class Pipeline:
                 F.sum(F.col("_bad").isNotNull().cast("int")).alias("bad"),
                 F.max(F.when(F.col("_bad").isNull(), F.col("position"))).alias("pos"),
                 F.max(F.when(F.col("_bad").isNull(), F.col("ts_ms"))).alias("ts"),
-            ).first()
+            ))
             dead = int(stats["bad"] or 0)
             if dead:
                 bad = actions.filter(F.col("_bad").isNotNull())
@@ -347,9 +355,7 @@ class Pipeline:
         return frame
 
     def _batch_rows(self, spark: SparkSession, metrics: BatchMetrics) -> DataFrame:
-        from pyspark.sql.types import StructType
-
-        rows = [
+        rows: list[tuple[Any, ...]] = [
             (
                 metrics.batch_id, t.table, t.path, t.events, t.dead_letters, t.max_position,
                 t.max_ts_ms, metrics.heartbeat_ts_ms, t.error, None,
@@ -359,7 +365,7 @@ class Pipeline:
             (metrics.batch_id, None, None, 0, metrics.dead_letters, None, None,
              metrics.heartbeat_ts_ms, None, None)
         ]  # fmt: skip
-        frame = spark.createDataFrame(rows, StructType.fromDDL(BATCHES_SCHEMA))
+        frame = spark.createDataFrame(rows, BATCHES_SCHEMA)
         from pyspark.sql import functions as F
 
         return frame.withColumn("processed_at", F.current_timestamp())
@@ -396,7 +402,7 @@ def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[in
         [(r["source"], r["partition"], r["offset"], r["kafka_key"], r["raw"]) for r in fixed],
         "source STRING, partition INT, offset BIGINT, key BINARY, value BINARY",
     )
-    started = spark.sql("SELECT current_timestamp() AS now").first()["now"]
+    started = _first(spark.sql("SELECT current_timestamp() AS now"))["now"]
     replay = config.with_overrides(query_name=f"{config.query_name}-replay")
     # a fresh, increasing version: each replay is a new idempotent unit of work
     Pipeline(spark, replay).process_batch(raw, int(time.time() * 1000))

@@ -8,7 +8,7 @@ for ``.json``/``.avro``) in a Python step, with the line number as the offset.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from anycdc.config import PipelineConfig
@@ -53,7 +53,7 @@ def file_stream(spark: SparkSession, config: PipelineConfig) -> DataFrame:
     return files.mapInArrow(_split_files, RAW_SCHEMA)
 
 
-def _split_files(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _split_files(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     import pyarrow as pa
 
     schema = pa.schema(
