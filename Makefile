@@ -1,0 +1,118 @@
+# anycdc developer entry points.
+#
+#   make setup       venv + pinned Python packages, Spark jars, Kafka broker jars (idempotent)
+#   make test        setup, then the whole pytest suite (Spark, Kafka, Delta included)
+#   make test-fast   pure-Python tests only (no JVM)
+#   make demo        setup, then a small end-to-end run (Kafka -> Spark -> Delta)
+#   make lint        ruff + mypy
+#   make kafka-start / kafka-stop / kafka-status   the project's own local Kafka broker
+#   make clean       build outputs and local data (keeps .venv); make distclean also drops .venv
+#
+# Every step of `setup` is guarded by a stamp file, so the second run only checks mtimes:
+#   .venv/.anycdc-installed   newer than pyproject.toml  -> Python packages are current
+#   .build/jars.stamp         newer than jvm/pom.xml      -> Spark jars are current
+#   .build/kafka-libs.stamp   newer than jvm/kafka-broker/pom.xml -> Kafka jars are current
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := setup
+.DELETE_ON_ERROR:
+
+PYTHON ?= $(or $(shell command -v python3.11 2>/dev/null),python3)
+VENV ?= .venv
+PY := $(VENV)/bin/python
+MVN ?= mvn
+MVN_SETTINGS ?= jvm/maven-settings.xml
+MVN_FLAGS ?= -q -B
+BUILD := .build
+STEP := bash scripts/step.sh
+RUN_PYTEST := bash scripts/run-pytest.sh
+PYTEST_ARGS ?=
+FAST_MARKERS := not spark and not kafka and not faults
+
+PY_STAMP := $(VENV)/.anycdc-installed
+JARS_STAMP := $(BUILD)/jars.stamp
+KAFKA_STAMP := $(BUILD)/kafka-libs.stamp
+
+.PHONY: setup venv jars kafka-libs test test-fast test-infra demo bench bench-decode lint \
+        kafka-start kafka-stop kafka-status clean distclean help
+
+help:
+	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
+
+setup: $(PY_STAMP) $(JARS_STAMP) $(KAFKA_STAMP)
+	@echo "setup: ready (python: $(PY), spark jars: $(BUILD)/jars, kafka: $(BUILD)/kafka-libs)"
+
+venv: $(PY_STAMP)
+jars: $(JARS_STAMP)
+kafka-libs: $(KAFKA_STAMP)
+
+$(VENV)/bin/python:
+	@$(STEP) "create the virtualenv $(VENV) with $(PYTHON)" \
+	  "install Python 3.11 so that '$(PYTHON)' is on PATH, or run 'make setup PYTHON=/path/to/python3.11'" \
+	  $(PYTHON) -m venv $(VENV)
+
+$(PY_STAMP): pyproject.toml | $(VENV)/bin/python
+	@$(STEP) "install anycdc (editable) with its pinned [spark,dev] extras into $(VENV) (first time: pyspark is a 430 MB download)" \
+	  "check that PyPI is reachable ('$(PY) -m pip config list'), read pip's error above, then rerun 'make setup'" \
+	  $(PY) -m pip install --disable-pip-version-check -q -e ".[spark,dev]"
+	@touch $@
+
+$(JARS_STAMP): jvm/pom.xml $(MVN_SETTINGS) $(PY_STAMP)
+	@rm -rf $(BUILD)/jars
+	@$(STEP) "fetch the Spark jars (Kafka source, Avro, Delta) from Maven Central into $(BUILD)/jars" \
+	  "check 'mvn -v' (Maven 3.8+, Java 17) and that Maven Central is reachable; rerun with 'make setup MVN_FLAGS=-B' to see Maven's log" \
+	  env MVN="$(MVN)" MVN_FLAGS="$(MVN_FLAGS)" MVN_SETTINGS="$(MVN_SETTINGS)" bash scripts/mvn-copy.sh jvm/pom.xml
+	@$(STEP) "drop the jars pyspark already ships (pyspark/jars wins, no duplicate classes)" \
+	  "pyspark must be installed in $(VENV): run 'make venv' (or delete $(PY_STAMP)) and retry" \
+	  $(PY) -m anycdc.spark.jars prune
+	@touch $@
+
+$(KAFKA_STAMP): jvm/kafka-broker/pom.xml $(MVN_SETTINGS)
+	@rm -rf $(BUILD)/kafka-libs
+	@$(STEP) "fetch the Kafka broker jars (kafka_2.13 + log4j2) from Maven Central into $(BUILD)/kafka-libs" \
+	  "check 'mvn -v' (Maven 3.8+, Java 17) and that Maven Central is reachable; rerun with 'make setup MVN_FLAGS=-B' to see Maven's log" \
+	  env MVN="$(MVN)" MVN_FLAGS="$(MVN_FLAGS)" MVN_SETTINGS="$(MVN_SETTINGS)" bash scripts/mvn-copy.sh jvm/kafka-broker/pom.xml
+	@touch $@
+
+# The whole suite. ANYCDC_REQUIRE_INFRA=1 turns "pyspark / java / kafka jars missing" from a
+# skip into a failure, so a broken setup can't pass as green. --timing-by-marker prints the
+# time spent per marker group (tests/fixtures_infra.py).
+test: setup
+	@echo "==> pytest: the whole suite"
+	@ANYCDC_REQUIRE_INFRA=1 $(RUN_PYTEST) $(PY) --timing-by-marker $(PYTEST_ARGS)
+
+test-fast: $(PY_STAMP)
+	@echo "==> pytest: pure tests only (-m \"$(FAST_MARKERS)\")"
+	@$(RUN_PYTEST) $(PY) -m "$(FAST_MARKERS)" --timing-by-marker $(PYTEST_ARGS)
+
+test-infra: setup
+	@echo "==> pytest: infrastructure tests (tests/infra)"
+	@ANYCDC_REQUIRE_INFRA=1 $(RUN_PYTEST) $(PY) tests/infra --timing-by-marker $(PYTEST_ARGS)
+
+demo: setup
+	$(PY) -m anycdc.devtools.demo
+
+bench-decode: $(PY_STAMP)
+	$(PY) -m anycdc.bench.decode
+
+bench: setup
+	$(VENV)/bin/anycdc bench
+
+lint: $(PY_STAMP)
+	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/mypy
+
+kafka-start: setup
+	$(PY) -m anycdc.devtools.kafka start
+
+kafka-stop:
+	@if [ -x $(PY) ]; then $(PY) -m anycdc.devtools.kafka stop; else echo "no $(VENV): nothing to stop"; fi
+
+kafka-status: $(PY_STAMP)
+	$(PY) -m anycdc.devtools.kafka status
+
+clean: kafka-stop
+	rm -rf $(BUILD) var .pytest_cache .mypy_cache .ruff_cache .hypothesis spark-warehouse metastore_db derby.log
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,233 @@
+"""One way to get a SparkSession configured for anycdc (Delta Lake, Kafka, Avro).
+
+>>> from anycdc.spark.session import get_spark
+>>> spark = get_spark("my-job")                      # doctest: +SKIP
+
+Two situations, told apart automatically:
+
+* **Plain ``python`` (local development, tests, the demo).** No JVM is running yet, so this
+  function starts one: master ``local[*]`` (or ``master=`` / ``$ANYCDC_SPARK_MASTER``), the
+  Delta SQL extension and catalog, and ``spark.jars`` = the jars ``make setup`` put in
+  ``.build/jars`` (see :mod:`anycdc.spark.jars`) - local paths, no Ivy, no network.
+* **Under ``spark-submit`` / ``pyspark`` shell / a notebook with a session.** The JVM was
+  started by someone else with their ``--master``, ``--jars`` / ``--packages`` and ``--conf``.
+  Nothing they set is overridden: ``spark.jars`` / ``spark.jars.packages`` / master are left
+  alone, and the Delta extension and catalog are only added when they are absent.
+
+``for_tests=True`` is for the test suite: UI off, 4 shuffle partitions, a 1 GiB driver heap,
+warehouse in a temp dir, C1-only JIT and serial GC, whole-stage codegen off (set
+``ANYCDC_SPARK_TEST_CODEGEN=1`` to keep it on): short tests on a small machine run ~2-3x faster.
+
+Environment:
+
+``ANYCDC_SPARK_MASTER``        master when ``master=`` is not given (default ``local[*]``)
+``ANYCDC_SPARK_DRIVER_MEMORY`` driver heap for a local JVM (default 4g, tests 1g)
+``ANYCDC_JARS_DIR``            where the jars are (default ``<checkout>/.build/jars``)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from anycdc.spark import jars as _jars
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+
+DEFAULT_MASTER = "local[*]"
+DEFAULT_DRIVER_MEMORY = "4g"  # a 24 GiB machine shares it with Kafka and the OS
+TEST_DRIVER_MEMORY = "1g"
+
+# settings only a fresh JVM / SparkContext takes (ignored on an existing session)
+_STATIC_PREFIXES = (
+    "spark.driver.",
+    "spark.executor.",
+    "spark.jars",
+    "spark.master",
+    "spark.ui.",
+    "spark.sql.extensions",
+    "spark.sql.catalog.spark_catalog",
+    "spark.sql.warehouse.dir",
+    "spark.local.dir",
+)
+
+
+def _jvm_already_running() -> bool:
+    """True under spark-submit / the pyspark shell, or when this process has a SparkContext."""
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):
+        return True  # spark-submit started the JVM and handed us its gateway
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context is not None
+
+
+def base_conf(*, for_tests: bool = False, local: bool = True) -> dict[str, str]:
+    """The settings anycdc wants on a session it creates itself (before the caller's)."""
+    conf: dict[str, str] = {
+        "spark.sql.extensions": DELTA_EXTENSION,
+        "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
+        # CDC timestamps are instants: keep Spark's session zone fixed, not the machine's
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": "4"
+        if for_tests
+        else str(max(4, 2 * (os.cpu_count() or 2))),
+    }
+    if local:
+        memory = os.environ.get("ANYCDC_SPARK_DRIVER_MEMORY") or (
+            TEST_DRIVER_MEMORY if for_tests else DEFAULT_DRIVER_MEMORY
+        )
+        conf["spark.driver.memory"] = memory
+        conf["spark.driver.host"] = "127.0.0.1"
+        conf["spark.driver.bindAddress"] = "127.0.0.1"
+    if for_tests:
+        tmp = tempfile.mkdtemp(prefix="anycdc-spark-")
+        conf.update(
+            {
+                "spark.ui.enabled": "false",
+                "spark.ui.showConsoleProgress": "false",
+                "spark.sql.warehouse.dir": os.path.join(tmp, "warehouse"),
+                "spark.default.parallelism": "2",
+                "spark.databricks.delta.snapshotPartitions": "2",
+                "spark.sql.sources.parallelPartitionDiscovery.parallelism": "2",
+                # tests write and read back within milliseconds: no retention checks
+                "spark.databricks.delta.retentionDurationCheck.enabled": "false",
+                "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
+                # C1 JIT only + serial GC: on a small shared machine a test JVM spends most of
+                # its CPU compiling; measured ~2x faster for short Delta/Kafka tests
+                "spark.driver.extraJavaOptions": (
+                    f"-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Dderby.system.home={tmp}"
+                ),
+            }
+        )
+        if os.environ.get("ANYCDC_SPARK_TEST_CODEGEN", "0") != "1":
+            # tiny test data: compiling whole-stage code costs more than it saves (~1.5x);
+            # ANYCDC_SPARK_TEST_CODEGEN=1 runs the tests with Spark's production code path
+            conf["spark.sql.codegen.wholeStage"] = "false"
+    return conf
+
+
+def _merge_extensions(existing: str | None) -> str:
+    parts = [p.strip() for p in (existing or "").split(",") if p.strip()]
+    if DELTA_EXTENSION not in parts:
+        parts.append(DELTA_EXTENSION)
+    return ",".join(parts)
+
+
+def get_spark(
+    app_name: str = "anycdc",
+    master: str | None = None,
+    conf: Mapping[str, Any] | None = None,
+    for_tests: bool = False,
+) -> SparkSession:
+    """Return the active SparkSession, or create one set up for anycdc.
+
+    Parameters
+    ----------
+    app_name:
+        ``spark.app.name`` of a new session.
+    master:
+        e.g. ``"local[2]"``, ``"spark://host:7077"``; default ``$ANYCDC_SPARK_MASTER`` or
+        ``local[*]``. Ignored (with a warning) when a JVM is already running.
+    conf:
+        extra Spark settings, applied last (they win over anycdc's defaults).
+    for_tests:
+        test-suite settings (UI off, few partitions, small heap, temp warehouse).
+    """
+    from pyspark.sql import SparkSession
+
+    user_conf = {k: str(v) for k, v in (conf or {}).items()}
+
+    if _jvm_already_running():
+        return _attach(app_name, master, user_conf)
+
+    master = master or os.environ.get("ANYCDC_SPARK_MASTER") or DEFAULT_MASTER
+    local = master.startswith("local")
+    if local:
+        # the driver binds to loopback: no "hostname resolves to a loopback address" warning,
+        # no dependence on how this machine's hostname resolves
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    settings = base_conf(for_tests=for_tests, local=local)
+    user_supplies_jars = any(k in user_conf for k in ("spark.jars", "spark.jars.packages")) or (
+        "--jars" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")
+        or "--packages" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")
+    )
+    if not user_supplies_jars:
+        paths = _jars.spark_jars()
+        missing = _jars.missing_artifacts(paths)
+        if missing:
+            log.warning(
+                "Spark jars missing (%s) in %s: run `make setup`; Delta/Kafka will not load",
+                ", ".join(missing),
+                _jars.jars_dir(),
+            )
+        if paths:
+            settings["spark.jars"] = ",".join(paths)
+    if "spark.sql.extensions" in user_conf:
+        user_conf["spark.sql.extensions"] = _merge_extensions(user_conf["spark.sql.extensions"])
+    settings.update(user_conf)
+
+    if master.startswith("local"):
+        # Python workers must be this interpreter (the venv that has anycdc), not PATH's python3
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name).master(master)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    if for_tests:
+        spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+def _attach(app_name: str, master: str | None, user_conf: dict[str, str]) -> SparkSession:
+    """A JVM exists (spark-submit, shell, earlier session): use it without overriding it."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is None and SparkSession._instantiatedSession is not None:
+        active = SparkSession._instantiatedSession
+    if master:
+        log.warning("a Spark JVM is already running: master=%r is ignored", master)
+    if active is not None:
+        # only runtime (SQL) settings can still change
+        for key, value in user_conf.items():
+            if key.startswith(_STATIC_PREFIXES):
+                log.warning("Spark session exists: static setting %s is ignored", key)
+            else:
+                active.conf.set(key, value)
+        return active
+
+    # spark-submit: SparkConf() loads what spark-submit was given (--conf, --jars, --packages)
+    SparkContext._ensure_initialized()  # connects to spark-submit's gateway, starts nothing
+    submitted = SparkConf()
+    builder = SparkSession.builder.appName(submitted.get("spark.app.name", app_name))
+    existing_ext = submitted.get("spark.sql.extensions", None)
+    builder = builder.config("spark.sql.extensions", _merge_extensions(existing_ext))
+    if not submitted.contains("spark.sql.catalog.spark_catalog"):
+        builder = builder.config("spark.sql.catalog.spark_catalog", DELTA_CATALOG)
+    if not submitted.contains("spark.sql.session.timeZone"):
+        builder = builder.config("spark.sql.session.timeZone", "UTC")
+    for key, value in user_conf.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def delta_available(spark: SparkSession) -> bool:
+    """True when the Delta classes are loadable in this session's JVM."""
+    try:
+        jvm: Any = spark.sparkContext._jvm
+        loader = jvm.Thread.currentThread().getContextClassLoader()
+        jvm.Class.forName("io.delta.tables.DeltaTable", True, loader)
+    except Exception:  # py4j errors come in several types
+        return False
+    return True

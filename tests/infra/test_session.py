@@ -1,0 +1,108 @@
+"""The Spark session factory and the offline jars."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from anycdc.spark import jars
+from anycdc.spark.session import DELTA_CATALOG, DELTA_EXTENSION, _merge_extensions, base_conf
+
+# ---------------------------------------------------------------- pure
+
+
+@pytest.mark.parametrize(
+    ("name", "artifact"),
+    [
+        ("spark-sql-kafka-0-10_2.13-4.0.1.jar", "spark-sql-kafka-0-10_2.13"),
+        ("spark-token-provider-kafka-0-10_2.13-4.0.0.jar", "spark-token-provider-kafka-0-10_2.13"),
+        ("delta-spark_2.13-4.0.1.jar", "delta-spark_2.13"),
+        ("zstd-jni-1.5.6-10.jar", "zstd-jni"),
+        ("kafka-clients-3.9.1.jar", "kafka-clients"),
+        ("scala-library-2.13.16.jar", "scala-library"),
+        ("slf4j-api-2.0.16.jar", "slf4j-api"),
+        ("py4j-0.10.9.9.jar", "py4j"),
+        ("xz-1.10.jar", "xz"),
+        ("noversion.jar", "noversion"),
+    ],
+)
+def test_artifact_of(name: str, artifact: str) -> None:
+    assert jars.artifact_of(name) == artifact
+
+
+def test_split_duplicates_drops_any_version_of_a_shipped_artifact() -> None:
+    ours = [Path("kafka-clients-3.9.1.jar"), Path("slf4j-api-1.7.36.jar"), Path("xz-1.10.jar")]
+    keep, drop = jars.split_duplicates(ours, {"slf4j-api", "xz", "spark-core_2.13"})
+    assert keep == [Path("kafka-clients-3.9.1.jar")]
+    assert drop == [Path("slf4j-api-1.7.36.jar"), Path("xz-1.10.jar")]
+
+
+def test_base_conf_for_tests() -> None:
+    conf = base_conf(for_tests=True)
+    assert conf["spark.sql.extensions"] == DELTA_EXTENSION
+    assert conf["spark.sql.catalog.spark_catalog"] == DELTA_CATALOG
+    assert conf["spark.ui.enabled"] == "false"
+    assert conf["spark.sql.shuffle.partitions"] == "4"
+    assert "spark.jars.packages" not in conf
+
+
+def test_merge_extensions_keeps_the_users() -> None:
+    assert _merge_extensions(None) == DELTA_EXTENSION
+    assert _merge_extensions("a.B") == f"a.B,{DELTA_EXTENSION}"
+    assert _merge_extensions(f"{DELTA_EXTENSION}, a.B") == f"{DELTA_EXTENSION},a.B"
+
+
+# ---------------------------------------------------------------- with Spark
+
+
+@pytest.mark.spark
+def test_session_has_delta_and_offline_jars(spark: Any) -> None:
+    conf = spark.sparkContext.getConf()
+    assert DELTA_EXTENSION in spark.conf.get("spark.sql.extensions")
+    assert spark.conf.get("spark.sql.catalog.spark_catalog") == DELTA_CATALOG
+    assert conf.get("spark.jars.packages", None) is None  # no Ivy resolution, no network
+
+    paths = conf.get("spark.jars").split(",")
+    assert all(Path(p).is_absolute() and Path(p).is_file() for p in paths)
+    assert jars.missing_artifacts(paths) == []
+    shipped = jars.shipped_artifacts()
+    assert not [p for p in paths if jars.artifact_of(Path(p).name) in shipped]
+
+    jvm = spark.sparkContext._jvm
+    loader = jvm.Thread.currentThread().getContextClassLoader()
+    for cls in (
+        "io.delta.tables.DeltaTable",
+        "org.apache.spark.sql.kafka010.KafkaSourceProvider",
+        "org.apache.spark.sql.avro.AvroFileFormat",
+        "org.apache.kafka.clients.consumer.KafkaConsumer",
+    ):
+        jvm.Class.forName(cls, True, loader)
+    assert (
+        jvm.System.getProperty("java.specification.version") == "17"
+        or int(jvm.System.getProperty("java.specification.version")) >= 17
+    )
+
+
+@pytest.mark.spark
+def test_get_spark_reuses_the_active_session(spark: Any) -> None:
+    from anycdc.spark.session import get_spark
+
+    again = get_spark("other-name", conf={"spark.sql.shuffle.partitions": "3"})
+    try:
+        assert again is spark or again._jsparkSession.equals(spark._jsparkSession)
+        assert spark.conf.get("spark.sql.shuffle.partitions") == "3"
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", "4")
+
+
+@pytest.mark.spark
+def test_avro_roundtrip_uses_spark_avro(spark: Any) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.sql.avro.functions import from_avro, to_avro
+
+    df = spark.range(3).select(F.struct("id").alias("s"))
+    schema = '{"type":"record","name":"r","fields":[{"name":"id","type":"long"}]}'
+    back = df.select(from_avro(to_avro("s"), schema).alias("r")).select("r.id")
+    assert sorted(r[0] for r in back.collect()) == [0, 1, 2]
