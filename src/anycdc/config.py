@@ -162,8 +162,12 @@ class PipelineConfig:
         return f"{self.target.rstrip('/')}/_anycdc"
 
     def table_path(self, database: str | None, schema: str | None, table: str) -> str:
-        """``<target>/<database>/<table>``; the database part is omitted when absent."""
-        parts = [p for p in (database, table) if p]
+        """``<target>/<database>/<schema>/<table>`` with the parts the format has.
+
+        MySQL-like sources give ``<database>/<table>``; SharePlex (``OWNER.TABLE``)
+        gives ``<schema>/<table>``; PostgreSQL via Debezium gives all three.
+        """
+        parts = [p for p in (database, schema, table) if p]
         return "/".join([self.target.rstrip("/"), *(_safe_path_part(p) for p in parts)])
 
     def wants_table(self, qualified: str) -> bool:
@@ -171,8 +175,18 @@ class PipelineConfig:
             return False
         return not any(re.search(p, qualified) for p in self.exclude)
 
-    def key_override(self, database: str | None, table: str) -> tuple[str, ...] | None:
-        for name in (f"{database}.{table}" if database else None, table):
+    def key_override(
+        self, database: str | None, table: str, schema: str | None = None
+    ) -> tuple[str, ...] | None:
+        """The ``primary_keys`` entry for ``[DB.][SCHEMA.]TABLE``, most specific first."""
+        qualified = ".".join(p for p in (database, schema, table) if p)
+        candidates = (
+            qualified,
+            f"{database}.{table}" if database else None,
+            f"{schema}.{table}" if schema else None,
+            table,
+        )
+        for name in candidates:
             if name and name in self.primary_keys:
                 return self.primary_keys[name]
         return None

@@ -35,8 +35,33 @@ def normalize(value: Any) -> Any:
     return value
 
 
-def same_value(a: Any, b: Any) -> bool:
-    return bool(normalize(a) == normalize(b))
+def same_value(expected: Any, actual: Any) -> bool:
+    """Equal by meaning. A text value (a column a format sent untyped) is read as the
+    expected value's type before comparing."""
+    if isinstance(actual, str) and expected is not None and not isinstance(expected, str):
+        try:
+            actual = _as_type_of(expected, actual)
+        except (ValueError, ArithmeticError):
+            return False
+    return bool(normalize(expected) == normalize(actual))
+
+
+def _as_type_of(expected: Any, text: str) -> Any:
+    from anycdc.values import parse_bool, parse_datetime, parse_decimal, parse_int
+
+    if isinstance(expected, bool):
+        return parse_bool(text)
+    if isinstance(expected, int):
+        return parse_int(text)
+    if isinstance(expected, Decimal):
+        return parse_decimal(text)
+    if isinstance(expected, float):
+        return float(text)
+    if isinstance(expected, dt.datetime):
+        return parse_datetime(text)
+    if isinstance(expected, dt.date):
+        return dt.date.fromisoformat(text)
+    return text
 
 
 @dataclass
@@ -64,7 +89,8 @@ def compare_rows(
     """Diff two row sets keyed by ``key`` (every expected column is compared)."""
 
     def index(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[Any, ...], Mapping[str, Any]]:
-        return {tuple(normalize(r[k]) for k in key): r for r in rows}
+        # keys compare as text: an untyped format's "1" is the same key as 1
+        return {tuple(str(normalize(r[k])) for k in key): r for r in rows}
 
     want, have = index(expected), index(actual)
     diff = TableDiff(table, len(want), len(have))

@@ -112,6 +112,8 @@ def build_plans(
             plan = plans[ident] = TablePlan(*ident)
         for col in row["columns"] or ():
             plan.columns.setdefault(col["name"], col["type"])
+        for name in row["image_columns"] or ():
+            plan.columns.setdefault(name, "unknown")  # untyped: kept as text
         if row["key"]:
             plan.key = tuple(row["key"])
         if row["has_row_id"]:
@@ -121,7 +123,7 @@ def build_plans(
         ):
             plan.truncate_position = row["truncate_position"]
     for plan in plans.values():
-        override = config.key_override(plan.database, plan.table)
+        override = config.key_override(plan.database, plan.table, plan.schema)
         if override:
             plan.key = override
     return plans

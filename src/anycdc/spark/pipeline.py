@@ -212,6 +212,17 @@ class Pipeline:
             .groupBy("database", "schema", "table")
             .agg(
                 F.flatten(F.collect_set("columns")).alias("columns"),
+                # formats without types still name their columns in the images
+                F.array_distinct(
+                    F.flatten(
+                        F.collect_set(
+                            F.array_union(
+                                F.coalesce(F.map_keys("after"), F.array().cast("array<string>")),
+                                F.coalesce(F.map_keys("before"), F.array().cast("array<string>")),
+                            )
+                        )
+                    )
+                ).alias("image_columns"),
                 F.max("key").alias("key"),
                 F.max(F.col("row_id").isNotNull()).alias("has_row_id"),
                 F.max(F.when(F.col("op") == "truncate", F.col("position"))).alias(
