@@ -90,7 +90,7 @@ test-infra: setup
 	@ANYCDC_REQUIRE_INFRA=1 $(RUN_PYTEST) $(PY) tests/infra --timing-by-marker $(PYTEST_ARGS)
 
 demo: setup
-	$(PY) -m anycdc.devtools.demo
+	$(PY) -m anycdc.demo
 
 bench-decode: $(PY_STAMP)
 	$(PY) -m anycdc.bench.decode

@@ -194,9 +194,7 @@ def event_to_dict(event: ChangeEvent) -> dict[str, Any]:
         # a format without types: every value keeps its JSON type (numbers stay numbers)
         unknown_as_is = set(event.before or ()) | set(event.after or ())
     else:
-        unknown_as_is = {
-            name for name, col in event.columns.items() if col.type.name == "unknown"
-        }
+        unknown_as_is = {name for name, col in event.columns.items() if col.type.name == "unknown"}
     out: dict[str, Any] = {
         "op": event.op.value,
         "format": event.format,

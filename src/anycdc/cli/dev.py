@@ -14,7 +14,7 @@ Developer tooling for a checkout of anycdc (after `make setup`):
   anycdc dev kafka status | stop | restart
   anycdc dev jars [list|comma|check]            the Spark jars given as spark.jars
                                                 (`comma` is ready for spark-submit --jars)
-  anycdc dev demo                               small end-to-end run: Kafka -> Spark -> Delta
+  anycdc dev demo                               the shop demo: six vendor formats -> Kafka -> anycdc run -> Delta, checked
 """
 
 
@@ -32,7 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     jars_parser.add_argument(
         "action", nargs="?", default="list", choices=("list", "comma", "check")
     )
-    demo_parser = sub.add_parser("demo", help="small end-to-end run: Kafka -> Spark -> Delta")
+    demo_parser = sub.add_parser(
+        "demo", help="the shop demo: six vendor formats -> Kafka -> anycdc run -> Delta, checked"
+    )
     demo_parser.add_argument(
         "--keep-kafka", action="store_true", help="leave the broker running afterwards"
     )
@@ -47,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         from anycdc.spark import jars
 
         return jars.main([args.action])
-    from anycdc.devtools import demo
+    from anycdc import demo
 
     return demo.main(["--keep-kafka"] if args.keep_kafka else [])
 

@@ -56,7 +56,7 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
                 "path": row["path"],
                 "rows": count,
                 "events_applied": int(row["events"] or 0),
-                "last_position": row["last_position"],
+                "last_position": _position_text(row["last_position"]),
                 "last_source_ts_ms": row["last_ts_ms"],
                 "freshness_s": round((now_ms - newest) / 1000, 1) if newest else None,
                 "dead_letters": int(row["dead_letters"] or 0),
@@ -69,6 +69,13 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
         "dead_letters": dead_total,
         "heartbeat_ts_ms": heartbeat,
     }
+
+
+def _position_text(sort_key: str | None) -> str | None:
+    """``0358.0212`` (the sortable form) -> ``358:12`` (the vendor's parts)."""
+    from anycdc.event import Position
+
+    return str(Position.from_sort_key(sort_key)) if sort_key else None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -162,14 +162,16 @@ class Pipeline:
         from pyspark.sql import functions as F
 
         metrics = BatchMetrics(batch_id)
-        counts = _first(decoded.agg(
-            F.count(F.lit(1)).alias("rows"),
-            F.sum(F.col("error").isNotNull().cast("int")).alias("errors"),
-            F.max(F.when(F.col("op").isin("heartbeat", "begin", "commit"), F.col("ts_ms"))).alias(
-                "hb"
-            ),
-            F.sum((F.col("event_index") == 0).cast("int")).alias("messages"),
-        ))
+        counts = _first(
+            decoded.agg(
+                F.count(F.lit(1)).alias("rows"),
+                F.sum(F.col("error").isNotNull().cast("int")).alias("errors"),
+                F.max(
+                    F.when(F.col("op").isin("heartbeat", "begin", "commit"), F.col("ts_ms"))
+                ).alias("hb"),
+                F.sum((F.col("event_index") == 0).cast("int")).alias("messages"),
+            )
+        )
         metrics.events = int(counts["rows"] or 0) - int(counts["errors"] or 0)
         metrics.dead_letters = int(counts["errors"] or 0)
         metrics.heartbeat_ts_ms = counts["hb"]
@@ -287,15 +289,17 @@ class Pipeline:
         )
         actions = applier.bad_casts(applier.actions(events, types, floor), types).persist()
         try:
-            stats = _first(actions.agg(
-                F.sum(F.col("_bad").isNull().cast("int")).alias("n"),
-                F.sum(((F.col("kind") == "delete") & F.col("_bad").isNull()).cast("int")).alias(
-                    "deletes"
-                ),
-                F.sum(F.col("_bad").isNotNull().cast("int")).alias("bad"),
-                F.max(F.when(F.col("_bad").isNull(), F.col("position"))).alias("pos"),
-                F.max(F.when(F.col("_bad").isNull(), F.col("ts_ms"))).alias("ts"),
-            ))
+            stats = _first(
+                actions.agg(
+                    F.sum(F.col("_bad").isNull().cast("int")).alias("n"),
+                    F.sum(((F.col("kind") == "delete") & F.col("_bad").isNull()).cast("int")).alias(
+                        "deletes"
+                    ),
+                    F.sum(F.col("_bad").isNotNull().cast("int")).alias("bad"),
+                    F.max(F.when(F.col("_bad").isNull(), F.col("position"))).alias("pos"),
+                    F.max(F.when(F.col("_bad").isNull(), F.col("ts_ms"))).alias("ts"),
+                )
+            )
             dead = int(stats["bad"] or 0)
             if dead:
                 bad = actions.filter(F.col("_bad").isNotNull())

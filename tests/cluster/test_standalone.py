@@ -1,0 +1,359 @@
+"""The cluster story: ``spark-submit`` onto a real Spark standalone cluster gives the same tables.
+
+A standalone master and two workers (1 core, 1 GiB each) run on 127.0.0.1 from the pyspark
+installation's ``bin/spark-class``; ``spark-submit --master spark://...`` runs
+``src/anycdc/spark/submit.py run --source-dir ... --target ...`` on it, so decoding and the
+Delta MERGEs execute in two executor JVMs with their own Python workers, not in the driver.
+The same messages (a simulated shop database in Canal JSON and Debezium JSON) are then applied
+in local mode; every Delta table of both targets must hold the same rows, and the source tables
+must equal the simulator's ground truth.
+
+The executors import anycdc from this checkout's virtualenv (``spark.pyspark.python``), which
+works because every "node" is this machine; a real cluster ships the wheel (``--py-files``) or
+installs it on the nodes (see :mod:`anycdc.spark.submit`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from anycdc.formats import get_format
+from anycdc.simulate import Workload
+from anycdc.verify import compare_rows
+from tests.pipeline.helpers import run, write_messages
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+SUBMIT_SCRIPT = ROOT / "src" / "anycdc" / "spark" / "submit.py"
+FORMATS = {"canal-json": 3, "debezium-json": 4}  # format -> workload seed
+WORKERS = 2
+# columns whose values depend on the run (micro-batch ids, wall-clock times), not on the data
+RUN_SPECIFIC = {"_cdc_batch", "batch_id", "processed_at", "deleted_at", "failed_at"}
+# small-machine settings, like get_spark(for_tests=True) gives the local session
+FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+SUBMIT_CONF = {
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.executor.memory": "768m",
+    "spark.executor.cores": "1",
+    "spark.cores.max": str(WORKERS),
+    # start scheduling only once both executors are up, so both take part
+    "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+    "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "2",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "2",
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.executor.extraJavaOptions": FAST_JVM,
+}
+
+
+def _database(format_id: str) -> str:
+    return "shop_" + format_id.removesuffix("-json").replace("-", "_")
+
+
+def _tail(path: Path, lines: int = 60) -> str:
+    if not path.exists():
+        return f"({path} does not exist)"
+    text = path.read_text(errors="replace").splitlines()
+    return f"--- {path} (last {lines} of {len(text)} lines) ---\n" + "\n".join(text[-lines:])
+
+
+# ---------------------------------------------------------------- the standalone cluster
+
+
+@dataclass
+class Standalone:
+    """A running master + workers; every process is in its own process group."""
+
+    url: str  # spark://127.0.0.1:PORT
+    webui: str  # http://127.0.0.1:PORT
+    home: Path
+    logs: list[Path] = field(default_factory=list)
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def state(self) -> dict[str, Any]:
+        with urllib.request.urlopen(f"{self.webui}/json/", timeout=5) as response:
+            data: dict[str, Any] = json.load(response)
+            return data
+
+    def alive_workers(self) -> int:
+        return sum(1 for w in self.state().get("workers", []) if w.get("state") == "ALIVE")
+
+    def log_tails(self) -> str:
+        return "\n".join(_tail(p, 30) for p in self.logs)
+
+
+def _pyspark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent
+
+
+def _daemon_env(home: Path) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYSPARK_GATEWAY", "PYSPARK_SUBMIT", "ANYCDC_SPARK"))
+    }
+    conf_dir = home / "conf"  # empty: no spark-defaults / spark-env from anywhere else
+    conf_dir.mkdir(parents=True, exist_ok=True)
+    env.update(
+        {
+            "SPARK_HOME": str(_pyspark_home()),
+            "SPARK_CONF_DIR": str(conf_dir),
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_LOCAL_DIRS": str(home / "local"),
+            "SPARK_LOG_DIR": str(home / "logs"),
+            "SPARK_DAEMON_MEMORY": "512m",
+            "SPARK_DAEMON_JAVA_OPTS": FAST_JVM,
+            "PYSPARK_PYTHON": sys.executable,
+            "PYSPARK_DRIVER_PYTHON": sys.executable,
+        }
+    )
+    return env
+
+
+def _spawn(cluster: Standalone, name: str, args: list[str], env: dict[str, str]) -> None:
+    log = cluster.home / "logs" / f"{name}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    spark_class = str(_pyspark_home() / "bin" / "spark-class")
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [spark_class, *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=cluster.home,
+            start_new_session=True,  # own process group: executors die with their worker
+        )
+    cluster.logs.append(log)
+    cluster.procs.append(proc)
+
+
+def _stop(cluster: Standalone) -> None:
+    """Workers first (they stop their executors), then the master; SIGKILL what lingers."""
+    for proc in reversed(cluster.procs):
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    for proc in cluster.procs:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+    for proc in cluster.procs:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the group: also orphaned executor JVMs
+        except ProcessLookupError:
+            pass
+        if proc.poll() is None:
+            proc.wait(timeout=10)
+
+
+@pytest.fixture
+def standalone(spark: Any, tmp_path: Path, free_port: Callable[[], int]) -> Iterator[Standalone]:
+    """Master + 2 workers on 127.0.0.1 (``spark`` first: it skips when Java/jars are missing)."""
+    home = tmp_path / "standalone"
+    port, webui = free_port(), free_port()
+    cluster = Standalone(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{webui}", home)
+    env = _daemon_env(home)
+    started = time.monotonic()
+    try:
+        _spawn(
+            cluster,
+            "master",
+            ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+             "--port", str(port), "--webui-port", str(webui)],
+            env,
+        )  # fmt: skip
+        for index in range(WORKERS):
+            work = home / f"work-{index}"
+            work.mkdir(parents=True)
+            _spawn(
+                cluster,
+                f"worker-{index}",
+                ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+                 "--cores", "1", "--memory", "1g", "--webui-port", str(free_port()),
+                 "--work-dir", str(work), cluster.url],
+                env,
+            )  # fmt: skip
+        deadline = time.monotonic() + 120
+        alive = 0
+        while alive < WORKERS:
+            dead = [p.args for p in cluster.procs if p.poll() is not None]
+            if dead:
+                pytest.fail(f"a Spark daemon exited: {dead}\n{cluster.log_tails()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"{alive}/{WORKERS} workers registered in 120 s\n{cluster.log_tails()}")
+            try:
+                alive = cluster.alive_workers()
+            except OSError:  # web UI not listening yet
+                alive = 0
+            if alive < WORKERS:
+                time.sleep(0.5)
+        print(f"\n[standalone cluster {cluster.url} up in {time.monotonic() - started:.1f}s]")
+        yield cluster
+    finally:
+        _stop(cluster)
+
+
+# ---------------------------------------------------------------- the test
+
+
+def _write_source(folder: Path) -> dict[str, Workload]:
+    """One simulated shop database per format, one .jsonl file each (values only: a file has
+    no Kafka key, so the Debezium tables get their keys from ``primary_keys``)."""
+    workloads = {}
+    for format_id, seed in FORMATS.items():
+        fmt = get_format(format_id)
+        workload = Workload(seed=seed, rows=5, events=60, database=_database(format_id))
+        messages = [m for event in workload.events(format_id) for m in fmt.encode(event)]
+        write_messages(folder, f"{format_id}.jsonl", messages)
+        workloads[format_id] = workload
+    return workloads
+
+
+def _primary_keys(workloads: dict[str, Workload]) -> dict[str, list[str]]:
+    return {
+        t.qualified: list(t.key) for t in workloads["debezium-json"].tables
+    }  # Debezium names its key only in the Kafka message key
+
+
+def _spark_submit(cluster: Standalone, args: list[str], log: Path, timeout: float) -> None:
+    from anycdc.spark import jars
+
+    command = [
+        str(_pyspark_home() / "bin" / "spark-submit"),
+        "--master", cluster.url,
+        "--deploy-mode", "client",
+        "--driver-memory", "1g",
+        "--jars", ",".join(jars.spark_jars()),
+        "--conf", f"spark.pyspark.python={sys.executable}",
+        "--conf", f"spark.pyspark.driver.python={sys.executable}",
+        "--conf", f"spark.local.dir={cluster.home / 'local'}",
+        "--conf", f"spark.sql.warehouse.dir={cluster.home / 'warehouse'}",
+        "--conf", f"spark.driver.extraJavaOptions={FAST_JVM} "
+        f"-Dderby.system.home={cluster.home / 'derby'}",
+    ]  # fmt: skip
+    for key, value in SUBMIT_CONF.items():
+        command += ["--conf", f"{key}={value}"]
+    command += [str(SUBMIT_SCRIPT), *args]
+    env = _daemon_env(cluster.home)
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            command,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=cluster.home,
+            start_new_session=True,
+        )
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            pytest.fail(f"spark-submit ran over {timeout:.0f} s\n{_tail(log)}")
+    if code != 0:
+        pytest.fail(f"spark-submit exited with {code}\n{_tail(log)}")
+
+
+def _delta_tables(target: Path) -> set[str]:
+    return {str(log.parent.relative_to(target)) for log in target.rglob("_delta_log")}
+
+
+def _table_rows(spark: Any, path: Path) -> tuple[list[str], list[tuple[Any, ...]]]:
+    frame = spark.read.format("delta").load(str(path))
+    columns = sorted(c for c in frame.columns if c not in RUN_SPECIFIC)
+    rows = [tuple(r) for r in frame.select(*columns).collect()]
+    return columns, sorted(rows, key=repr)
+
+
+def _executor_tasks(cluster: Standalone) -> dict[str, int]:
+    """Per worker: tasks its executors finished (from the executors' stderr logs)."""
+    done = {}
+    for index in range(WORKERS):
+        logs = list((cluster.home / f"work-{index}").glob("app-*/*/stderr"))
+        done[f"worker-{index}"] = sum(
+            p.read_text(errors="replace").count("Finished task") for p in logs
+        )
+    return done
+
+
+def test_spark_submit_to_standalone_cluster_matches_local_mode(
+    spark: Any, standalone: Standalone, tmp_path: Path
+) -> None:
+    source = tmp_path / "in"
+    workloads = _write_source(source)
+    keys = _primary_keys(workloads)
+
+    # 1. the cluster: spark-submit onto the standalone master
+    cluster_target = tmp_path / "cluster"
+    started = time.monotonic()
+    args = ["run", "--source-dir", str(source), "--target", str(cluster_target)]
+    for table, columns in keys.items():
+        args += ["--primary-key", f"{table}={','.join(columns)}"]
+    submit_log = tmp_path / "spark-submit.log"
+    _spark_submit(standalone, args, submit_log, timeout=900)
+    cluster_seconds = time.monotonic() - started
+
+    state = standalone.state()
+    apps = [a for a in state.get("completedapps", []) if a.get("name") == "anycdc run"]
+    assert apps, f"the master ran no 'anycdc run' application: {state}\n{_tail(submit_log)}"
+    tasks = _executor_tasks(standalone)
+    assert all(tasks.values()), f"both workers' executors must run tasks: {tasks}"
+
+    # 2. local mode, same messages and configuration
+    local_target = tmp_path / "local"
+    started = time.monotonic()
+    history = run(spark, source, local_target, primary_keys=keys)
+    local_seconds = time.monotonic() - started
+    assert sum(m.dead_letters for m in history) == 0
+    print(
+        f"[cluster run {cluster_seconds:.1f}s (tasks per worker {tasks}), "
+        f"local run {local_seconds:.1f}s]"
+    )
+
+    # 3. every Delta table (source tables, changelog, tombstones, batches) is the same
+    tables = _delta_tables(local_target)
+    assert tables == _delta_tables(cluster_target)
+    assert {f"{_database(f)}/{t.name}" for f, w in workloads.items() for t in w.tables} <= tables
+    for table in sorted(tables):
+        local_columns, local_rows = _table_rows(spark, local_target / table)
+        cluster_columns, cluster_rows = _table_rows(spark, cluster_target / table)
+        assert cluster_columns == local_columns, table
+        assert cluster_rows == local_rows, table
+
+    # 4. ... and the source tables are the simulator's ground truth
+    failures = []
+    for format_id, workload in workloads.items():
+        for spec in workload.tables:
+            frame = spark.read.format("delta").load(str(cluster_target / spec.database / spec.name))
+            actual = [r.asDict() for r in frame.collect()]
+            expected = list(workload.truth[spec.qualified].values())
+            diff = compare_rows(spec.qualified, spec.key, expected, actual)
+            if not diff.ok:
+                failures.append(
+                    f"{format_id} {spec.qualified}: missing {diff.missing[:3]} "
+                    f"extra {diff.extra[:3]} different {diff.different[:3]}"
+                )
+    assert not failures, "\n".join(failures)
