@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from decimal import Decimal
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 CASES_DIR = Path(__file__).parent / "cases"

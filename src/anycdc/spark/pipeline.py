@@ -42,8 +42,7 @@ from anycdc.spark.decode import decode_frame
 from anycdc.spark.source import raw_stream
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql import Row
+    from pyspark.sql import DataFrame, Row, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
 log = logging.getLogger("anycdc.pipeline")
