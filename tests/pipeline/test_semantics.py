@@ -204,3 +204,40 @@ def test_one_batch_and_many_batches_give_identical_tables(spark: Any, tmp_path: 
     for table in workload.tables:
         assert rows(spark, one, table.name) == rows(spark, many, table.name)
         assert len(rows(spark, one, table.name)) == len(workload.truth[table.qualified])
+
+
+def _mongo(op: str, record: str, value: str, where: str | None, n: int) -> bytes:
+    import json
+
+    return json.dumps(
+        {
+            "id": n, "op": op, "dbType": "MongoDB", "db": "app", "coll": "users",
+            "value": value, "where": where, "recordType": record, "extra": record,
+            "es": 1684315111000 + n, "ts": 1684315111100 + n, "clusterTime": f"1684344064:{n}",
+        }
+    ).encode()  # fmt: skip
+
+
+def test_mongodb_set_and_unset_patch_the_stored_document(spark: Any, tmp_path: Path) -> None:
+    src, out = tmp_path / "in", tmp_path / "out"
+    oid = 'ObjectId("64650cf67dc36a464e76e583")'
+    other = 'ObjectId("64650cf67dc36a464e76e584")'
+    write_messages(src, "001.jsonl", [
+        _mongo("INSERT", "insert", f'{{"_id": {oid}, "c1": "baz", "n": 1, "tags": ["a"]}}', None, 1),
+        _mongo("INSERT", "insert", f'{{"_id": {other}, "c1": "x", "n": 2}}', None, 2),
+        _mongo("UPDATE", "update", '{"$set": {"c1": "aaa", "n": 5}}', f'{{"_id": {oid}}}', 3),
+        _mongo("UPDATE", "update", '{"$unset": {"c1": true}, "$set": {"column1": "new"}}',
+               f'{{"_id": {oid}}}', 4),
+        _mongo("UPDATE", "update", '{"$inc": {"n": 1}}', f'{{"_id": {other}}}', 5),
+        _mongo("UPDATE", "replace", f'{{"_id": {other}, "c1": "replaced"}}', f'{{"_id": {other}}}', 6),
+    ])  # fmt: skip
+    run(spark, src, out)
+    got = {r["_id"]: r for r in rows(spark, out, "users", "app")}
+    assert got["64650cf67dc36a464e76e583"]["c1"] is None
+    assert got["64650cf67dc36a464e76e583"]["n"] == 5
+    assert got["64650cf67dc36a464e76e583"]["column1"] == "new"
+    assert got["64650cf67dc36a464e76e583"]["tags"] == '["a"]'
+    assert got["64650cf67dc36a464e76e584"]["c1"] == "replaced"
+    assert got["64650cf67dc36a464e76e584"]["n"] is None  # a replace is the whole new document
+    dead = system(spark, out, "dead_letter")
+    assert len(dead) == 1 and "$inc" in dead[0]["error"]

@@ -18,6 +18,7 @@ from anycdc.changelog import CHANGELOG_COLUMNS, Coordinates, error_row, event_to
 from anycdc.decoding import MessageDecoder
 from anycdc.errors import AnyCdcError
 from anycdc.pairing import SplitUpdatePairer
+from anycdc.patch import PatchError, patch_as_partial_update
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -69,6 +70,11 @@ def decode_rows(
                 # a flushed lone before-half keeps its own coordinates; a joined
                 # update takes those of its after-half (the message that completed it)
                 origin = held if ready.split == "before" and ready is not event else (where, index)
+                try:
+                    ready = patch_as_partial_update(ready)
+                except PatchError as exc:
+                    yield error_row(origin[0], ready.format, str(exc))
+                    continue
                 yield event_to_row(ready, *origin)
             if event.split == "before":
                 held = (where, index)
