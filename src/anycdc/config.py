@@ -77,8 +77,6 @@ class PipelineConfig:
     """``scd1`` keeps the current row; ``scd2`` keeps history with validity intervals."""
     tombstone_retention_hours: float = 7 * 24
     """How long delete tombstones (key + position) are kept to stop late older events."""
-    dropped_column_policy: Literal["keep", "drop"] = "keep"
-    """On DROP COLUMN: ``keep`` the column and stop filling it, or ``drop`` it from the table."""
     decimal_default: tuple[int, int] = (38, 18)
     """DECIMAL(p,s) for decimals whose precision the format does not send."""
     max_concurrent_tables: int = 4
@@ -149,8 +147,6 @@ class PipelineConfig:
             )
         if self.mode not in ("scd1", "scd2"):
             raise OptionError(f"mode must be scd1 or scd2, got {self.mode!r}")
-        if self.dropped_column_policy not in ("keep", "drop"):
-            raise OptionError("dropped_column_policy must be keep or drop")
         for pattern in (*self.include, *self.exclude):
             try:
                 re.compile(pattern)

@@ -241,3 +241,25 @@ def test_mongodb_set_and_unset_patch_the_stored_document(spark: Any, tmp_path: P
     assert got["64650cf67dc36a464e76e584"]["n"] is None  # a replace is the whole new document
     dead = system(spark, out, "dead_letter")
     assert len(dead) == 1 and "$inc" in dead[0]["error"]
+
+
+def test_ddl_adds_columns_and_a_dropped_column_keeps_its_values(spark: Any, tmp_path: Path) -> None:
+    src, out = tmp_path / "in", tmp_path / "out"
+    write_messages(src, "001.jsonl", _canonical([
+        ev("insert", 1, {"id": 1, "name": "a", "qty": 1, "price": Decimal("1.00")}),
+    ]))  # fmt: skip
+    run(spark, src, out)
+    without_qty = {k: v for k, v in ORDER_COLUMNS.items() if k != "qty"}
+    write_messages(src, "002.jsonl", _canonical([
+        ev("ddl", 2, None, key=None, ddl="ALTER TABLE `shop`.`orders` ADD COLUMN `note` varchar(20) NULL"),
+        ev("ddl", 3, None, key=None, ddl="ALTER TABLE shop.orders DROP COLUMN qty"),
+        ev("update", 4, {"id": 1, "name": "a2", "price": Decimal("1.50")}, columns=without_qty),
+        ev("insert", 5, {"id": 2, "name": "b", "price": Decimal("2.00")}, columns=without_qty),
+    ]))  # fmt: skip
+    run(spark, src, out)
+    frame = spark.read.format("delta").load(str(out / "shop" / "orders"))
+    assert dict(frame.dtypes)["note"] == "string"
+    assert rows(spark, out) == [
+        {"id": 1, "name": "a2", "qty": 1, "price": Decimal("1.50"), "note": None},
+        {"id": 2, "name": "b", "qty": None, "price": Decimal("2.00"), "note": None},
+    ]

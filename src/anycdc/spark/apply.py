@@ -74,7 +74,9 @@ class TablePlan:
     key: tuple[str, ...] | None = None
     row_id: bool = False  # events carry a vendor row identity
     truncate_position: str | None = None
-    ddl: list[tuple[str | None, str]] = field(default_factory=list)  # (position, statement)
+    has_rows: bool = False
+    dropped: list[str] = field(default_factory=list)  # DROP COLUMN: kept, no longer filled
+    renamed: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def qualified(self) -> str:
@@ -114,6 +116,10 @@ def build_plans(
             plan.columns.setdefault(col["name"], col["type"])
         for name in row["image_columns"] or ():
             plan.columns.setdefault(name, "unknown")  # untyped: kept as text
+        plan.has_rows = plan.has_rows or bool(row["has_rows"])
+        ddl = sorted((d for d in row["ddl"] or () if d["ddl"]), key=lambda d: d["position"] or "")
+        for item in ddl:
+            _apply_ddl(plan, item["ddl"])
         if row["key"]:
             plan.key = tuple(row["key"])
         if row["has_row_id"]:
@@ -144,6 +150,9 @@ class TableApplier:
     # ------------------------------------------------------------------ helpers
     def _table_ref(self) -> str:
         return f"delta.{q(self.path)}"
+
+    def exists(self) -> bool:
+        return self._exists()
 
     def _exists(self) -> bool:
         from delta.tables import DeltaTable
@@ -358,12 +367,14 @@ class TableApplier:
         keys = self.key_columns()
         on = " AND ".join(f"t.{q(k)} <=> s.{q(k)}" for k in keys)
         newer = "(s._pos IS NULL OR t._cdc_position IS NULL OR s._pos > t._cdc_position)"
+        # only columns the batch's events know: a column dropped at the source keeps its values
+        known = set(self.plan.columns) | {ROW_KEY}
         sets = {
             q(
                 name
             ): f"CASE WHEN s._full OR s.{q('_has_' + name)} THEN s.{q(name)} ELSE t.{q(name)} END"
             for name in types
-            if name not in keys
+            if name not in keys and name in known
         }
         meta = {
             "_cdc_position": "s._pos",
@@ -441,6 +452,37 @@ class TableApplier:
         self.spark.sql(
             f"ALTER TABLE {self._table_ref()} SET TBLPROPERTIES ({lit(TRUNCATE_PROPERTY)} = {lit(position)})"
         )
+
+
+def _apply_ddl(plan: TablePlan, statement: str) -> None:
+    """Fold an ALTER TABLE into the plan: added/retyped columns; drops and renames recorded."""
+    from anycdc.ddl import column_changes
+    from anycdc.typemap import sql_type
+
+    for change in column_changes(statement):
+        if change.action == "add" and change.type:
+            plan.columns.setdefault(change.column, str(sql_type(change.type)))
+        elif change.action == "retype" and change.type:
+            logical = sql_type(change.type)
+            if logical.name != "unknown":
+                plan.columns[change.column] = str(logical)
+        elif change.action == "drop":
+            plan.dropped.append(change.column)
+            plan.columns.pop(change.column, None)
+            log.info(
+                "%s: column %s dropped at the source: kept, no longer filled",
+                plan.qualified,
+                change.column,
+            )
+        elif change.action == "rename" and change.new_name:
+            plan.renamed.append((change.column, change.new_name))
+            plan.columns.pop(change.column, None)
+            log.info(
+                "%s: column %s renamed to %s: old column kept",
+                plan.qualified,
+                change.column,
+                change.new_name,
+            )
 
 
 def _with_row_key(image: str) -> Any:

@@ -229,6 +229,10 @@ class Pipeline:
                 F.max(F.when(F.col("op") == "truncate", F.col("position"))).alias(
                     "truncate_position"
                 ),
+                F.max(F.col("op").isin(*ROW_OPS)).alias("has_rows"),
+                F.collect_list(
+                    F.when(F.col("op") == "ddl", F.struct(F.col("position"), F.col("ddl")))
+                ).alias("ddl"),
             )
             .collect()
         )
@@ -241,6 +245,8 @@ class Pipeline:
         failed: list[tuple[TablePlan, str]] = []
         for plan in plans.values():
             applier = TableApplier(spark, self.config, plan)
+            if not plan.has_rows and not applier.exists():
+                continue  # DDL for a table we have no row of yet: its first rows carry the schema
             try:
                 types = applier.ensure_schema(batch_id)
             except IncompatibleSchema as exc:
