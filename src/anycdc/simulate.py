@@ -21,6 +21,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from anycdc.event import ChangeEvent, Column, Op, Position
@@ -95,6 +96,17 @@ def shop_tables(database: str = "shop") -> list[TableSpec]:
     ]
 
 
+def many_tables(database: str, count: int) -> list[TableSpec]:
+    """``count`` tables: the shop's three shapes, numbered after the first round."""
+    base = shop_tables(database)
+    out = []
+    for index in range(count):
+        spec = base[index % len(base)]
+        suffix = "" if index < len(base) else f"_{index // len(base) + 1}"
+        out.append(TableSpec(spec.database, spec.name + suffix, spec.columns, spec.key))
+    return out
+
+
 class Workload:
     """A deterministic change stream over :func:`shop_tables` and its ground truth.
 
@@ -107,10 +119,15 @@ class Workload:
     """
 
     def __init__(
-        self, seed: int = 0, rows: int = 20, events: int = 200, database: str = "shop"
+        self,
+        seed: int = 0,
+        rows: int = 20,
+        events: int = 200,
+        database: str = "shop",
+        tables: int = 3,
     ) -> None:
         self.random = random.Random(seed)
-        self.tables = shop_tables(database)
+        self.tables = many_tables(database, tables)
         self.rows = rows
         self.event_count = events
         self.truth: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {
@@ -124,7 +141,8 @@ class Workload:
     def _row(self, table: TableSpec, key: Any = None) -> dict[str, Any]:
         r = self.random
         self._next_id += 1
-        if table.name == "customers":
+        shape = table.name.split("_")[0]
+        if shape == "customers":
             name = r.choice(FIRST_NAMES)
             return {
                 "id": key if key is not None else self._next_id,
@@ -134,7 +152,7 @@ class Workload:
                 "vip": r.random() < 0.2,
                 "created_at": self._clock.replace(microsecond=r.randint(0, 999) * 1000),
             }
-        if table.name == "orders":
+        if shape == "orders":
             return {
                 "id": key if key is not None else self._next_id,
                 "customer_id": r.randint(1, max(self.rows, 2)),
@@ -199,17 +217,129 @@ class Workload:
             del state[key]
             return self._event(format_id, table, Op.DELETE, old, None)
         new = dict(old)
-        if roll < 0.38 and table.name == "orders":
+        shape = table.name.split("_")[0]
+        if roll < 0.38 and shape == "orders":
             del state[key]
             self._next_id += 1
             new["id"] = self._next_id  # a primary-key change
-        elif table.name == "customers":
+        elif shape == "customers":
             new["balance"] = old["balance"] + Decimal(r.randint(-500, 500)).scaleb(-2)
             new["vip"] = not old["vip"] if r.random() < 0.1 else old["vip"]
-        elif table.name == "orders":
+        elif shape == "orders":
             new["status"] = r.choice(STATUSES)
         else:
             new["stock"] = max(0, old["stock"] + r.randint(-5, 5))
             new["price"] = old["price"] if r.random() < 0.8 else old["price"] + Decimal("1.00")
         state[self._key(table, new)] = new
         return self._event(format_id, table, Op.UPDATE, old, new)
+
+
+# --------------------------------------------------------------------------- streams with faults
+@dataclass
+class Stream:
+    """Encoded messages (per Kafka partition) and what a correct pipeline must end with."""
+
+    partitions: list[list[tuple[bytes | None, bytes]]]
+    truth: dict[str, dict[tuple[Any, ...], dict[str, Any]]]
+    tables: list[TableSpec]
+    expected_dead_letters: int
+    duplicates: int
+    reordered: int
+
+
+def build_stream(
+    workload: Workload,
+    format_id: str,
+    *,
+    partitions: int = 1,
+    duplicates: float = 0.0,
+    reorder: float = 0.0,
+    malformed: float = 0.0,
+    options: dict[str, str] | None = None,
+) -> Stream:
+    """Encode a workload as a vendor would write it, keyed by primary key over
+    ``partitions``, then inject faults: re-deliveries of earlier messages
+    (``duplicates``), swaps of nearby messages (``reorder``), corrupt messages
+    (``malformed``: each one must end in the dead-letter table)."""
+    from anycdc.formats import get_format
+
+    fmt = get_format(format_id, options)
+    rng = random.Random(workload.random.random())
+    parts: list[list[tuple[bytes | None, bytes]]] = [[] for _ in range(max(1, partitions))]
+    dupes = swaps = bad = 0
+    for event in workload.events(format_id):
+        key = fmt.encode_key(event)
+        index = _partition_of(key, len(parts))
+        for message in fmt.encode(event):
+            parts[index].append((key, message))
+            if duplicates and rng.random() < duplicates:
+                earlier = rng.choice(parts[index])
+                parts[index].append(earlier)
+                dupes += 1
+            if malformed and rng.random() < malformed:
+                parts[index].append((key, _corrupt(message, rng)))
+                bad += 1
+    for part in parts:
+        for i in range(len(part) - 1):
+            if reorder and rng.random() < reorder:
+                j = min(len(part) - 1, i + rng.randint(1, 3))
+                part[i], part[j] = part[j], part[i]
+                swaps += 1
+    return Stream(parts, workload.truth, workload.tables, bad, dupes, swaps)
+
+
+def _partition_of(key: bytes | None, count: int) -> int:
+    if count == 1 or key is None:
+        return 0
+    import zlib
+
+    return zlib.crc32(key) % count
+
+
+def _corrupt(message: bytes, rng: random.Random) -> bytes:
+    """A message no decoder accepts: cut short, or not JSON/Avro at all."""
+    kind = rng.randrange(3)
+    if kind == 0:
+        return message[: max(1, len(message) // 3)].rstrip(b"}") + b'"'
+    if kind == 1:
+        return b"\x00\xff\xfe garbage " + bytes([rng.randrange(256) for _ in range(8)])
+    return b'{"hello": "not a change message"}'
+
+
+# --------------------------------------------------------------------------- ground truth files
+TRUTH_MANIFEST = "manifest.json"
+
+
+def write_truth(stream: Stream, folder: str | Path, format_id: str) -> Path:
+    """Write the expected final tables: ``manifest.json`` + one JSON Lines file per table.
+
+    The manifest lists every table (database, name, key, column logical types)
+    and the expected dead-letter count; each ``<database>.<table>.jsonl`` holds
+    the table's rows in canonical JSON value form.
+    """
+    import json
+
+    from anycdc.event import dumps, value_to_json
+
+    root = Path(folder)
+    root.mkdir(parents=True, exist_ok=True)
+    manifest = {
+        "format": format_id,
+        "expected_dead_letters": stream.expected_dead_letters,
+        "tables": [
+            {
+                "database": t.database,
+                "table": t.name,
+                "key": list(t.key),
+                "columns": {n: str(c.type) for n, c in t.columns.items()},
+                "rows": f"{t.qualified}.jsonl",
+            }
+            for t in stream.tables
+        ],
+    }
+    (root / TRUTH_MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    for table in stream.tables:
+        rows = stream.truth[table.qualified].values()
+        text = "".join(dumps(value_to_json(row)) + "\n" for row in rows)
+        (root / f"{table.qualified}.jsonl").write_text(text, encoding="utf-8")
+    return root

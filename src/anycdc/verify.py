@@ -101,3 +101,33 @@ def compare_rows(
             if not same_value(value, have[k].get(column)):
                 diff.different.append((k, column, value, have[k].get(column)))
     return diff
+
+
+@dataclass
+class TruthTable:
+    database: str
+    table: str
+    key: list[str]
+    rows: list[dict[str, Any]]
+
+
+def load_truth(folder: str) -> tuple[list[TruthTable], int]:
+    """Read what :func:`anycdc.simulate.write_truth` wrote: tables with typed rows, and
+    the expected dead-letter count."""
+    import json
+    from pathlib import Path
+
+    from anycdc.event import value_from_json
+    from anycdc.values import LogicalType
+
+    root = Path(folder)
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    tables = []
+    for spec in manifest["tables"]:
+        types = {name: LogicalType.parse(t) for name, t in spec["columns"].items()}
+        rows = []
+        for line in (root / spec["rows"]).read_text(encoding="utf-8").splitlines():
+            raw = json.loads(line)
+            rows.append({k: value_from_json(v, types[k]) for k, v in raw.items()})
+        tables.append(TruthTable(spec["database"], spec["table"], spec["key"], rows))
+    return tables, int(manifest.get("expected_dead_letters", 0))
