@@ -3,18 +3,24 @@
 A standalone master and two workers (1 core, 1 GiB each) run on 127.0.0.1 from the pyspark
 installation's ``bin/spark-class``; ``spark-submit --master spark://...`` runs
 ``src/anycdc/spark/submit.py run --source-dir ... --target ...`` on it, so decoding and the
-Delta MERGEs execute in two executor JVMs with their own Python workers, not in the driver.
-The same messages (a simulated shop database in Canal JSON and Debezium JSON) are then applied
-in local mode; every Delta table of both targets must hold the same rows, and the source tables
+Delta MERGEs execute in two executor JVMs (one per worker) with their own Python workers.
+Meanwhile the same messages (a simulated shop database in Canal JSON, another in Debezium
+JSON) are applied in local mode. Every Delta table of both targets (source tables and the
+``_anycdc`` changelog, tombstones and batches) must hold the same rows, and the source tables
 must equal the simulator's ground truth.
 
 The executors import anycdc from this checkout's virtualenv (``spark.pyspark.python``), which
-works because every "node" is this machine; a real cluster ships the wheel (``--py-files``) or
-installs it on the nodes (see :mod:`anycdc.spark.submit`).
+works because every "node" is this machine; on a real cluster the package is installed on the
+nodes or shipped with ``--py-files`` (see :mod:`anycdc.spark.submit`).
+
+The Spark daemons write their logs to ``<tmp_path>/standalone/logs``, the executors theirs to
+``<tmp_path>/standalone/work-N/app-*/N/stderr``, the driver to ``<tmp_path>/spark-submit.log``;
+the fixture kills every daemon (and its process group) however the test ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -23,7 +29,9 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SUBMIT_SCRIPT = ROOT / "src" / "anycdc" / "spark" / "submit.py"
 FORMATS = {"canal-json": 3, "debezium-json": 4}  # format -> workload seed
 WORKERS = 2
+APP_NAME = "anycdc run on standalone"
 # columns whose values depend on the run (micro-batch ids, wall-clock times), not on the data
 RUN_SPECIFIC = {"_cdc_batch", "batch_id", "processed_at", "deleted_at", "failed_at"}
 # small-machine settings, like get_spark(for_tests=True) gives the local session
@@ -237,18 +246,23 @@ def _primary_keys(workloads: dict[str, Workload]) -> dict[str, list[str]]:
     }  # Debezium names its key only in the Kafka message key
 
 
-def _spark_submit(cluster: Standalone, args: list[str], log: Path, timeout: float) -> None:
+@contextlib.contextmanager
+def _spark_submit(
+    cluster: Standalone, args: list[str], log: Path
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Start ``spark-submit ... submit.py ARGS`` (output to ``log``); kill it on leaving if
+    it still runs."""
     from anycdc.spark import jars
 
     command = [
         str(_pyspark_home() / "bin" / "spark-submit"),
         "--master", cluster.url,
         "--deploy-mode", "client",
+        "--name", APP_NAME,
         "--driver-memory", "1g",
         "--jars", ",".join(jars.spark_jars()),
         "--conf", f"spark.pyspark.python={sys.executable}",
         "--conf", f"spark.pyspark.driver.python={sys.executable}",
-        "--conf", f"spark.local.dir={cluster.home / 'local'}",
         "--conf", f"spark.sql.warehouse.dir={cluster.home / 'warehouse'}",
         "--conf", f"spark.driver.extraJavaOptions={FAST_JVM} "
         f"-Dderby.system.home={cluster.home / 'derby'}",
@@ -256,43 +270,58 @@ def _spark_submit(cluster: Standalone, args: list[str], log: Path, timeout: floa
     for key, value in SUBMIT_CONF.items():
         command += ["--conf", f"{key}={value}"]
     command += [str(SUBMIT_SCRIPT), *args]
-    env = _daemon_env(cluster.home)
     with log.open("wb") as out:
         proc = subprocess.Popen(
             command,
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env=env,
+            env=_daemon_env(cluster.home),
             cwd=cluster.home,
             start_new_session=True,
         )
         try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            pytest.fail(f"spark-submit ran over {timeout:.0f} s\n{_tail(log)}")
+            yield proc
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def _finish(proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
+    try:
+        code = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"spark-submit ran over {timeout:.0f} s\n{_tail(log)}")
     if code != 0:
         pytest.fail(f"spark-submit exited with {code}\n{_tail(log)}")
 
 
-def _delta_tables(target: Path) -> set[str]:
-    return {str(log.parent.relative_to(target)) for log in target.rglob("_delta_log")}
+Rows = tuple[list[str], list[tuple[Any, ...]]]
 
 
-def _table_rows(spark: Any, path: Path) -> tuple[list[str], list[tuple[Any, ...]]]:
-    frame = spark.read.format("delta").load(str(path))
-    columns = sorted(c for c in frame.columns if c not in RUN_SPECIFIC)
-    rows = [tuple(r) for r in frame.select(*columns).collect()]
-    return columns, sorted(rows, key=repr)
+def _read_tables(spark: Any, target: Path) -> dict[str, Rows]:
+    """Every Delta table under ``target`` (source tables and ``_anycdc/*``): its columns and
+    sorted rows, without run-specific values, paths written relative to the target
+    (``_anycdc/batches`` names each table's folder)."""
+    tables = {}
+    prefix = str(target)
+    for delta_log in sorted(target.rglob("_delta_log")):
+        frame = spark.read.format("delta").load(str(delta_log.parent))
+        columns = sorted(c for c in frame.columns if c not in RUN_SPECIFIC)
+        rows = [
+            tuple(v.replace(prefix, "<target>") if isinstance(v, str) else v for v in r)
+            for r in frame.select(*columns).collect()
+        ]
+        tables[str(delta_log.parent.relative_to(target))] = (columns, sorted(rows, key=repr))
+    return tables
 
 
 def _executor_tasks(cluster: Standalone) -> dict[str, int]:
     """Per worker: tasks its executors finished (from the executors' stderr logs)."""
     done = {}
     for index in range(WORKERS):
-        logs = list((cluster.home / f"work-{index}").glob("app-*/*/stderr"))
+        logs = (cluster.home / f"work-{index}").glob("app-*/*/stderr")
         done[f"worker-{index}"] = sum(
             p.read_text(errors="replace").count("Finished task") for p in logs
         )
@@ -305,50 +334,46 @@ def test_spark_submit_to_standalone_cluster_matches_local_mode(
     source = tmp_path / "in"
     workloads = _write_source(source)
     keys = _primary_keys(workloads)
-
-    # 1. the cluster: spark-submit onto the standalone master
-    cluster_target = tmp_path / "cluster"
-    started = time.monotonic()
+    cluster_target, local_target = tmp_path / "cluster", tmp_path / "local"
     args = ["run", "--source-dir", str(source), "--target", str(cluster_target)]
     for table, columns in keys.items():
         args += ["--primary-key", f"{table}={','.join(columns)}"]
     submit_log = tmp_path / "spark-submit.log"
-    _spark_submit(standalone, args, submit_log, timeout=900)
-    cluster_seconds = time.monotonic() - started
+
+    # 1. the cluster: spark-submit onto the standalone master; 2. meanwhile, local mode on the
+    # same messages and configuration (the two overlap: a 2-core machine has idle gaps in both)
+    started = time.time()
+    with _spark_submit(standalone, args, submit_log) as submitted:
+        history = run(spark, source, local_target, primary_keys=keys)
+        local_seconds = time.time() - started
+        _finish(submitted, submit_log, timeout=900)
+    cluster_seconds = submit_log.stat().st_mtime - started  # its last line: driver shutdown
+    assert sum(m.dead_letters for m in history) == 0
 
     state = standalone.state()
-    apps = [a for a in state.get("completedapps", []) if a.get("name") == "anycdc run"]
-    assert apps, f"the master ran no 'anycdc run' application: {state}\n{_tail(submit_log)}"
+    apps = [a for a in state.get("completedapps", []) if a.get("name") == APP_NAME]
+    assert [a.get("state") for a in apps] == ["FINISHED"], f"{state}\n{_tail(submit_log)}"
     tasks = _executor_tasks(standalone)
     assert all(tasks.values()), f"both workers' executors must run tasks: {tasks}"
-
-    # 2. local mode, same messages and configuration
-    local_target = tmp_path / "local"
-    started = time.monotonic()
-    history = run(spark, source, local_target, primary_keys=keys)
-    local_seconds = time.monotonic() - started
-    assert sum(m.dead_letters for m in history) == 0
     print(
         f"[cluster run {cluster_seconds:.1f}s (tasks per worker {tasks}), "
-        f"local run {local_seconds:.1f}s]"
+        f"local run {local_seconds:.1f}s, concurrently]"
     )
 
-    # 3. every Delta table (source tables, changelog, tombstones, batches) is the same
-    tables = _delta_tables(local_target)
-    assert tables == _delta_tables(cluster_target)
-    assert {f"{_database(f)}/{t.name}" for f, w in workloads.items() for t in w.tables} <= tables
-    for table in sorted(tables):
-        local_columns, local_rows = _table_rows(spark, local_target / table)
-        cluster_columns, cluster_rows = _table_rows(spark, cluster_target / table)
-        assert cluster_columns == local_columns, table
-        assert cluster_rows == local_rows, table
+    # 3. every Delta table (source tables, changelog, tombstones, batches) holds the same rows
+    with ThreadPoolExecutor(2) as pool:  # two Spark jobs at a time: reads are latency-bound
+        local, cluster = pool.map(partial(_read_tables, spark), (local_target, cluster_target))
+    assert sorted(cluster) == sorted(local)
+    for table, (columns, rows) in local.items():
+        assert cluster[table][0] == columns, table
+        assert cluster[table][1] == rows, table
 
     # 4. ... and the source tables are the simulator's ground truth
     failures = []
     for format_id, workload in workloads.items():
         for spec in workload.tables:
-            frame = spark.read.format("delta").load(str(cluster_target / spec.database / spec.name))
-            actual = [r.asDict() for r in frame.collect()]
+            columns, rows = cluster[f"{spec.database}/{spec.name}"]
+            actual = [dict(zip(columns, row, strict=True)) for row in rows]
             expected = list(workload.truth[spec.qualified].values())
             diff = compare_rows(spec.qualified, spec.key, expected, actual)
             if not diff.ok:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.config import PipelineConfig
-from anycdc.spark.types import cast_sql, spark_type, widened
+from anycdc.spark.sql_types import cast_sql, spark_type, widened
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -16,13 +16,21 @@ not pass ``--master`` to ``anycdc run`` here: it is ignored with a warning.
 
 Python code on the executors: the decoders run in Python workers on every executor, so
 ``anycdc`` must be importable there. On one machine (tests, a laptop "cluster") pointing
-``spark.pyspark.python`` at a virtualenv that has anycdc installed is enough. On a real cluster
-either install the wheel on every node (and point ``spark.pyspark.python`` at that interpreter)
-or ship it with the job: ``pip wheel --no-deps . -w dist`` then
-``spark-submit --py-files dist/anycdc-0.1.0-py3-none-any.whl ...`` (its pure-Python
-dependencies msgspec / fastavro / pyyaml / tzdata must then be on the nodes as well, e.g. in a
-packed environment passed with ``--archives``). The target and checkpoint folders must be on
-storage every node sees (HDFS, S3, a shared mount).
+``spark.pyspark.python`` at a virtualenv that has anycdc installed is enough
+(``tests/cluster/test_standalone.py`` does exactly that). On a real cluster either
+
+* install anycdc (the wheel, ``pip wheel --no-deps . -w dist``) into the same Python on every
+  node and point ``spark.pyspark.python`` at that interpreter; or
+* ship the package with the job: ``spark-submit --py-files anycdc.zip ...``, where
+  ``anycdc.zip`` is ``(cd src && zip -qr ../anycdc.zip anycdc)`` or the pure-Python wheel
+  copied to a ``.zip`` name (pyspark only puts ``.zip`` / ``.egg`` / ``.jar`` py-files on the
+  executors' ``sys.path``, not ``.whl``). Its dependencies (msgspec is compiled, so it cannot
+  be zip-imported; fastavro, pyyaml, tzdata, pyarrow) must then be installed on the nodes, or
+  the whole environment shipped with ``--archives env.tar.gz#env`` (venv-pack / conda-pack)
+  and ``--conf spark.pyspark.python=./env/bin/python``.
+
+The target and checkpoint folders must be on storage every node sees (HDFS, S3, a shared
+mount): the executors write the Delta files, the driver commits them.
 """
 
 from __future__ import annotations
