@@ -25,7 +25,6 @@ from typing import Any, Final, Literal
 from anycdc.errors import OptionError
 
 SECRET_WORDS: Final = ("password", "secret", "jaas", "token", "credential", "key.password")
-DEFAULT_TABLE_NAME: Final = "{database}.{table}"
 
 
 def is_secret(option: str) -> bool:
@@ -59,9 +58,6 @@ class PipelineConfig:
     """A format id, or ``auto`` to detect every message's format."""
     format_options: Mapping[str, str] = field(default_factory=dict)
     """``--option K=V`` pairs for the decoder (legacy, primary_key, timezone, ...)."""
-    catalog: bool = False
-    """Write tables to the Spark catalog (``table_name`` names them) instead of paths."""
-    table_name: str = DEFAULT_TABLE_NAME
     """Catalog table name template: ``{database}``, ``{schema}``, ``{table}``."""
     include: tuple[str, ...] = ()
     """Regexes over ``database.table``: only matching tables are applied (default: all)."""

@@ -36,8 +36,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_option_argument(dec)
     tgt = parser.add_argument_group("target")
     tgt.add_argument("--target", "-t", metavar="DIR", help="folder of the Delta tables")
-    tgt.add_argument("--catalog", action="store_true", default=None, help="write catalog tables")
-    tgt.add_argument("--table-name", help='catalog name template, default "{database}.{table}"')
     tgt.add_argument(
         "--include", action="append", metavar="RE", help="only tables matching (db.table)"
     )
@@ -73,8 +71,6 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
         "source_dir": args.source_dir,
         "format": args.format,
         "target": args.target,
-        "catalog": args.catalog,
-        "table_name": args.table_name,
         "include": args.include,
         "exclude": args.exclude,
         "checkpoint": args.checkpoint,

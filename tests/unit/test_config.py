@@ -1,0 +1,56 @@
+"""Pipeline configuration: validation, precedence, secrets never printed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from anycdc.cli import main as cli
+from anycdc.config import PipelineConfig
+from anycdc.errors import OptionError
+
+SECRET = "s3cr3t-Pa55"
+
+
+def test_secrets_are_masked_in_the_printed_config(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli([
+        "run", "--kafka-bootstrap", "127.0.0.1:9093", "--topics", "t", "--target", "lake",
+        "--kafka-option", "kafka.security.protocol=SASL_SSL",
+        "--kafka-option", f'kafka.sasl.jaas.config=x required username="u" password="{SECRET}";',
+        "--kafka-option", f"kafka.ssl.truststore.password={SECRET}", "--print-config",
+    ])  # fmt: skip
+    out = capsys.readouterr()
+    assert code == 0
+    assert SECRET not in out.out + out.err
+    printed = json.loads(out.out)["kafka_options"]
+    assert printed["kafka.security.protocol"] == "SASL_SSL"
+    assert printed["kafka.sasl.jaas.config"] == "***"
+
+
+def test_unknown_keys_and_conflicting_sources_are_errors() -> None:
+    with pytest.raises(OptionError, match="unknown configuration key"):
+        PipelineConfig.from_mapping({"targte": "x"})
+    with pytest.raises(OptionError, match="choose one source"):
+        PipelineConfig.from_mapping({"source_dir": "a", "kafka_bootstrap": "h:1", "topics": "t"})
+    with pytest.raises(OptionError, match="trigger"):
+        PipelineConfig.from_mapping({"trigger": "sometimes"})
+
+
+def test_flags_override_the_file_and_paths_become_absolute(tmp_path: Path) -> None:
+    path = tmp_path / "pipeline.yaml"
+    path.write_text("target: lake\ntrigger: interval=10s\nprimary_keys:\n  shop.audit: [id, ts]\n")
+    config = PipelineConfig.from_file(path, {"trigger": "available-now"})
+    assert config.trigger == "available-now"
+    assert Path(config.target).is_absolute()
+    assert config.key_override("shop", "audit") == ("id", "ts")
+    assert config.key_override("other", "audit") is None
+
+
+def test_table_paths_cannot_escape_the_target() -> None:
+    config = PipelineConfig(target="/lake")
+    assert config.table_path("shop", None, "orders") == "/lake/shop/orders"
+    assert config.table_path(None, "HR", "EMP") == "/lake/HR/EMP"
+    assert config.table_path("..", None, "x/../../etc") == "/lake/_../x_.._.._etc"
+    assert config.table_path("_anycdc", None, "changelog").startswith("/lake/__anycdc")
