@@ -233,25 +233,40 @@ class Format(ABC):
     ) -> dict[str, Any]:
         """Type every value of a raw image; values that do not parse are kept as sent
         and their column is appended to ``invalid`` (never a crash)."""
-        out: dict[str, Any] = {}
-        for name, value in raw.items():
-            if value is None:
-                out[name] = None
-                continue
-            col = columns.get(name)
-            if col is None or col.type.name == "unknown":
-                out[name] = value
-                continue
-            try:
-                out[name] = self.value_parser(col.type)(value)
-            except (ValueError, TypeError, OverflowError, ArithmeticError):
-                out[name] = value
-                if name not in invalid:
-                    invalid.append(name)
-        return out
+        parsers = {
+            name: None if col.type.name == "unknown" else self.value_parser(col.type)
+            for name, col in columns.items()
+        }
+        return convert_values(raw, parsers, invalid)
 
 
 # --------------------------------------------------------------------------- value parsing
+Parser = Callable[[Any], Any]
+
+
+def convert_values(
+    raw: Mapping[str, Any], parsers: Mapping[str, Parser | None], invalid: list[str]
+) -> dict[str, Any]:
+    """Type one image with per-column parsers chosen once per message (None = keep as sent).
+
+    A value that does not parse is kept as the vendor sent it and its column is
+    appended to ``invalid``: a decoder never crashes on a value.
+    """
+    out: dict[str, Any] = {}
+    for name, value in raw.items():
+        parser = parsers.get(name)
+        if value is None or parser is None:
+            out[name] = value
+            continue
+        try:
+            out[name] = parser(value)
+        except (ValueError, TypeError, OverflowError, ArithmeticError):
+            out[name] = value
+            if name not in invalid:
+                invalid.append(name)
+    return out
+
+
 def _parse_string(raw: Any) -> str:
     if isinstance(raw, str):
         return raw

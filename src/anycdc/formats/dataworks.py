@@ -77,6 +77,7 @@ from anycdc.formats.base import (
     Capabilities,
     Format,
     OptionSpec,
+    convert_values,
     expect_list,
     expect_object,
     expect_str,
@@ -278,25 +279,6 @@ def sequence_number(format_id: str, value: Any, path: str) -> int | None:
     if number is None:
         raise DecodeError(format_id, path, f"expected a digit string, got {value!r}")
     return number if number >= 0 else None
-
-
-def convert_values(
-    raw: Mapping[str, Any], parsers: Mapping[str, Parser | None], invalid: list[str]
-) -> dict[str, Any]:
-    """Type one image with per-column parsers chosen once per message (None = keep as sent)."""
-    out: dict[str, Any] = {}
-    for name, value in raw.items():
-        parser = parsers.get(name)
-        if value is None or parser is None:
-            out[name] = value
-            continue
-        try:
-            out[name] = parser(value)
-        except (ValueError, TypeError, OverflowError, ArithmeticError):
-            out[name] = value
-            if name not in invalid:
-                invalid.append(name)
-    return out
 
 
 def as_sent(value: Any) -> Any:

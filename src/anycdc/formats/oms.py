@@ -88,6 +88,7 @@ from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
     Capabilities,
     Format,
+    convert_values,
     expect_object,
     expect_str,
     optional_str,
@@ -583,7 +584,7 @@ class _OmsFormat(Format):
                     parsers[name] = typing.parser
         invalid: list[str] = []
         converted = {
-            name: None if row is None else _convert(row, parsers, invalid)
+            name: None if row is None else convert_values(row, parsers, invalid)
             for name, row in rows.items()
         }
         return columns, converted, invalid
@@ -797,26 +798,6 @@ def _without_light_type(image: dict[str, Any]) -> dict[str, Any]:
     if LIGHT_TYPE not in image:
         return dict(image)
     return {name: value for name, value in image.items() if name != LIGHT_TYPE}
-
-
-def _convert(
-    row: Mapping[str, Any], parsers: Mapping[str, Callable[[Any], Any] | None], invalid: list[str]
-) -> dict[str, Any]:
-    """Parse each value with its column's parser; a value that does not parse is kept
-    as sent and its column named in ``invalid``."""
-    out: dict[str, Any] = {}
-    for name, value in row.items():
-        parser = parsers.get(name)
-        if value is None or parser is None:
-            out[name] = value
-            continue
-        try:
-            out[name] = parser(value)
-        except (ValueError, TypeError, OverflowError, ArithmeticError):
-            out[name] = value
-            if name not in invalid:
-                invalid.append(name)
-    return out
 
 
 def _has_zone(value: Any) -> bool:
