@@ -84,3 +84,40 @@ def decode_case(case: Case) -> list[dict]:
             continue
         out.extend(json.loads(event_to_json(e), parse_float=Decimal) for e in events)
     return out
+
+
+CORPUS_DIR = Path(__file__).parent / "corpus"
+
+
+def foreign_json_messages(
+    own_formats: tuple[str, ...], skip_corpus_dirs: tuple[str, ...] = ()
+) -> list[object]:
+    """Every parsed JSON message of the other formats' golden cases and of the corpus
+    (files of one message or JSON Lines), for "other formats score low" sniffer tests."""
+    out: list[object] = []
+    for case in iter_cases():
+        if case.format_id in own_formats or case.input_path.suffix == ".avro":
+            continue
+        for raw in case.messages():
+            try:
+                out.append(json.loads(raw or b""))
+            except ValueError:
+                continue
+    for path in sorted(CORPUS_DIR.rglob("*")):
+        if not path.is_file() or any(part in skip_corpus_dirs for part in path.parts):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        try:
+            out.append(json.loads(text))
+            continue
+        except ValueError:
+            pass
+        for line in text.splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+    return out

@@ -4,7 +4,7 @@
 runs ``python -m anycdc.spark.jars prune``, which deletes every jar whose *artifact* pyspark
 already ships in ``pyspark/jars/`` (whatever the version: Spark's own copy wins, so there are
 no two copies of a class on the classpath). What is left is handed to Spark as ``spark.jars``,
-comma-joined local paths: nothing is resolved through Ivy / ``spark.jars.packages`` at run
+comma-joined local paths: nothing is resolved through Ivy (``--packages``) at run
 time, so a pipeline starts with no network.
 
 Command line::

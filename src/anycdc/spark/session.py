@@ -11,7 +11,7 @@ Two situations, told apart automatically:
   ``.build/jars`` (see :mod:`anycdc.spark.jars`) - local paths, no Ivy, no network.
 * **Under ``spark-submit`` / ``pyspark`` shell / a notebook with a session.** The JVM was
   started by someone else with their ``--master``, ``--jars`` / ``--packages`` and ``--conf``.
-  Nothing they set is overridden: ``spark.jars`` / ``spark.jars.packages`` / master are left
+  Nothing they set is overridden: ``spark.jars``, ``--packages`` and the master are left
   alone, and the Delta extension and catalog are only added when they are absent.
 
 ``for_tests=True`` is for the test suite: UI off, 4 shuffle partitions, a 1 GiB driver heap,
@@ -157,9 +157,10 @@ def get_spark(
         # no dependence on how this machine's hostname resolves
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     settings = base_conf(for_tests=for_tests, local=local)
-    user_supplies_jars = any(k in user_conf for k in ("spark.jars", "spark.jars.packages")) or (
-        "--jars" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")
-        or "--packages" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")
+    # the caller's own jar settings (spark.jars, or Maven coordinates) win over ours
+    submit_args = os.environ.get("PYSPARK_SUBMIT_ARGS", "")
+    user_supplies_jars = any(k.startswith("spark.jars") for k in user_conf) or (
+        "--jars" in submit_args or "--packages" in submit_args
     )
     if not user_supplies_jars:
         paths = _jars.spark_jars()

@@ -19,7 +19,7 @@ from anycdc.event import ChangeEvent, Column, Op, Position
 from anycdc.formats import detect
 from anycdc.formats.oms import OmsExtendJson, OmsJson, light_type, render_value
 from anycdc.values import LogicalType
-from tests.cases import iter_cases
+from tests.cases import foreign_json_messages, iter_cases
 from tests.strategies import IDENT, UNICODE_TEXT, st_decimal, st_row, st_table
 
 DEFAULT = OmsJson()
@@ -605,33 +605,7 @@ def test_default_and_extended_rows_are_told_apart() -> None:
 
 def _other_corpus_messages() -> list[Any]:
     """Every JSON message of the corpus and of the other formats' golden cases."""
-    out = []
-    for case in iter_cases():
-        if case.format_id in ("oms-json", "oms-extend-json") or case.input_path.suffix == ".avro":
-            continue
-        for raw in case.messages():
-            try:
-                out.append(json.loads(raw or b""))
-            except ValueError:
-                continue
-    for path in sorted(CORPUS.rglob("*")):
-        if not path.is_file():
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            continue
-        try:
-            out.append(json.loads(text))
-            continue
-        except ValueError:
-            pass
-        for line in text.splitlines():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue
-    return out
+    return foreign_json_messages(("oms-json", "oms-extend-json"))
 
 
 def test_other_formats_score_low() -> None:

@@ -15,7 +15,7 @@ from anycdc.errors import DecodeError, EncodeError, OptionError
 from anycdc.event import ChangeEvent, Op, Position
 from anycdc.formats import detect, get_format
 from anycdc.formats.shareplex import SharePlexJson
-from tests.cases import iter_cases
+from tests.cases import foreign_json_messages, iter_cases
 from tests.strategies import IDENT, UNICODE_TEXT, st_decimal
 
 FMT = SharePlexJson()
@@ -350,33 +350,7 @@ def test_golden_messages_are_detected_as_shareplex() -> None:
 
 def _other_corpus_messages() -> list[Any]:
     """Every JSON message of the corpus and of the other formats' golden cases."""
-    out = []
-    for case in iter_cases():
-        if case.format_id in ("shareplex-json",) or case.input_path.suffix == ".avro":
-            continue
-        for raw in case.messages():
-            try:
-                out.append(json.loads(raw or b""))
-            except ValueError:
-                continue
-    for path in sorted(CORPUS.rglob("*")):
-        if not path.is_file() or "shareplex" in path.parts[-2]:
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            continue
-        try:
-            out.append(json.loads(text))
-            continue
-        except ValueError:
-            pass
-        for line in text.splitlines():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue
-    return out
+    return foreign_json_messages(("shareplex-json",), ("shareplex_docs",))
 
 
 OTHER_SHAPES = [
