@@ -1,34 +1,79 @@
 """Simulated source databases: realistic change streams with a known final state.
 
-A :class:`Workload` plays a small shop database: a snapshot (full load) of
-every table, then incremental inserts, updates (some changing only a few
-columns), deletes and primary-key changes, with hot keys updated many times,
-heartbeats, and a strictly increasing source position. It keeps the ground
-truth — the final rows of every table — so a pipeline's output can be
-checked. The events are canonical; any encoder turns them into vendor
-messages.
+A :class:`Workload` plays a source database and keeps the ground truth — the
+final rows of every table — so a pipeline's output can be checked. Two
+profiles:
+
+``rich`` (the default of ``anycdc simulate``)
+    ``all_types`` (every logical type the formats carry: TINYINT .. BIGINT,
+    BIGINT UNSIGNED above 2^63, DECIMAL(38,10), FLOAT, DOUBLE, unicode and
+    escape-laden text, binary, DATE, TIME(6), DATETIME(6), TIMESTAMP(6), BOOLEAN,
+    JSON, NULLs; hot keys, key changes), ``order_lines`` (a composite key; DDL
+    mid-stream: ADD COLUMN, then INT -> BIGINT, DECIMAL precision up, VARCHAR
+    longer, each followed by rows of the new shape; key changes) and
+    ``audit_log`` (no primary key: the truth is a multiset; ADD COLUMN, then a
+    TRUNCATE). Transactions with BEGIN/COMMIT markers and heartbeats in between.
+``shop``
+    The demo's shop (``customers``, ``orders``, ``products``): snapshot,
+    inserts, updates, deletes, key changes, hot keys; nothing else.
+
+``drs-mongo-json`` carries documents, not rows: whatever the profile, its
+stream is a MongoDB-like ``profiles`` collection (inserts, replacements,
+``$set``/``$unset`` patches, deletes; nested documents and arrays).
+
+Every stream is generated ONCE per seed, independent of the format: the
+same seed gives the same source history in every format. Each format then
+gets what it can encode and the pipeline can apply (:data:`FORMAT_PROFILES`):
+markers, heartbeats, DDL and TRUNCATE are left out where the format has
+none (a TRUNCATE becomes deletes of every row, so the final state is the
+same), and column types and values become what the format delivers (MySQL
+formats carry BOOLEAN as TINYINT(1), DataWorks has six types, untyped OMS and
+SharePlex JSON deliver text). The truth is the final state AS THE PIPELINE
+STORES IT for that format. What the pipeline cannot apply yet
+(:data:`PIPELINE_GAPS`) is left out unless ``avoid_gaps=False``.
 
 >>> w = Workload(seed=1, rows=5, events=20)
 >>> events = list(w.events("canal-json"))
 >>> events[0].op.value, len(w.truth["shop.customers"]) > 0
 ('snapshot', True)
+>>> rich = Workload(seed=1, rows=3, events=40, profile="rich")
+>>> [t.name for t in rich.tables], rich.tables[2].key
+(['all_types', 'order_lines', 'audit_log'], ())
 """
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import random
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from anycdc.event import ChangeEvent, Column, Op, Position
-from anycdc.values import LogicalType
+from anycdc.event import ChangeEvent, Column, Op, Position, dumps
+from anycdc.values import LogicalType, epoch_micros, format_time
 
+PROFILES: Final = ("rich", "shop")
+MONGO_FORMAT: Final = "drs-mongo-json"
 FIRST_NAMES = ("Ana", "Bo", "Chen", "Dmitri", "Eşref", "Fatima", "Günter", "Hana", "Ígor", "李雷")
 STATUSES = ("new", "paid", "shipped", "delivered", "returned")
+# Text that breaks naive encoders: quotes, backslashes, control characters (U+0001 is
+# OceanBase's key separator), line breaks, emoji (astral plane), CJK, combining marks,
+# empty strings and the word NULL. No U+0000: most databases refuse it in text.
+TRICKY_TEXT: Final = (
+    'say "hi"', "back\\slash", "new\nline", "tab\tand\r\nCRLF", "ctrl \x01 sep", "😀 emoji 🎉",
+    "中文字符", "Zoë Ærøskøbing", "it's", "", "NULL", "e\u0301 combining", "{\"not\": json}",
+    "line\u2028sep", "x" * 40,
+)  # fmt: skip
+JSON_DOCS: Final = (
+    '{"a": 1, "b": [1, 2, 3]}', '{"name": "Zoë", "tags": ["x", "y"], "ok": true}', "[]", "{}",
+    '{"nested": {"deep": {"n": null}}}', '"just a string"', "[1, \"two\", 3.5]", "null",
+)  # fmt: skip
+ACTIONS: Final = ("login", "logout", "refund", "transfer", "purchase")
 
 
 def _col(
@@ -41,18 +86,25 @@ def _col(
 
 @dataclass(frozen=True)
 class TableSpec:
-    """A simulated table: its columns (in order) and primary key."""
+    """A simulated table: its columns (in order), primary key (``()``: none) and shape."""
 
     database: str
     name: str
     columns: dict[str, Column]
     key: tuple[str, ...]
+    shape: str = ""
 
     @property
     def qualified(self) -> str:
         return f"{self.database}.{self.name}"
 
+    @property
+    def keyless(self) -> bool:
+        """True for a table without a primary key (its truth is a multiset of rows)."""
+        return not self.key
 
+
+# --------------------------------------------------------------------------- table shapes
 def shop_tables(database: str = "shop") -> list[TableSpec]:
     """Three tables with the types most vendor formats carry."""
     return [
@@ -68,6 +120,7 @@ def shop_tables(database: str = "shop") -> list[TableSpec]:
                 "created_at": _col("timestamp", "datetime"),
             },
             ("id",),
+            "customers",
         ),
         TableSpec(
             database,
@@ -81,6 +134,7 @@ def shop_tables(database: str = "shop") -> list[TableSpec]:
                 "note": _col("string", "text"),
             },
             ("id",),
+            "orders",
         ),
         TableSpec(
             database,
@@ -92,30 +146,472 @@ def shop_tables(database: str = "shop") -> list[TableSpec]:
                 "stock": _col("int32", "int"),
             },
             ("sku",),
+            "products",
         ),
     ]
 
 
-def many_tables(database: str, count: int) -> list[TableSpec]:
-    """``count`` tables: the shop's three shapes, numbered after the first round."""
-    base = shop_tables(database)
+def rich_tables(database: str = "shop") -> list[TableSpec]:
+    """The rich profile's three shapes (see the module docstring)."""
+    return [
+        TableSpec(
+            database,
+            "all_types",
+            {
+                "id": _col("int64", "bigint"),
+                "c_tinyint": _col("int8", "tinyint"),
+                "c_smallint": _col("int16", "smallint"),
+                "c_int": _col("int32", "int"),
+                "c_bigint": _col("int64", "bigint"),
+                "c_ubigint": _col("uint64", "bigint unsigned"),
+                "c_decimal": _col("decimal", "decimal(38,10)", 38, 10),
+                "c_money": _col("decimal", "decimal(10,2)", 10, 2),
+                "c_float": _col("float32", "float"),
+                "c_double": _col("float64", "double"),
+                "c_varchar": _col("string", "varchar(255)"),
+                "c_text": _col("string", "text"),
+                "c_binary": _col("binary", "varbinary(64)"),
+                "c_date": _col("date", "date"),
+                "c_time": _col("time", "time(6)"),
+                "c_datetime": _col("timestamp", "datetime(6)"),
+                "c_timestamp": _col("timestamptz", "timestamp(6)"),
+                "c_bool": _col("boolean", "boolean"),
+                "c_json": _col("json", "json"),
+                "c_nullable": _col("string", "varchar(32)"),
+            },
+            ("id",),
+            "all_types",
+        ),
+        TableSpec(
+            database,
+            "order_lines",
+            {
+                "order_id": _col("int64", "bigint"),
+                "line_no": _col("int32", "int"),
+                "sku": _col("string", "varchar(32)"),
+                "qty": _col("int32", "int"),
+                "price": _col("decimal", "decimal(12,2)", 12, 2),
+                "updated_at": _col("timestamp", "datetime(3)"),
+            },
+            ("order_id", "line_no"),
+            "order_lines",
+        ),
+        TableSpec(
+            database,
+            "audit_log",
+            {
+                "at": _col("timestamp", "datetime(6)"),
+                "actor": _col("string", "varchar(64)"),
+                "action": _col("string", "varchar(16)"),
+                "amount": _col("decimal", "decimal(14,4)", 14, 4),
+                "detail": _col("json", "json"),
+            },
+            (),
+            "audit_log",
+        ),
+    ]
+
+
+def mongo_collections(database: str = "shop") -> list[TableSpec]:
+    """A MongoDB-like collection: ``_id`` plus typed top-level fields (BSON type names)."""
+    return [
+        TableSpec(
+            database,
+            "profiles",
+            {
+                "_id": _col("string", "objectId"),
+                "name": _col("string", "string"),
+                "age": _col("int32", "int"),
+                "visits": _col("int64", "long"),
+                "score": _col("float64", "double"),
+                "balance": Column(LogicalType("decimal"), "decimal"),
+                "active": _col("boolean", "bool"),
+                "joined": _col("timestamptz", "date"),
+                "tags": _col("json", "array"),
+                "address": _col("json", "object"),
+                "avatar": _col("binary", "binData"),
+                "nickname": _col("string", "string"),
+            },
+            ("_id",),
+            "profiles",
+        )
+    ]
+
+
+def many_tables(database: str, count: int, profile: str = "shop") -> list[TableSpec]:
+    """``count`` tables: the profile's shapes, numbered after the first round."""
+    shapes = {"rich": rich_tables, "mongo": mongo_collections}
+    base = shapes.get(profile, shop_tables)(database)
     out = []
     for index in range(count):
         spec = base[index % len(base)]
         suffix = "" if index < len(base) else f"_{index // len(base) + 1}"
-        out.append(TableSpec(spec.database, spec.name + suffix, spec.columns, spec.key))
+        out.append(replace(spec, name=spec.name + suffix, columns=dict(spec.columns)))
     return out
 
 
+# --------------------------------------------------------------------------- what each format carries
+@dataclass(frozen=True)
+class FormatProfile:
+    """What one format can carry and the pipeline can apply, as the simulator uses it.
+
+    ``types`` names the value mapping (:func:`adapt_column`): ``exact`` (every
+    logical type as is), ``debezium`` (BIGINT UNSIGNED as Connect's
+    DECIMAL(20,0)), ``mysql`` (Canal: BOOLEAN is TINYINT(1), a TIMESTAMP arrives
+    zone-less in UTC wall time), ``dts-avro`` (BOOLEAN is TINY; no BIGINT UNSIGNED,
+    see :data:`PIPELINE_GAPS`), ``naive-instants`` (TIMESTAMP WITH TIME ZONE
+    arrives zone-less, in UTC), ``dataworks`` (six types: LONG, DOUBLE as an exact
+    decimal, STRING, BOOLEAN, DATE as epoch ms, BYTES) or ``text`` (no types at
+    all: the pipeline stores the vendor's text).
+
+    ``value_typed``: the message types a column by its value (DTS Avro), so a NULL
+    DECIMAL arrives without its precision. ``gaps`` names the :data:`PIPELINE_GAPS`
+    this format runs into; a :class:`Workload` avoids them unless told otherwise.
+    """
+
+    types: str = "exact"
+    ddl: bool = True
+    truncate: bool = True
+    tx_markers: bool = True
+    heartbeats: bool = True
+    snapshots: bool = True  # a full-load op distinct from insert
+    key_names: bool = True  # messages name the key columns
+    partial_updates: bool = False  # updates carry the changed columns only (SharePlex)
+    owner_as_schema: bool = False  # the database is named as a schema (SharePlex OWNER.TABLE)
+    documents: bool = False  # MongoDB documents instead of rows
+    value_typed: bool = False
+    gaps: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+_MYSQL_NOTES: Final = (
+    "BOOLEAN carried as tinyint(1) 0/1",
+    "TIMESTAMP WITH TIME ZONE carried as MySQL TIMESTAMP text without a zone (UTC wall time)",
+)
+FORMAT_PROFILES: Final[dict[str, FormatProfile]] = {
+    "canonical-json": FormatProfile(),
+    "debezium-json": FormatProfile(
+        types="debezium",
+        key_names=False,
+        notes=("key names from the Kafka message key; BIGINT UNSIGNED as DECIMAL(20,0)",),
+    ),
+    "canal-json": FormatProfile(types="mysql", notes=_MYSQL_NOTES),
+    "dts-canal-json": FormatProfile(types="mysql", notes=_MYSQL_NOTES),
+    "dts-avro": FormatProfile(
+        types="dts-avro",
+        truncate=False,
+        value_typed=True,
+        gaps=("dts-avro-unsigned", "precisionless-decimal"),
+        notes=(
+            "BOOLEAN carried as TINY 0/1",
+            "no TRUNCATE: deletes of every row instead",
+            "types by value: BIGINT UNSIGNED is int64 below 2^63 (gap dts-avro-unsigned: "
+            "the column is left out), a NULL DECIMAL has no precision (gap "
+            "precisionless-decimal: the target column may become DECIMAL(38,18))",
+        ),
+    ),
+    "drs-json": FormatProfile(
+        truncate=False,
+        tx_markers=False,
+        heartbeats=False,
+        notes=("no TRUNCATE, markers or heartbeats",),
+    ),
+    "drs-json-c": FormatProfile(
+        types="naive-instants",
+        truncate=False,
+        tx_markers=False,
+        heartbeats=False,
+        notes=("TIMESTAMP WITH TIME ZONE arrives zone-less (UTC wall time)",),
+    ),
+    MONGO_FORMAT: FormatProfile(
+        ddl=False,
+        truncate=False,
+        tx_markers=False,
+        heartbeats=False,
+        snapshots=False,
+        documents=True,
+        gaps=("mongo-set-typed",),
+        notes=("a MongoDB collection; updates as $set/$unset patches or replacements",),
+    ),
+    "dataworks-json": FormatProfile(
+        types="dataworks",
+        snapshots=False,
+        gaps=("precisionless-decimal",),
+        notes=(
+            "six types: integers as LONG, DOUBLE/FLOAT as exact decimals, DATE/DATETIME/"
+            "TIMESTAMP as epoch ms (UTC), TIME and JSON as STRING; no BIGINT UNSIGNED above "
+            "2^63 nor DECIMAL beyond (38,18)",
+            "no DDL (gap precisionless-decimal: MODIFY ... DECIMAL(p,s) over precision-less "
+            "row types gives a batch-dependent column type)",
+        ),
+    ),
+    "dataworks2-json": FormatProfile(snapshots=False),
+    "oms-extend-json": FormatProfile(truncate=False, tx_markers=False),
+    "oms-json": FormatProfile(
+        types="text",
+        truncate=False,
+        tx_markers=False,
+        gaps=("untyped-ddl",),
+        notes=(
+            "untyped: every value is stored as the vendor's text",
+            "no DDL (gap untyped-ddl: a typed ALTER TABLE on a table of text columns)",
+        ),
+    ),
+    "shareplex-json": FormatProfile(
+        types="text",
+        ddl=False,
+        tx_markers=False,
+        heartbeats=False,
+        snapshots=False,
+        key_names=False,
+        partial_updates=True,
+        owner_as_schema=True,
+        notes=("untyped; key names need the pipeline's primary_keys", "no DDL"),
+    ),
+}
+
+PIPELINE_GAPS: Final[dict[str, str]] = {
+    # What the pipeline cannot apply yet. A Workload avoids each (avoid_gaps=True, the
+    # default) so that the simulator's truth stays the truth; each has a strict xfail
+    # reproduction that starts passing once the pipeline is fixed: then drop the entry.
+    "keyless-schema-change": "a table without a key identifies rows by a hash of the whole "
+    "image, so after ADD COLUMN a delete/update of an older row (its image now has the new "
+    "column, NULL) misses it: no ADD COLUMN on keyless tables "
+    "(tests/pipeline/test_sim_found_keyless_add_column.py)",
+    "keyless-duplicates": "identical rows of a table without a key collapse into one "
+    "(README, Semantics: Keys); Workload(keyless_duplicates=True) makes them "
+    "(tests/pipeline/test_sim_found_keyless_duplicates.py)",
+    "mongo-set-typed": "a MongoDB $set of a date/decimal/binary field keeps its Extended "
+    "JSON form ({'$date': ...}), which cannot be cast to the column: such fields change by "
+    "replacement only (tests/pipeline/test_sim_found_mongo_set.py)",
+    "untyped-ddl": "ALTER TABLE on a table of an untyped format (oms-json) types the column "
+    "from the DDL while its values are text: STRING vs BIGINT is incompatible and the "
+    "table's events are dead-lettered: no DDL for untyped formats "
+    "(tests/pipeline/test_sim_found_untyped_ddl.py)",
+    "dts-avro-unsigned": "DTS Avro types BIGINT UNSIGNED by value (LONGLONG: int64 below "
+    "2^63, uint64 above) and the pipeline cannot widen BIGINT to DECIMAL(20,0): the column "
+    "is left out for dts-avro (tests/pipeline/test_sim_found_bigint_to_unsigned.py)",
+    "precisionless-decimal": "a DECIMAL without precision (DataWorks rows, a NULL in DTS "
+    "Avro) is taken as DECIMAL(38,18) and widens a DECIMAL(p,s) column, so the column type "
+    "depends on batch boundaries: no DDL for dataworks-json; dts-avro's DECIMAL columns may "
+    "end as DECIMAL(38,18) (tests/pipeline/test_sim_found_precisionless_decimal.py)",
+}
+
+
+def format_profile(format_id: str) -> FormatProfile:
+    """What the simulator generates for ``format_id`` (ValueError for formats it cannot write)."""
+    try:
+        return FORMAT_PROFILES[format_id]
+    except KeyError:
+        raise ValueError(
+            f"the simulator cannot write {format_id!r} (no encoder, or no simulation profile)"
+        ) from None
+
+
+@lru_cache(maxsize=4096)
+def adapt_column(format_id: str, column: Column, avoid_gaps: bool = True) -> Column | None:
+    """The column as ``format_id`` delivers it to the pipeline; None when it cannot carry
+    it (or, with ``avoid_gaps``, when the pipeline cannot apply it: :data:`PIPELINE_GAPS`)."""
+    kind = format_profile(format_id).types
+    ltype = column.type
+    name = ltype.name
+    if kind == "text":
+        return Column(LogicalType("string"), column.vendor_type)
+    if kind == "debezium" and name == "uint64":
+        return Column(LogicalType("decimal", 20, 0), column.vendor_type)
+    if kind in ("mysql", "dts-avro") and name == "boolean":
+        return Column(LogicalType("int8"), "tinyint(1)")
+    if kind == "dts-avro" and name == "uint64" and avoid_gaps:
+        return None
+    if kind in ("mysql", "naive-instants") and name == "timestamptz":
+        return Column(LogicalType("timestamp"), column.vendor_type)
+    if kind == "dataworks":
+        return _dataworks_column(column)
+    return column
+
+
+def _dataworks_column(column: Column) -> Column | None:
+    ltype = column.type
+    name = ltype.name
+    if name == "uint64":
+        return None  # LONG is signed 64-bit: values above 2^63 cannot be written
+    if name in ("int8", "int16", "int32", "int64"):
+        return Column(LogicalType("int64"), column.vendor_type)
+    if name == "decimal":
+        # no precision on the wire: the pipeline's default DECIMAL(38,18) must hold it
+        whole = (ltype.precision or 0) - (ltype.scale or 0)
+        if ltype.precision is not None and (whole > 20 or (ltype.scale or 0) > 18):
+            return None
+        return Column(LogicalType("decimal"), column.vendor_type)
+    if name in ("float32", "float64"):
+        return Column(LogicalType("decimal"), column.vendor_type)
+    if name in ("date", "timestamp", "timestamptz"):
+        return Column(LogicalType("timestamptz"), column.vendor_type)
+    if name in ("time", "json"):
+        return Column(LogicalType("string"), column.vendor_type)
+    return column
+
+
+def adapt_value(format_id: str, column: Column, value: Any) -> Any:
+    """A canonical value as ``format_id`` delivers it (``column`` is the canonical column)."""
+    convert = value_converter(format_id, column)
+    return value if value is None or convert is None else convert(value)
+
+
+@lru_cache(maxsize=4096)
+def value_converter(format_id: str, column: Column) -> Callable[[Any], Any] | None:
+    """How a non-NULL value of ``column`` changes on its way through ``format_id`` (None:
+    it does not)."""
+    kind = format_profile(format_id).types
+    name = column.type.name
+    if kind == "text":
+        return untyped_text
+    if kind == "debezium" and name == "uint64":
+        return Decimal
+    if kind in ("mysql", "dts-avro") and name == "boolean":
+        return int
+    if kind in ("mysql", "naive-instants") and name == "timestamptz":
+        return _utc_wall_time
+    if kind == "dataworks":
+        return _DATAWORKS_VALUES.get(name)
+    return None
+
+
+def _utc_wall_time(value: dt.datetime) -> dt.datetime:
+    return value.astimezone(dt.UTC).replace(tzinfo=None)
+
+
+def _epoch_ms(value: dt.datetime) -> dt.datetime:
+    # epoch milliseconds on the wire; a zone-less value is read as UTC
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+    return aware.replace(microsecond=aware.microsecond // 1000 * 1000)
+
+
+_DATAWORKS_VALUES: Final[dict[str, Callable[[Any], Any]]] = {
+    "float32": lambda v: Decimal(repr(v)),
+    "float64": lambda v: Decimal(repr(v)),
+    "date": lambda v: dt.datetime(v.year, v.month, v.day, tzinfo=dt.UTC),
+    "timestamp": _epoch_ms,
+    "timestamptz": _epoch_ms,
+    "time": format_time,
+}
+
+
+def untyped_text(value: Any) -> str:
+    """The text an untyped format (OMS ``Default``, SharePlex) carries, as the pipeline stores it.
+
+    OceanBase's text rules: BOOLEAN 1/0, binary as base64, DATETIME
+    ``YYYY-MM-DD HH:mm:ss[.f]`` (fraction without trailing zeros), an instant as
+    epoch seconds, TIME ``HH:mm:ss[.f]``; numbers as their exact digits.
+
+    >>> untyped_text(True), untyped_text(dt.datetime(2024, 5, 1, 8, 0, 0, 120000))
+    ('1', '2024-05-01 08:00:00.12')
+    >>> untyped_text(dt.datetime(1971, 1, 1, 0, 0, 0, 5, tzinfo=dt.UTC))
+    '31536000.000005'
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, (int, Decimal)):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            seconds, micros = divmod(epoch_micros(value), 1_000_000)
+            return f"{seconds}{_fraction(micros)}"
+        return value.strftime("%Y-%m-%d %H:%M:%S") + _fraction(value.microsecond)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, dt.time):
+        return value.strftime("%H:%M:%S") + _fraction(value.microsecond)
+    raise TypeError(f"no untyped text for {type(value).__name__}")
+
+
+def _fraction(micros: int) -> str:
+    return f".{micros:06d}".rstrip("0") if micros else ""
+
+
+# --------------------------------------------------------------------------- the canonical stream
+ROW: Final = "row"
+DDL: Final = "ddl"
+TRUNCATE: Final = "truncate"
+TRUNCATE_FALLBACK: Final = "truncate-fallback"  # a delete standing in for a TRUNCATE
+MARKER: Final = "marker"
+HEARTBEAT: Final = "heartbeat"
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """One canonical event and what it is (formats keep or drop steps by role)."""
+
+    event: ChangeEvent
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """A format's view of one schema: adapted columns, per-column value conversion."""
+
+    columns: dict[str, Column]
+    steps: dict[str, Callable[[Any], Any] | None]
+    identity: bool
+
+
+@dataclass
+class _TableState:
+    """A table's current schema and rows (keyed, or by a private row id when keyless).
+
+    ``idents`` lists the row identities in an order that only changes by swap-removal, so
+    picking a row (and a hot one: the first fifth) is O(1) at any table size.
+    """
+
+    spec: TableSpec
+    rows: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    idents: list[Any] = field(default_factory=list)
+    where: dict[Any, int] = field(default_factory=dict)
+
+    def put(self, ident: Any, row: dict[str, Any]) -> None:
+        if ident not in self.rows:
+            self.where[ident] = len(self.idents)
+            self.idents.append(ident)
+        self.rows[ident] = row
+
+    def pop(self, ident: Any) -> dict[str, Any]:
+        index = self.where.pop(ident)
+        last = self.idents.pop()
+        if index < len(self.idents):
+            self.idents[index] = last
+            self.where[last] = index
+        return self.rows.pop(ident)
+
+    def clear(self) -> None:
+        self.rows.clear()
+        self.idents.clear()
+        self.where.clear()
+
+
 class Workload:
-    """A deterministic change stream over :func:`shop_tables` and its ground truth.
+    """A deterministic source database's change stream and its ground truth.
 
     Parameters
     ----------
-    seed: random seed (same seed, same stream).
+    seed: random seed (same seed, same source history, whatever the format).
     rows: rows per table in the snapshot.
-    events: incremental change events after the snapshot.
+    events: incremental row changes after the snapshot (markers, heartbeats, DDL and
+        TRUNCATE come on top).
     database: the source database name.
+    tables: how many tables (the profile's shapes, repeated with a number suffix).
+    profile: ``shop`` (the demo's three tables) or ``rich`` (see the module docstring).
+    keyless_duplicates: let tables without a key hold identical rows (a row twice in the
+        source must be twice in the target); off by default: identical rows collapse in
+        the pipeline today (:data:`PIPELINE_GAPS`, ``keyless-duplicates``).
+    avoid_gaps: leave out what the pipeline cannot apply yet (:data:`PIPELINE_GAPS`), so
+        that the truth is what a correct run ends with. False generates them too: for a
+        pipeline that has been fixed, and for the reproductions.
     """
 
     def __init__(
@@ -125,113 +621,694 @@ class Workload:
         events: int = 200,
         database: str = "shop",
         tables: int = 3,
+        profile: str = "shop",
+        keyless_duplicates: bool = False,
+        avoid_gaps: bool = True,
     ) -> None:
-        self.random = random.Random(seed)
-        self.tables = many_tables(database, tables)
+        if profile not in PROFILES:
+            raise ValueError(f"unknown profile {profile!r}; choose from {', '.join(PROFILES)}")
+        self.seed = seed
         self.rows = rows
         self.event_count = events
-        self.truth: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {
-            t.qualified: {} for t in self.tables
+        self.database = database
+        self.table_count = tables
+        self.profile = profile
+        self.keyless_duplicates = keyless_duplicates
+        self.avoid_gaps = avoid_gaps
+        self.format_id = "canonical-json"
+        self._reset()
+
+    # ------------------------------------------------------------------ state
+    def _reset(self) -> None:
+        self.random = random.Random(self.seed)
+        documents = FORMAT_PROFILES.get(self.format_id, FormatProfile()).documents
+        kind = "mongo" if documents else self.profile
+        self._state = {
+            t.qualified: _TableState(t) for t in many_tables(self.database, self.table_count, kind)
         }
+        self._states = list(self._state.values())
         self._position = 0
         self._next_id = 1
+        self._tx = 0
         self._clock = dt.datetime(2024, 5, 1, 8, 0, 0)
+        self._fingerprints: Counter[tuple[Any, ...]] = Counter()
+        self._truth_cache: dict[str, dict[tuple[Any, ...], dict[str, Any]]] | None = None
+        self._plans: dict[int, tuple[Mapping[str, Column], _Plan]] = {}
+        self._document_columns: dict[tuple[str, ...], dict[str, Column]] = {}
 
-    # ------------------------------------------------------------------ rows
-    def _row(self, table: TableSpec, key: Any = None) -> dict[str, Any]:
+    @property
+    def tables(self) -> list[TableSpec]:
+        """The tables as the current format delivers them, with their schema as it is now
+        (after any DDL): adapted column types, columns the format cannot carry left out."""
+        return [self._adapted_spec(s.spec) for s in self._state.values()]
+
+    @property
+    def source_tables(self) -> list[TableSpec]:
+        """The tables as the source has them now (canonical types, format-independent)."""
+        return [s.spec for s in self._state.values()]
+
+    @property
+    def truth(self) -> dict[str, dict[tuple[Any, ...], dict[str, Any]]]:
+        """Final rows per table (``database.table``), as the pipeline stores them for the
+        current format: ``{key values: row}``; a keyless table's rows are keyed by a private
+        row number (the rows are a multiset)."""
+        if self._truth_cache is None:
+            self._truth_cache = {q: self._adapted_rows(state) for q, state in self._state.items()}
+        return self._truth_cache
+
+    def _adapted_spec(self, spec: TableSpec) -> TableSpec:
+        return replace(spec, columns=dict(self._plan(spec.columns).columns))
+
+    def _adapted_rows(self, state: _TableState) -> dict[tuple[Any, ...], dict[str, Any]]:
+        spec = state.spec
+        out = {}
+        for ident, row in state.rows.items():
+            adapted = dict(self._adapt_image(spec.columns, row) or {})
+            key = tuple(adapted[k] for k in spec.key) if spec.key else (ident,)
+            out[key] = adapted
+        return out
+
+    def _plan(self, columns: Mapping[str, Column]) -> _Plan:
+        """How the current format changes images of ``columns`` (cached per schema)."""
+        hit = self._plans.get(id(columns))
+        if hit is not None and hit[0] is columns:
+            return hit[1]
+        adapted: dict[str, Column] = {}
+        steps: dict[str, Callable[[Any], Any] | None] = {}
+        for name, column in columns.items():
+            target = adapt_column(self.format_id, column, self.avoid_gaps)
+            if target is not None:
+                adapted[name] = target
+                steps[name] = value_converter(self.format_id, column)
+        identity = adapted == dict(columns) and not any(steps.values())
+        plan = _Plan(adapted, steps, identity)
+        # keep the columns object alive with its plan: its id stays unique while cached
+        self._plans[id(columns)] = (columns, plan)
+        return plan
+
+    def _adapt_image(
+        self, columns: Mapping[str, Column], image: Mapping[str, Any] | None
+    ) -> Mapping[str, Any] | None:
+        if image is None:
+            return None
+        plan = self._plan(columns)
+        if plan.identity:
+            return image  # images are read-only: the same object serves
+        steps = plan.steps
+        out = {}
+        for name, value in image.items():
+            if name in steps:
+                convert = steps[name]
+                out[name] = value if value is None or convert is None else convert(value)
+        return out
+
+    # ------------------------------------------------------------------ the stream
+    def events(self, format_id: str) -> Iterator[ChangeEvent]:
+        """The whole stream in ``format_id``'s terms: snapshot, then incremental changes.
+
+        Starts the source history afresh (same seed, same history) and updates the truth
+        as it goes.
+        """
+        profile = self.format_profile(format_id)
+        self.format_id = format_id
+        self._reset()
+        for step in self._canonical():
+            self._truth_cache = None
+            event = self._adapt(step, profile)
+            if event is not None:
+                yield event
+
+    def format_profile(self, format_id: str) -> FormatProfile:
+        """What this workload generates for ``format_id``: its profile, less the gaps avoided."""
+        profile = format_profile(format_id)
+        if self.avoid_gaps and {"untyped-ddl", "precisionless-decimal"} & set(profile.gaps):
+            if profile.types in ("text", "dataworks"):
+                profile = replace(profile, ddl=False)
+        return profile
+
+    def _adapt(self, step: _Step, profile: FormatProfile) -> ChangeEvent | None:
+        """A canonical step as ``profile``'s format writes it, or None when it has no form."""
+        event, role = step.event, step.role
+        if role == MARKER and not profile.tx_markers:
+            return None
+        if role == HEARTBEAT and not profile.heartbeats:
+            return None
+        if role == DDL and not profile.ddl:
+            return None
+        if role == TRUNCATE and not profile.truncate:
+            return None
+        if role == TRUNCATE_FALLBACK and profile.truncate:
+            return None
+        changes: dict[str, Any] = {"format": self.format_id}
+        if event.columns is not None:
+            canonical = event.columns
+            plan = self._plan(canonical)
+            if not plan.identity:
+                changes["before"] = self._adapt_image(canonical, event.before)
+                changes["after"] = self._adapt_image(canonical, event.after)
+                changes["columns"] = plan.columns
+        if event.op is Op.SNAPSHOT and not profile.snapshots:
+            changes["op"] = Op.INSERT
+        if profile.documents and event.position is not None:
+            # MongoDB orders by clusterTime (seconds, increment)
+            changes["position"] = Position(((event.ts_ms or 0) // 1000, event.position.parts[0]))
+        return event.with_changes(**changes)
+
+    def _canonical(self) -> Iterator[_Step]:
+        """The format-independent source history: snapshot, then the incremental mix."""
+        states = list(self._state.values())
+        for state in states:
+            for _ in range(self.rows):
+                yield self._insert(state, Op.SNAPSHOT)
+        schedule = self._schedule()
+        done = 0
+        while True:
+            # transactions and follow-up rows advance several changes at once: run every
+            # action whose point has been reached
+            for point in sorted(p for p in schedule if p <= done):
+                for action in schedule.pop(point):
+                    for step in action():
+                        done += step.role == ROW
+                        yield step
+            if done >= self.event_count:
+                break
+            r = self.random
+            if self.profile == "rich" and r.random() < 0.03:
+                yield self._heartbeat()
+            if self.profile == "rich" and r.random() < 0.12:
+                size = r.randint(2, 4)
+                tx = self._begin()
+                yield tx
+                for _ in range(size):
+                    yield self._change(tx.event.tx)
+                    done += 1
+                yield self._commit(tx.event.tx)
+            else:
+                yield self._change(None)
+                done += 1
+
+    def _schedule(self) -> dict[int, list[Callable[[], Iterator[_Step]]]]:
+        """Schema changes and TRUNCATEs at fixed points of the incremental stream."""
+        plan: dict[int, list[Callable[[], Iterator[_Step]]]] = {}
+        if self.profile != "rich" or not self.event_count:
+            return plan
+        n = self.event_count
+        for state in self._state.values():
+            shape = state.spec.shape
+            if shape == "audit_log":
+                if not self.avoid_gaps:  # PIPELINE_GAPS: keyless-schema-change
+                    plan.setdefault(n // 4, []).append(partial(self._ddl_audit_add, state))
+                plan.setdefault(n * 3 // 4, []).append(partial(self._truncate, state))
+            elif shape == "order_lines":
+                plan.setdefault(n // 3, []).append(partial(self._ddl_lines_add, state))
+                plan.setdefault(n * 11 // 20, []).append(partial(self._ddl_lines_widen, state))
+        return plan
+
+    # ------------------------------------------------------------------ events
+    def _tick(self) -> tuple[Position, int]:
+        self._position += 1
+        self._clock += dt.timedelta(seconds=1)
+        return Position((self._position,)), int(
+            self._clock.replace(tzinfo=dt.UTC).timestamp() * 1000
+        )
+
+    def _row_event(
+        self,
+        state: _TableState,
+        op: Op,
+        before: Mapping[str, Any] | None,
+        after: Mapping[str, Any] | None,
+        tx: str | None = None,
+        **extra: Any,
+    ) -> _Step:
+        spec = state.spec
+        position, ts_ms = self._tick()
+        columns = spec.columns
+        if spec.shape == "profiles":
+            # a document has the fields it has (absent, not null); updates and deletes name
+            # the _id only, as MongoDB's change events do
+            if before is not None:
+                before = {"_id": before["_id"]}
+                extra.setdefault("partial", ("before",))
+            if after is not None:
+                after = {k: v for k, v in after.items() if v is not None}
+            columns = {k: spec.columns[k] for k in (after if after is not None else before or {})}
+            columns = self._document_columns.setdefault(tuple(columns), columns)
+        event = ChangeEvent(
+            op=op,
+            format="canonical-json",
+            database=spec.database,
+            table=spec.name,
+            key=spec.key or None,
+            before=dict(before) if before is not None else None,
+            after=dict(after) if after is not None else None,
+            columns=columns,  # shared, read-only: one adaptation plan per schema
+            ts_ms=ts_ms,
+            position=position,
+            tx=tx,
+            **extra,
+        )
+        return _Step(event, ROW)
+
+    def _meta_event(self, op: Op, role: str, **fields: Any) -> _Step:
+        position, ts_ms = self._tick()
+        fields.setdefault("database", self.database)
+        event = ChangeEvent(
+            op=op, format="canonical-json", ts_ms=ts_ms, position=position, **fields
+        )
+        return _Step(event, role)
+
+    def _heartbeat(self) -> _Step:
+        return self._meta_event(Op.HEARTBEAT, HEARTBEAT)
+
+    def _begin(self) -> _Step:
+        self._tx += 1
+        return self._meta_event(Op.BEGIN, MARKER, tx=f"tx-{self.seed}-{self._tx}")
+
+    def _commit(self, tx: str | None) -> _Step:
+        return self._meta_event(Op.COMMIT, MARKER, tx=tx)
+
+    # ------------------------------------------------------------------ row changes
+    def _insert(self, state: _TableState, op: Op = Op.INSERT, tx: str | None = None) -> _Step:
+        row = self._new_row(state)
+        self._store(state, None, row)
+        return self._row_event(state, op, None, row, tx)
+
+    def _change(self, tx: str | None) -> _Step:
+        r = self.random
+        state = r.choice(self._states)
+        shape = state.spec.shape
+        roll = r.random()
+        if not state.rows or roll < (0.45 if shape == "audit_log" else 0.25):
+            return self._insert(state, tx=tx)
+        ident = self._pick(state)
+        old = state.rows[ident]
+        if roll < 0.35 or (shape == "audit_log" and roll < 0.6):
+            self._forget(state, ident)
+            return self._row_event(state, Op.DELETE, old, None, tx)
+        if shape == "profiles":
+            return self._document_update(state, ident, old, tx)
+        new = dict(old)
+        if roll < 0.39 and shape in ("orders", "order_lines", "all_types"):
+            self._rekey(state, new)  # a primary-key change
+        else:
+            self._mutate(state, new)
+        self._forget(state, ident)
+        self._store(state, None, new)
+        return self._row_event(state, Op.UPDATE, old, new, tx)
+
+    def _pick(self, state: _TableState) -> Any:
+        r = self.random
+        count = len(state.idents)
+        # hot keys: a fifth of the rows take most updates
+        if r.random() < 0.6:
+            return state.idents[r.randrange(max(1, count // 5))]
+        return state.idents[r.randrange(count)]
+
+    def _ident(self, state: _TableState, row: Mapping[str, Any]) -> Any:
+        return tuple(row[k] for k in state.spec.key)
+
+    def _store(self, state: _TableState, ident: Any, row: dict[str, Any]) -> None:
+        if state.spec.keyless:
+            self._next_id += 1
+            state.put(self._next_id if ident is None else ident, row)
+            self._fingerprints[self._fingerprint(state, row)] += 1
+        else:
+            state.put(self._ident(state, row), row)
+
+    def _forget(self, state: _TableState, ident: Any) -> None:
+        row = state.pop(ident)
+        if state.spec.keyless:
+            self._fingerprints[self._fingerprint(state, row)] -= 1
+
+    def _fingerprint(self, state: _TableState, row: Mapping[str, Any]) -> tuple[Any, ...]:
+        return (state.spec.qualified, *sorted((k, repr(v)) for k, v in row.items()))
+
+    def _unique(self, state: _TableState, row: dict[str, Any], bump: Callable[[], None]) -> None:
+        """Keep keyless rows distinct (unless duplicates are wanted): a row twice in a
+        table without a key collapses in the pipeline today (README, Semantics: Keys)."""
+        if not state.spec.keyless or self.keyless_duplicates:
+            return
+        while self._fingerprints[self._fingerprint(state, row)] > 0:
+            bump()
+
+    # ------------------------------------------------------------------ rows by shape
+    def _new_row(self, state: _TableState) -> dict[str, Any]:
         r = self.random
         self._next_id += 1
-        shape = table.name.split("_")[0]
+        n = self._next_id
+        shape = state.spec.shape
+        row: dict[str, Any]
         if shape == "customers":
             name = r.choice(FIRST_NAMES)
-            return {
-                "id": key if key is not None else self._next_id,
+            row = {
+                "id": n,
                 "name": name,
-                "email": f"{name.lower()}.{self._next_id}@example.com",
+                "email": f"{name.lower()}.{n}@example.com",
                 "balance": Decimal(r.randint(-5_000, 1_000_000)).scaleb(-2),
                 "vip": r.random() < 0.2,
                 "created_at": self._clock.replace(microsecond=r.randint(0, 999) * 1000),
             }
-        if shape == "orders":
-            return {
-                "id": key if key is not None else self._next_id,
+        elif shape == "orders":
+            row = {
+                "id": n,
                 "customer_id": r.randint(1, max(self.rows, 2)),
                 "total": Decimal(r.randint(100, 9_999_999)).scaleb(-2),
                 "status": "new",
                 "placed_at": self._clock,
                 "note": None if r.random() < 0.7 else r.choice(["gift", "urgent", 'say "hi"\n']),
             }
-        return {
-            "sku": key if key is not None else f"SKU-{self._next_id:06d}",
-            "title": r.choice(["Tea", "Mug", "Kettle", "Spoon"]) + f" #{self._next_id}",
-            "price": Decimal(r.randint(99, 99_999)).scaleb(-2),
-            "stock": r.randint(0, 500),
-        }
-
-    def _event(
-        self, format_id: str, table: TableSpec, op: Op, before: Any, after: Any
-    ) -> ChangeEvent:
-        self._position += 1
-        self._clock += dt.timedelta(seconds=1)
-        return ChangeEvent(
-            op=op,
-            format=format_id,
-            database=table.database,
-            table=table.name,
-            key=table.key,
-            before=before,
-            after=after,
-            columns=table.columns,
-            ts_ms=int(self._clock.replace(tzinfo=dt.UTC).timestamp() * 1000),
-            position=Position((self._position,)),
-        )
-
-    def _key(self, table: TableSpec, row: dict[str, Any]) -> tuple[Any, ...]:
-        return tuple(row[k] for k in table.key)
-
-    # ------------------------------------------------------------------ stream
-    def events(self, format_id: str) -> Iterator[ChangeEvent]:
-        """The whole stream: snapshot, then incremental changes (updates the truth)."""
-        for table in self.tables:
-            for _ in range(self.rows):
-                row = self._row(table)
-                self.truth[table.qualified][self._key(table, row)] = row
-                yield self._event(format_id, table, Op.SNAPSHOT, None, row)
-        for _ in range(self.event_count):
-            yield self._change(format_id)
-
-    def _change(self, format_id: str) -> ChangeEvent:
-        r = self.random
-        table = r.choice(self.tables)
-        state = self.truth[table.qualified]
-        roll = r.random()
-        if not state or roll < 0.25:
-            row = self._row(table)
-            state[self._key(table, row)] = row
-            return self._event(format_id, table, Op.INSERT, None, row)
-        keys = sorted(state, key=repr)
-        # hot keys: a fifth of the rows take most updates
-        key = r.choice(keys[: max(1, len(keys) // 5)] if r.random() < 0.6 else keys)
-        old = state[key]
-        if roll < 0.35:
-            del state[key]
-            return self._event(format_id, table, Op.DELETE, old, None)
-        new = dict(old)
-        shape = table.name.split("_")[0]
-        if roll < 0.38 and shape == "orders":
-            del state[key]
-            self._next_id += 1
-            new["id"] = self._next_id  # a primary-key change
-        elif shape == "customers":
-            new["balance"] = old["balance"] + Decimal(r.randint(-500, 500)).scaleb(-2)
-            new["vip"] = not old["vip"] if r.random() < 0.1 else old["vip"]
-        elif shape == "orders":
-            new["status"] = r.choice(STATUSES)
+        elif shape == "products":
+            row = {
+                "sku": f"SKU-{n:06d}",
+                "title": r.choice(["Tea", "Mug", "Kettle", "Spoon"]) + f" #{n}",
+                "price": Decimal(r.randint(99, 99_999)).scaleb(-2),
+                "stock": r.randint(0, 500),
+            }
+        elif shape == "all_types":
+            row = {"id": n}
+            for name in state.spec.columns:
+                if name != "id":
+                    row[name] = self._all_types_value(name)
+        elif shape == "order_lines":
+            row = {
+                "order_id": 1000 + r.randint(0, max(self.rows, 3)),
+                "line_no": 1,
+                **self._line_values(state),
+            }
+            while (row["order_id"], row["line_no"]) in state.rows:
+                row["line_no"] += 1
+        elif shape == "audit_log":
+            row = self._audit_values(state)
+            if self.keyless_duplicates and state.rows and r.random() < 0.15:
+                row = dict(r.choice(list(state.rows.values())))  # logged twice
         else:
-            new["stock"] = max(0, old["stock"] + r.randint(-5, 5))
-            new["price"] = old["price"] if r.random() < 0.8 else old["price"] + Decimal("1.00")
-        state[self._key(table, new)] = new
-        return self._event(format_id, table, Op.UPDATE, old, new)
+            row = self._document(state)
+        return {name: row.get(name) for name in state.spec.columns}
+
+    def _mutate(self, state: _TableState, row: dict[str, Any]) -> None:
+        """Change a few non-key columns of ``row`` in place."""
+        r = self.random
+        shape = state.spec.shape
+        if shape == "customers":
+            row["balance"] = row["balance"] + Decimal(r.randint(-500, 500)).scaleb(-2)
+            row["vip"] = not row["vip"] if r.random() < 0.1 else row["vip"]
+        elif shape == "orders":
+            row["status"] = r.choice(STATUSES)
+        elif shape == "products":
+            row["stock"] = max(0, row["stock"] + r.randint(-5, 5))
+            row["price"] = row["price"] if r.random() < 0.8 else row["price"] + Decimal("1.00")
+        elif shape == "all_types":
+            names = [c for c in state.spec.columns if c != "id"]
+            for name in r.sample(names, r.randint(1, 4)):
+                row[name] = self._all_types_value(name)
+        elif shape == "order_lines":
+            fresh = self._line_values(state)
+            for name in r.sample(sorted(fresh), r.randint(1, 3)):
+                row[name] = fresh[name]
+            row["updated_at"] = fresh["updated_at"]
+        elif shape == "audit_log":
+            # corrections: a log entry keeps its time and actor
+            row["amount"] = self._amount()
+            if r.random() < 0.5:
+                row["detail"] = r.choice(JSON_DOCS)
+            self._unique(state, row, lambda: row.update(amount=self._amount()))
+
+    def _rekey(self, state: _TableState, row: dict[str, Any]) -> None:
+        """Give ``row`` a primary key no other row has."""
+        self._next_id += 1
+        shape = state.spec.shape
+        if shape == "order_lines":
+            while (row["order_id"], row["line_no"]) in state.rows:
+                row["line_no"] += 1 + self.random.randint(0, 3)
+        else:
+            row["id"] = self._next_id
+
+    def _all_types_value(self, name: str) -> Any:
+        r = self.random
+        if name == "c_nullable":
+            return None if r.random() < 0.8 else r.choice(TRICKY_TEXT)[:32]
+        if r.random() < 0.08:
+            return None
+        if name == "c_tinyint":
+            return r.choice((-128, 127, r.randint(-128, 127)))
+        if name == "c_smallint":
+            return r.randint(-(2**15), 2**15 - 1)
+        if name == "c_int":
+            return r.choice((-(2**31), 2**31 - 1, r.randint(-(2**31), 2**31 - 1)))
+        if name == "c_bigint":
+            return r.choice((-(2**63), 2**63 - 1, r.randint(-(2**63), 2**63 - 1)))
+        if name == "c_ubigint":
+            # BIGINT UNSIGNED: mostly beyond BIGINT's range, where a signed type would wrap
+            return r.choice(
+                (2**64 - 1, 0, r.randint(2**63, 2**64 - 1), r.randint(2**63, 2**64 - 1))
+            )
+        if name == "c_decimal":
+            # up to 28 integer digits, never below 1 in size: a tiny DECIMAL prints in
+            # scientific notation in Python, which is not how the databases send it
+            whole = r.randint(1, 10 ** r.randint(1, 28) - 1)
+            return _decimal(r.choice((1, -1)) * whole, r.randint(0, 10**10 - 1), 10)
+        if name == "c_money":
+            return Decimal(r.randint(-(10**8) + 1, 10**8 - 1)).scaleb(-2)
+        if name == "c_float":
+            return r.randint(-(2**20), 2**20) / 8  # exact in 32 bits
+        if name == "c_double":
+            return r.choice((0.0, 0.1, -2.5, round(r.uniform(-1e9, 1e9), 6), 1234.5678))
+        if name == "c_varchar":
+            return r.choice(TRICKY_TEXT) + r.choice(("", f" #{self._next_id}"))
+        if name == "c_text":
+            return "\n".join(r.sample(TRICKY_TEXT, 3))
+        if name == "c_binary":
+            return bytes(r.randrange(256) for _ in range(r.choice((0, 1, 5, 16))))
+        if name == "c_date":
+            return dt.date(1900, 1, 1) + dt.timedelta(days=r.randint(0, 73_000))
+        if name == "c_time":
+            return dt.time(
+                r.randint(0, 23), r.randint(0, 59), r.randint(0, 59), r.randint(0, 999_999)
+            )
+        if name == "c_datetime":
+            shift = dt.timedelta(
+                days=r.randint(-25_000, 5_000), microseconds=r.randint(0, 10**6 - 1)
+            )
+            return self._clock + shift
+        if name == "c_timestamp":
+            base = dt.datetime(1971, 1, 1, tzinfo=dt.UTC)
+            return base + dt.timedelta(
+                seconds=r.randint(0, 2_000_000_000), microseconds=r.randint(0, 10**6 - 1)
+            )
+        if name == "c_bool":
+            return r.random() < 0.5
+        if name == "c_json":
+            return r.choice(JSON_DOCS)
+        raise KeyError(name)
+
+    def _line_values(self, state: _TableState) -> dict[str, Any]:
+        """order_lines' non-key values in the table's current shape (after any DDL)."""
+        r = self.random
+        columns = state.spec.columns
+        wide = columns["qty"].type.name == "int64"
+        values: dict[str, Any] = {
+            "sku": f"SKU-{r.randint(0, 99_999):05d}"
+            + (" " + "extended description " * r.randint(1, 4) if wide else ""),
+            "qty": r.randint(2**31, 5 * 2**31) if wide and r.random() < 0.5 else r.randint(1, 99),
+            "price": (
+                Decimal(r.randint(1, 10**16)).scaleb(-4)
+                if wide
+                else Decimal(r.randint(1, 10**9)).scaleb(-2)
+            ),
+            "updated_at": self._clock.replace(microsecond=r.randint(0, 999) * 1000),
+        }
+        if "gift_note" in columns:
+            values["gift_note"] = None if r.random() < 0.5 else r.choice(TRICKY_TEXT)[:64]
+            values["discount"] = (
+                None if r.random() < 0.5 else Decimal(r.randint(0, 99_999)).scaleb(-2)
+            )
+        return values
+
+    def _amount(self) -> Decimal | None:
+        r = self.random
+        return None if r.random() < 0.1 else Decimal(r.randint(-(10**13), 10**13)).scaleb(-4)
+
+    def _audit_values(self, state: _TableState) -> dict[str, Any]:
+        r = self.random
+        row: dict[str, Any] = {
+            # the source clock ticks a second per change: no two entries share a time
+            "at": self._clock + dt.timedelta(microseconds=r.randint(0, 999_999)),
+            "actor": r.choice(FIRST_NAMES),
+            "action": r.choice(ACTIONS),
+            "amount": self._amount(),
+            "detail": None if r.random() < 0.3 else r.choice(JSON_DOCS),
+        }
+        if "client_ip" in state.spec.columns:
+            row["client_ip"] = None if r.random() < 0.3 else r.choice(("10.0.0.7", "2001:db8::1"))
+        return row
+
+    # ------------------------------------------------------------------ documents
+    def _document(self, state: _TableState) -> dict[str, Any]:
+        r = self.random
+        doc: dict[str, Any] = {
+            "_id": f"{0x6465_0000 + self._next_id:08x}{r.getrandbits(64):016x}",
+            "name": r.choice(FIRST_NAMES) + r.choice(("", " " + r.choice(TRICKY_TEXT))),
+            "age": r.randint(18, 99),
+            "visits": r.randint(2**32, 2**40),
+            "score": r.choice((0.5, 12.25, round(r.uniform(0, 100), 3))),
+            "balance": Decimal(r.randint(-(10**8), 10**10)).scaleb(-4),
+            "active": r.random() < 0.7,
+            "joined": dt.datetime(2015, 1, 1, tzinfo=dt.UTC)
+            + dt.timedelta(milliseconds=r.randint(0, 3 * 10**11)),
+            "tags": dumps(r.sample(["a", "b", "vip", "ünï", "x y"], r.randint(0, 3))),
+            "address": dumps(
+                {"city": r.choice(("Köln", "東京", "Lima")), "zip": f"{r.randint(0, 99999):05d}"}
+            ),
+            "avatar": bytes(r.randrange(256) for _ in range(r.randint(1, 8))),
+        }
+        if r.random() < 0.5:
+            doc["nickname"] = r.choice(TRICKY_TEXT)  # an optional field: absent from some documents
+        return doc
+
+    def _document_update(
+        self, state: _TableState, ident: Any, old: dict[str, Any], tx: str | None
+    ) -> _Step:
+        """A replacement (the whole new document) or a ``$set``/``$unset`` patch."""
+        r = self.random
+        spec = state.spec
+        if r.random() < 0.5:
+            fresh = self._document(state)
+            new = {**fresh, "_id": old["_id"]}
+            new = {name: new.get(name) for name in spec.columns}
+            state.put(ident, new)
+            return self._row_event(state, Op.UPDATE, old, new, tx)
+        # $set of typed fields (date, decimal, binary) only when not avoiding PIPELINE_GAPS
+        fields = ["name", "age", "visits", "score", "active", "nickname"]
+        if not self.avoid_gaps:
+            fields += ["joined", "balance", "avatar"]
+        sets: dict[str, Any] = {}
+        for name in r.sample(fields, r.randint(1, 3)):
+            sets[name] = (
+                self._document(state)[name] if name != "nickname" else r.choice(TRICKY_TEXT)
+            )
+        unsets = ["nickname"] if "nickname" not in sets and r.random() < 0.4 else []
+        new = {**old, **sets, **dict.fromkeys(unsets)}
+        state.put(ident, new)
+        # patches hold Extended JSON (relaxed), as MongoDB change events do
+        patch: dict[str, Any] = {"$set": {k: _ejson(v) for k, v in sets.items()}}
+        if unsets:
+            patch["$unset"] = unsets
+        position, ts_ms = self._tick()
+        event = ChangeEvent(
+            op=Op.UPDATE,
+            format="canonical-json",
+            database=spec.database,
+            table=spec.name,
+            key=spec.key,
+            before={"_id": old["_id"]},
+            columns=self._document_columns.setdefault(("_id",), {"_id": spec.columns["_id"]}),
+            ts_ms=ts_ms,
+            position=position,
+            tx=tx,
+            partial=("before",),
+            patch=patch,
+        )
+        return _Step(event, ROW)
+
+    # ------------------------------------------------------------------ DDL and TRUNCATE
+    def _alter(self, state: _TableState, clauses: list[str], retype: dict[str, Column]) -> _Step:
+        """Apply an ALTER TABLE to the source schema (new columns NULL in every row)."""
+        spec = state.spec
+        columns = dict(spec.columns)
+        for name, column in retype.items():
+            if name not in columns:
+                for row in state.rows.values():
+                    row[name] = None
+            columns[name] = column
+        if spec.keyless:
+            # the rows changed shape: their fingerprints too
+            self._fingerprints = Counter(
+                {k: v for k, v in self._fingerprints.items() if k[0] != spec.qualified}
+            )
+            for row in state.rows.values():
+                self._fingerprints[self._fingerprint(state, row)] += 1
+        state.spec = replace(spec, columns=columns)
+        statement = f"ALTER TABLE `{spec.database}`.`{spec.name}` " + ", ".join(clauses)
+        return self._meta_event(Op.DDL, DDL, database=spec.database, table=spec.name, ddl=statement)
+
+    def _ddl_lines_add(self, state: _TableState) -> Iterator[_Step]:
+        gift, discount = _col("string", "varchar(64)"), _col("decimal", "decimal(5,2)", 5, 2)
+        yield self._alter(
+            state,
+            ["ADD COLUMN `gift_note` varchar(64) NULL", "ADD COLUMN `discount` decimal(5,2) NULL"],
+            {"gift_note": gift, "discount": discount},
+        )
+        yield from self._follow_up(state)
+
+    def _ddl_lines_widen(self, state: _TableState) -> Iterator[_Step]:
+        yield self._alter(
+            state,
+            [
+                "MODIFY COLUMN `qty` bigint NOT NULL",
+                "MODIFY COLUMN `price` decimal(18,4) NOT NULL",
+                "MODIFY COLUMN `sku` varchar(255) NOT NULL",
+            ],
+            {
+                "qty": _col("int64", "bigint"),
+                "price": _col("decimal", "decimal(18,4)", 18, 4),
+                "sku": _col("string", "varchar(255)"),
+            },
+        )
+        yield from self._follow_up(state)
+
+    def _ddl_audit_add(self, state: _TableState) -> Iterator[_Step]:
+        yield self._alter(
+            state,
+            ["ADD COLUMN `client_ip` varchar(45) NULL"],
+            {"client_ip": _col("string", "varchar(45)")},
+        )
+        yield from self._follow_up(state)
+
+    def _follow_up(self, state: _TableState) -> Iterator[_Step]:
+        """Rows of the new shape right after a schema change: an insert, then an update."""
+        yield self._insert(state)
+        ident = self._pick(state)
+        old = state.rows[ident]
+        new = dict(old)
+        self._mutate(state, new)
+        self._forget(state, ident)
+        self._store(state, None, new)
+        yield self._row_event(state, Op.UPDATE, old, new)
+
+    def _truncate(self, state: _TableState) -> Iterator[_Step]:
+        """TRUNCATE; formats without one get a delete of every row instead (same end state)."""
+        spec = state.spec
+        rows = list(state.rows.values())
+        yield self._meta_event(
+            Op.TRUNCATE, TRUNCATE, database=spec.database, table=spec.name, key=spec.key or None
+        )
+        for row in rows:
+            step = self._row_event(state, Op.DELETE, row, None)
+            yield _Step(step.event, TRUNCATE_FALLBACK)
+        state.clear()
+        self._fingerprints = Counter(
+            {k: v for k, v in self._fingerprints.items() if k[0] != spec.qualified}
+        )
+        yield from (self._insert(state) for _ in range(2))
+
+
+def _ejson(value: Any) -> Any:
+    """A field value in MongoDB Extended JSON, relaxed form (dates to the millisecond)."""
+    if isinstance(value, dt.datetime):
+        stamp = value.astimezone(dt.UTC)
+        return {"$date": stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z"}
+    if isinstance(value, Decimal):
+        return {"$numberDecimal": str(value)}
+    if isinstance(value, bytes):
+        return {"$binary": {"base64": base64.b64encode(value).decode("ascii"), "subType": "00"}}
+    return value
+
+
+def _decimal(units: int, fraction: int, scale: int) -> Decimal:
+    """``units.fraction`` with exactly ``scale`` fractional digits (sign from ``units``)."""
+    sign = "-" if units < 0 else ""
+    return Decimal(f"{sign}{abs(units)}.{fraction:0{scale}d}")
 
 
 # --------------------------------------------------------------------------- streams with faults
@@ -245,6 +1322,8 @@ class Stream:
     expected_dead_letters: int
     duplicates: int
     reordered: int
+    profile: str = "shop"
+    seed: int = 0
 
 
 def build_stream(
@@ -264,8 +1343,10 @@ def build_stream(
     from anycdc.formats import get_format
 
     fmt = get_format(format_id, options)
-    rng = random.Random(workload.random.random())
+    # the faults have their own random stream: the same seed gives the same source history
+    rng = random.Random(f"faults:{workload.seed}")
     parts: list[list[tuple[bytes | None, bytes]]] = [[] for _ in range(max(1, partitions))]
+    corrupt: set[int] = set()  # ids of the injected corrupt messages (alive in ``parts``)
     dupes = swaps = bad = 0
     for event in workload.events(format_id):
         key = fmt.encode_key(event)
@@ -276,8 +1357,12 @@ def build_stream(
                 earlier = rng.choice(parts[index])
                 parts[index].append(earlier)
                 dupes += 1
+                if id(earlier[1]) in corrupt:
+                    bad += 1  # a corrupt message delivered again is one more dead letter
             if malformed and rng.random() < malformed:
-                parts[index].append((key, _corrupt(message, rng)))
+                poison = _corrupt(message, rng)
+                corrupt.add(id(poison))
+                parts[index].append((key, poison))
                 bad += 1
     for part in parts:
         for i in range(len(part) - 1):
@@ -285,7 +1370,9 @@ def build_stream(
                 j = min(len(part) - 1, i + rng.randint(1, 3))
                 part[i], part[j] = part[j], part[i]
                 swaps += 1
-    return Stream(parts, workload.truth, workload.tables, bad, dupes, swaps)
+    return Stream(
+        parts, workload.truth, workload.tables, bad, dupes, swaps, workload.profile, workload.seed
+    )
 
 
 def _partition_of(key: bytes | None, count: int) -> int:
@@ -313,33 +1400,62 @@ TRUTH_MANIFEST = "manifest.json"
 def write_truth(stream: Stream, folder: str | Path, format_id: str) -> Path:
     """Write the expected final tables: ``manifest.json`` + one JSON Lines file per table.
 
-    The manifest lists every table (database, name, key, column logical types)
-    and the expected dead-letter count; each ``<database>.<table>.jsonl`` holds
-    the table's rows in canonical JSON value form.
+    The manifest lists every table (database, name, key — ``[]`` for a table without
+    a primary key, whose rows are then a multiset —, column logical types as the
+    pipeline stores them for ``format_id``) and the expected dead-letter count; each
+    ``<database>.<table>.jsonl`` holds the table's rows in canonical JSON value form.
     """
     import json
 
-    from anycdc.event import dumps, value_to_json
+    from anycdc.event import value_to_json
 
     root = Path(folder)
     root.mkdir(parents=True, exist_ok=True)
+    profile = FORMAT_PROFILES.get(format_id, FormatProfile())
     manifest = {
         "format": format_id,
+        "profile": stream.profile,
+        "seed": stream.seed,
         "expected_dead_letters": stream.expected_dead_letters,
+        "notes": list(profile.notes),
         "tables": [
             {
                 "database": t.database,
                 "table": t.name,
                 "key": list(t.key),
+                "multiset": t.keyless,
                 "columns": {n: str(c.type) for n, c in t.columns.items()},
                 "rows": f"{t.qualified}.jsonl",
             }
             for t in stream.tables
         ],
     }
-    (root / TRUTH_MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    (root / TRUTH_MANIFEST).write_text(
+        json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     for table in stream.tables:
         rows = stream.truth[table.qualified].values()
         text = "".join(dumps(value_to_json(row)) + "\n" for row in rows)
         (root / f"{table.qualified}.jsonl").write_text(text, encoding="utf-8")
     return root
+
+
+__all__ = [
+    "FORMAT_PROFILES",
+    "PIPELINE_GAPS",
+    "PROFILES",
+    "FormatProfile",
+    "Stream",
+    "TableSpec",
+    "Workload",
+    "adapt_column",
+    "adapt_value",
+    "build_stream",
+    "format_profile",
+    "many_tables",
+    "mongo_collections",
+    "rich_tables",
+    "shop_tables",
+    "untyped_text",
+    "write_truth",
+]

@@ -35,8 +35,8 @@ def test_verify_reports_a_wrong_value(spark: Any, tmp_path: Path) -> None:
     from anycdc.cli.verify import verify
 
     sim = tmp_path / "sim"
-    assert cli(["simulate", "--format", "debezium-json", "--rows", "3", "--events", "10",
-                "--out", str(sim)]) == 0  # fmt: skip
+    assert cli(["simulate", "--format", "debezium-json", "--profile", "shop", "--rows", "3",
+                "--events", "10", "--out", str(sim)]) == 0  # fmt: skip
     target = tmp_path / "lake"
     run(spark, sim / "messages", target)
     assert verify(spark, str(target), str(sim / "truth"))["ok"]

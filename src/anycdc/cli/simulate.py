@@ -9,14 +9,27 @@ from pathlib import Path
 from anycdc.cli.base import Command, add_option_argument, fail, parse_key_values
 from anycdc.errors import AnyCdcError
 from anycdc.formats import format_class, format_ids
+from anycdc.simulate import PROFILES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", "-f", required=True, choices=format_ids(), metavar="ID")
     add_option_argument(parser)
+    parser.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default="rich",
+        help="rich (default): every type, composite keys, a table without a key, DDL, "
+        "TRUNCATE, transactions, heartbeats; shop: the demo's three plain tables",
+    )
     parser.add_argument("--tables", type=int, default=3, help="tables (default 3)")
     parser.add_argument("--rows", type=int, default=20, help="snapshot rows per table")
-    parser.add_argument("--events", type=int, default=200, help="incremental changes")
+    parser.add_argument("--events", type=int, default=200, help="incremental row changes")
+    parser.add_argument(
+        "--keyless-duplicates",
+        action="store_true",
+        help="let the table without a key hold identical rows (a multiset)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="same seed, same stream")
     parser.add_argument("--database", default="shop", help="source database name")
     faults = parser.add_argument_group("faults")
@@ -42,13 +55,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anycdc.simulate import Workload, build_stream, write_truth
+    from anycdc.simulate import Workload, build_stream, format_profile, write_truth
 
     if bool(args.out) == bool(args.kafka_bootstrap):
         return fail("give exactly one of --out DIR or --kafka-bootstrap HOST:PORT --topic T")
     if args.kafka_bootstrap and not args.topic:
         return fail("--kafka-bootstrap needs --topic")
-    workload = Workload(args.seed, args.rows, args.events, args.database, args.tables)
+    try:
+        profile = format_profile(args.format)
+    except ValueError as exc:
+        return fail(str(exc))
+    workload = Workload(
+        args.seed, args.rows, args.events, args.database, args.tables,
+        profile=args.profile, keyless_duplicates=args.keyless_duplicates,
+    )  # fmt: skip
     try:
         stream = build_stream(
             workload, args.format, partitions=args.partitions, duplicates=args.duplicates,
@@ -71,6 +91,14 @@ def run(args: argparse.Namespace) -> int:
         f"ground truth in {truth}",
         file=sys.stderr,
     )
+    for note in profile.notes:
+        print(f"{args.format}: {note}", file=sys.stderr)
+    if not profile.key_names:
+        # without key names in the messages the pipeline needs them from the user
+        keys = " ".join(
+            f"--primary-key {t.qualified}={','.join(t.key)}" for t in stream.tables if t.key
+        )
+        print(f"{args.format} messages name no key columns: run with {keys}", file=sys.stderr)
     return 0
 
 
@@ -104,12 +132,20 @@ def _produce(
 COMMAND = Command(
     name="simulate",
     help="write a simulated change stream in any format, with its ground truth",
-    description="Simulate a shop database (snapshot, then inserts, updates, deletes, key\n"
-    "changes, hot keys) and write its change stream as FORMAT messages, keyed by\n"
-    "primary key over --partitions, with optional faults; the expected final tables\n"
-    "go to the truth folder for `anycdc verify`.\n\n"
+    description="Simulate a source database and write its change stream as FORMAT messages,\n"
+    "keyed by primary key over --partitions, with optional faults; the expected final\n"
+    "tables (as the pipeline stores them for FORMAT) go to the truth folder for\n"
+    "`anycdc verify`.\n\n"
+    "Profile rich (default): all_types (every type the formats carry, NULLs, hot keys),\n"
+    "order_lines (composite key; ADD COLUMN and INT->BIGINT / DECIMAL / VARCHAR widening\n"
+    "mid-stream), audit_log (no primary key; ADD COLUMN, TRUNCATE); snapshot, inserts,\n"
+    "updates, deletes, key changes, transactions with markers, heartbeats. Each format\n"
+    "gets what it can carry (e.g. no markers in DRS, text values in oms-json);\n"
+    "drs-mongo-json gets a MongoDB collection. Profile shop: the demo's shop tables.\n"
+    "The same --seed gives the same source history in every format.\n\n"
     "Examples:\n"
     "  anycdc simulate --format canal-json --events 1000 --out sim/\n"
+    "  anycdc simulate --format oms-json --profile shop --seed 7 --out sim-shop/\n"
     "  anycdc simulate --format debezium-json --kafka-bootstrap 127.0.0.1:19092 --topic t \\\n"
     "      --partitions 3 --duplicates 0.05 --reorder 0.05 --malformed 0.01 --truth sim/truth",
     add_arguments=add_arguments,
