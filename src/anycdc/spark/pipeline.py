@@ -124,7 +124,7 @@ class Pipeline:
         if self.config.trigger == "available-now":
             writer = writer.trigger(availableNow=True)
         else:
-            writer = writer.trigger(processingTime=self.config.trigger.split("=", 1)[1])
+            writer = writer.trigger(processingTime=self.config.processing_interval)
         return writer.start()
 
     def run(self, timeout: float | None = None) -> list[BatchMetrics]:
