@@ -4,6 +4,8 @@
 #   make test        setup, then the whole pytest suite (Spark, Kafka, Delta included)
 #   make test-fast   pure-Python tests only (no JVM)
 #   make demo        setup, then a small end-to-end run (Kafka -> Spark -> Delta)
+#   make bench       the pipeline vs. the copy floor (1M events, 50 tables); bench-decode: formats
+#   make soak        10M events, 200 tables, 50 kill -9, then verify (SOAK_ARGS to scale down)
 #   make lint        ruff + mypy
 #   make kafka-start / kafka-stop / kafka-status   the project's own local Kafka broker
 #   make clean       build outputs and local data (keeps .venv); make distclean also drops .venv
@@ -33,11 +35,11 @@ PY_STAMP := $(VENV)/.anycdc-installed
 JARS_STAMP := $(BUILD)/jars.stamp
 KAFKA_STAMP := $(BUILD)/kafka-libs.stamp
 
-.PHONY: setup venv jars kafka-libs test test-fast test-infra demo bench bench-decode lint \
+.PHONY: setup venv jars kafka-libs test test-fast test-infra demo bench bench-decode soak lint \
         kafka-start kafka-stop kafka-status clean distclean help
 
 help:
-	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
 
 setup: $(PY_STAMP) $(JARS_STAMP) $(KAFKA_STAMP)
 	@echo "setup: ready (python: $(PY), spark jars: $(BUILD)/jars, kafka: $(BUILD)/kafka-libs)"
@@ -96,7 +98,11 @@ bench-decode: $(PY_STAMP)
 	$(PY) -m anycdc.bench.decode
 
 bench: setup
-	$(VENV)/bin/anycdc bench
+	$(VENV)/bin/anycdc bench $(BENCH_ARGS)
+
+# 10M events / 200 tables / 50 kill -9 by default (hours on a laptop): SOAK_ARGS="--events 200000"
+soak: setup
+	$(PY) -m anycdc.bench.soak $(SOAK_ARGS)
 
 lint: $(PY_STAMP)
 	$(VENV)/bin/ruff check src tests

@@ -157,6 +157,15 @@ class PipelineConfig:
         return self.checkpoint or f"{self.target.rstrip('/')}/_anycdc/checkpoint"
 
     @property
+    def processing_interval(self) -> str | None:
+        """The interval trigger in Spark's words (``interval=10s`` -> ``10 seconds``), else None."""
+        match = re.fullmatch(r"interval=(\d+)(ms|s|m)", self.trigger)
+        if match is None:
+            return None
+        unit = {"ms": "milliseconds", "s": "seconds", "m": "minutes"}[match.group(2)]
+        return f"{match.group(1)} {unit}"
+
+    @property
     def system_dir(self) -> str:
         return f"{self.target.rstrip('/')}/_anycdc"
 

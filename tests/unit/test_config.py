@@ -54,3 +54,13 @@ def test_table_paths_cannot_escape_the_target() -> None:
     assert config.table_path(None, "HR", "EMP") == "/lake/HR/EMP"
     assert config.table_path("..", None, "x/../../etc") == "/lake/_../x_.._.._etc"
     assert config.table_path("_anycdc", None, "changelog").startswith("/lake/__anycdc")
+
+
+@pytest.mark.parametrize(
+    ("trigger", "spark_interval"),
+    [("interval=10s", "10 seconds"), ("interval=500ms", "500 milliseconds"),
+     ("interval=2m", "2 minutes"), ("available-now", None)],
+)  # fmt: skip
+def test_interval_trigger_in_sparks_words(trigger: str, spark_interval: str | None) -> None:
+    config = PipelineConfig.from_mapping({"source_dir": "in", "target": "out", "trigger": trigger})
+    assert config.processing_interval == spark_interval

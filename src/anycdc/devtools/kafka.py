@@ -585,6 +585,21 @@ class KafkaBroker:
         return "\n".join(out) or "(no log written)"
 
 
+def create_topic(bootstrap: str, topic: str, partitions: int = 1, timeout: float = 60) -> None:
+    """Create ``topic`` and wait until its metadata shows every partition."""
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(timeout=timeout)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:  # metadata propagates asynchronously
+        found = admin.list_topics(topic=topic, timeout=10).topics.get(topic)
+        if found is not None and found.error is None and len(found.partitions) == partitions:
+            return
+        time.sleep(0.2)
+    raise KafkaError(f"topic {topic} has no {partitions} partitions after {timeout:.0f}s")
+
+
 def broker_from_home(home: Path | None = None) -> KafkaBroker:
     """The dev broker, with the port it was last started on when one is recorded."""
     broker = KafkaBroker(home=home or paths.kafka_home())

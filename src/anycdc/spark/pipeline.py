@@ -49,6 +49,7 @@ log = logging.getLogger("anycdc.pipeline")
 
 TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION: Final = "spark.databricks.delta.write.txnVersion"
+MATERIALIZE_SOURCE: Final = "spark.databricks.delta.merge.materializeSource"
 ROW_OPS: Final = ("insert", "update", "delete", "snapshot")
 DEAD_LETTER_COLUMNS: Final = (
     "source", "partition", "offset", "kafka_key", "raw", "format", "error",
@@ -124,7 +125,7 @@ class Pipeline:
         if self.config.trigger == "available-now":
             writer = writer.trigger(availableNow=True)
         else:
-            writer = writer.trigger(processingTime=self.config.trigger.split("=", 1)[1])
+            writer = writer.trigger(processingTime=self.config.processing_interval)
         return writer.start()
 
     def run(self, timeout: float | None = None) -> list[BatchMetrics]:
@@ -145,6 +146,10 @@ class Pipeline:
         spark = raw.sparkSession
         # partial images are overlaid with map_concat: the newer value of a column wins
         spark.conf.set("spark.sql.mapKeyDedupPolicy", "LAST_WIN")
+        # Delta copies a MERGE source it cannot prove deterministic before merging; ours is
+        # (a pure function of the batch's offsets, folded in a total order) and already
+        # cached: the copy is a job and a local checkpoint per table per batch for nothing
+        spark.conf.set(MATERIALIZE_SOURCE, "none")
         decoded = decode_frame(raw, self.config.format, self.config.format_options).persist()
         try:
             metrics = self._process(spark, decoded, batch_id)

@@ -89,6 +89,9 @@ def base_conf(*, for_tests: bool = False, local: bool = True) -> dict[str, str]:
         conf["spark.driver.memory"] = memory
         conf["spark.driver.host"] = "127.0.0.1"
         conf["spark.driver.bindAddress"] = "127.0.0.1"
+        # Delta rebuilds a table's state with 50 tasks by default (sized for clusters); on
+        # one machine that is dozens of tiny tasks per table per batch: one per core will do
+        conf["spark.databricks.delta.snapshotPartitions"] = str(max(2, os.cpu_count() or 2))
     if for_tests:
         tmp = tempfile.mkdtemp(prefix="anycdc-spark-")
         conf.update(

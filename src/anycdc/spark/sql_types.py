@@ -76,31 +76,44 @@ _WIDENINGS: Final[dict[str, tuple[str, ...]]] = {
     "FLOAT": ("DOUBLE",),
     "DATE": ("TIMESTAMP_NTZ",),
 }
+_INTEGER_DIGITS: Final[dict[str, int]] = {"TINYINT": 3, "SMALLINT": 5, "INT": 10, "BIGINT": 20}
 
 
 def widened(existing: str, incoming: str) -> str | None:
     """The type a column should have to hold both; None when they are incompatible.
 
-    Integer and float widenings and DECIMAL precision increases follow Delta's
-    type widening; anything else (e.g. STRING -> INT) is incompatible.
+    Integer and float widenings, DECIMAL precision increases and integers into a
+    DECIMAL with room for their digits follow Delta's type widening (a BIGINT
+    column meeting unsigned BIGINT values becomes DECIMAL(20,0)). A STRING column
+    stays STRING whatever comes (it holds any value as text: untyped formats fill
+    STRING columns, and their DDL must not make the table incompatible); anything
+    else (e.g. STRING -> INT on a typed column the other way) is incompatible.
     """
     existing, incoming = existing.upper(), incoming.upper()
     if existing == incoming:
+        return existing
+    if existing == "STRING":
         return existing
     if incoming in _WIDENINGS.get(existing, ()):
         return incoming
     if existing in _WIDENINGS.get(incoming, ()):
         return existing  # narrower data fits the wider column
     dec_a, dec_b = _decimal(existing), _decimal(incoming)
+    dec_a = dec_a or _integer_as_decimal(existing)
+    dec_b = dec_b or _integer_as_decimal(incoming)
     if dec_a and dec_b:
         scale = max(dec_a[1], dec_b[1])
         whole = max(dec_a[0] - dec_a[1], dec_b[0] - dec_b[1])
         if whole + scale > MAX_SPARK_PRECISION:
             return None
         return f"DECIMAL({whole + scale},{scale})"
-    if dec_a and incoming in ("TINYINT", "SMALLINT", "INT", "BIGINT"):
-        return existing if dec_a[0] - dec_a[1] >= 19 else None
     return None
+
+
+def _integer_as_decimal(text: str) -> tuple[int, int] | None:
+    """The DECIMAL Delta widens an integer column to (BIGINT needs 20 digits, not 19)."""
+    digits = _INTEGER_DIGITS.get(text)
+    return (digits, 0) if digits else None
 
 
 def _decimal(text: str) -> tuple[int, int] | None:

@@ -1,0 +1,5 @@
+"""``python -m anycdc``: the same as the ``anycdc`` command."""
+
+from anycdc.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,428 @@
+"""``make bench`` / ``anycdc bench``: the pipeline next to the copy floor, in one run.
+
+1. A broker of the bench's own (127.0.0.1, free ports) gets a simulated stream:
+   ``events`` changes over ``tables`` tables in one topic (snapshot rows, then
+   mixed inserts/updates/deletes), keyed by primary key over ``partitions``.
+2. **Copy floor**: Spark reads the same topic and appends the raw messages to
+   one Delta table, no decoding (what any Kafka-to-Delta job costs here).
+3. **anycdc**: the pipeline applies the topic to one Delta table per source
+   table. Both use the same micro-batch cap, the same Spark session, one after
+   the other; the ratio is what the README reports.
+4. **Sustained**: a producer writes at ``rate`` events/s for ``seconds`` while the
+   pipeline runs on an interval trigger; the latency of a batch is the time from
+   producing its oldest message to the batch being committed.
+
+Peak memory is sampled every 0.5 s from ``/proc``: the driver JVM and the
+Python workers (the Spark children of this process).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import statistics
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from anycdc.config import PipelineConfig
+from anycdc.devtools.kafka import create_topic
+from anycdc.event import ChangeEvent
+from anycdc.simulate import Workload
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from anycdc.spark.pipeline import BatchMetrics
+
+TOPIC = "anycdc-bench"
+SUSTAINED_TOPIC = "anycdc-bench-sustained"
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    """What to measure (``anycdc bench --help`` documents each)."""
+
+    events: int = 1_000_000
+    tables: int = 50
+    format: str = "canal-json"
+    partitions: int = 4
+    max_offsets_per_trigger: int = 200_000
+    seed: int = 1
+    rate: int = 10_000
+    sustained_seconds: float = 120.0
+    trigger_seconds: float = 5.0
+    work_dir: Path = Path("var/bench")
+
+
+# --------------------------------------------------------------------------- memory
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                found += [int(c) for c in handle.read().split()]
+        except OSError:
+            continue
+    return found
+
+
+def _rss_and_kind(pid: int) -> tuple[int, str]:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            rss = next((int(line.split()[1]) for line in handle if line.startswith("VmRSS:")), 0)
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            cmd = handle.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return 0, "gone"
+    kind = "jvm" if "java" in cmd.split(" ", 1)[0] else "python"
+    return rss * 1024, kind
+
+
+class MemorySampler:
+    """Peak RSS of this process's tree, split into the JVM and the Python processes."""
+
+    def __init__(self, root: int | None = None, interval: float = 0.5) -> None:
+        self.root = root or os.getpid()
+        self.interval = interval
+        self.peak = {"jvm": 0, "python_workers": 0, "driver_python": 0}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="anycdc-memory")
+
+    def sample(self) -> dict[str, int]:
+        now = {"jvm": 0, "python_workers": 0, "driver_python": 0}
+        now["driver_python"] = _rss_and_kind(self.root)[0]
+        todo = _children(self.root)
+        while todo:
+            pid = todo.pop()
+            rss, kind = _rss_and_kind(pid)
+            now["jvm" if kind == "jvm" else "python_workers"] += rss
+            todo += _children(pid)
+        for name, value in now.items():
+            self.peak[name] = max(self.peak[name], value)
+        return now
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.sample()
+
+    def __enter__(self) -> MemorySampler:
+        self.peak = dict.fromkeys(self.peak, 0)
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="anycdc-memory")
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+
+
+# --------------------------------------------------------------------------- traffic
+def workload_messages(
+    settings: BenchSettings, stamp_now: bool = False
+) -> Iterator[tuple[bytes | None, bytes]]:
+    """(key, message) pairs of the simulated stream, generated lazily (10M fits in no list)."""
+    from anycdc.formats import get_format
+
+    fmt = get_format(settings.format)
+    snapshot_rows = max(1, min(200, settings.events // (settings.tables * 10)))
+    workload = Workload(
+        seed=settings.seed,
+        rows=snapshot_rows,
+        events=max(0, settings.events - snapshot_rows * settings.tables),
+        database="bench",
+        tables=settings.tables,
+    )
+    for event in workload.events(settings.format):
+        if stamp_now:
+            event = _restamp(event, int(time.time() * 1000))
+        key = fmt.encode_key(event)
+        for message in fmt.encode(event):
+            yield key, message
+
+
+def _restamp(event: ChangeEvent, ts_ms: int) -> ChangeEvent:
+    import msgspec
+
+    return msgspec.structs.replace(event, ts_ms=ts_ms)
+
+
+def produce(
+    bootstrap: str,
+    topic: str,
+    messages: Iterator[tuple[bytes | None, bytes]],
+    partitions: int,
+    rate: float | None = None,
+    until: float | None = None,
+    progress: Callable[[int], None] | None = None,
+    sent_at: list[tuple[int, float]] | None = None,
+) -> int:
+    """Produce keyed messages; ``rate`` paces them (events/s) and ``until`` stops them."""
+    import zlib
+
+    from confluent_kafka import Producer
+
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 20, "enable.idempotence": True}
+    )
+    started = time.monotonic()
+    count = 0
+    for key, value in messages:
+        if until is not None and time.monotonic() >= until:
+            break
+        if rate:
+            ahead = count / rate - (time.monotonic() - started)
+            if ahead > 0:
+                time.sleep(ahead)
+        partition = zlib.crc32(key) % partitions if key else 0
+        while True:
+            try:
+                producer.produce(topic, key=key, value=value, partition=partition)
+                break
+            except BufferError:
+                producer.poll(0.1)
+        count += 1
+        if count % 1000 == 0:
+            producer.poll(0)
+            if sent_at is not None:
+                sent_at.append((count, time.time()))
+            if progress:
+                progress(count)
+    assert producer.flush(120) == 0, "messages left unsent"
+    if sent_at is not None:
+        sent_at.append((count, time.time()))
+    return count
+
+
+# --------------------------------------------------------------------------- measurements
+@dataclass
+class Measured:
+    name: str
+    events: int
+    seconds: float
+    batches: list[float] = field(default_factory=list)
+    memory: dict[str, int] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        return self.events / self.seconds if self.seconds else 0.0
+
+
+def percentile(values: list[float], pct: float) -> float:
+    if not values:
+        return 0.0
+    if len(values) == 1:
+        return values[0]
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return cuts[max(0, min(98, int(pct) - 1))]
+
+
+def copy_floor(
+    spark: SparkSession, bootstrap: str, topic: str, folder: Path, cap: int, events: int
+) -> Measured:
+    """Kafka -> one Delta table, raw bytes, no decoding: the floor any pipeline pays."""
+    frame = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", str(cap))
+        .load()
+    )
+    batches: list[float] = []
+    query = (
+        frame.writeStream.format("delta")
+        .option("checkpointLocation", str(folder / "checkpoint"))
+        .trigger(availableNow=True)
+        .start(str(folder / "raw"))
+    )
+    with MemorySampler() as memory:
+        started = time.monotonic()
+        query.awaitTermination()
+        seconds = time.monotonic() - started
+    batches = [p["durationMs"]["triggerExecution"] / 1000 for p in query.recentProgress]
+    return Measured("copy floor (raw append)", events, seconds, batches, memory.peak)
+
+
+def anycdc_run(spark: SparkSession, config: PipelineConfig, events: int) -> Measured:
+    from anycdc.spark.pipeline import Pipeline
+
+    with MemorySampler() as memory:
+        started = time.monotonic()
+        history = Pipeline(spark, config).run()
+        seconds = time.monotonic() - started
+    applied = sum(m.events for m in history)
+    assert applied >= events, f"anycdc applied {applied} of {events} events"
+    return Measured("anycdc end to end", events, seconds, [m.seconds for m in history], memory.peak)
+
+
+def sustained(
+    spark: SparkSession, bootstrap: str, settings: BenchSettings, target: Path
+) -> Measured:
+    """Produce at ``settings.rate`` while the pipeline runs; latency per batch."""
+    from anycdc.spark.pipeline import Pipeline
+
+    create_topic(bootstrap, SUSTAINED_TOPIC, settings.partitions)
+    config = PipelineConfig.from_mapping(
+        {
+            "kafka_bootstrap": bootstrap,
+            "topics": [SUSTAINED_TOPIC],
+            "target": str(target),
+            "trigger": f"interval={settings.trigger_seconds:g}s",
+            "query_name": "anycdc-bench-sustained",
+        }
+    )
+    sent_at: list[tuple[int, float]] = [(0, time.time())]
+    ends: list[tuple[int, float]] = []
+    done = 0
+
+    def on_batch(metrics: BatchMetrics) -> None:
+        nonlocal done
+        done += metrics.messages
+        ends.append((done, time.time()))
+
+    pipeline = Pipeline(spark, config, on_batch=on_batch)
+    rich_settings = dataclasses.replace(settings, events=10**9, seed=settings.seed + 1)
+    query = pipeline.start()
+    produced = 0
+    with MemorySampler() as memory:
+        started = time.monotonic()
+        try:
+            produced = produce(
+                bootstrap, SUSTAINED_TOPIC, workload_messages(rich_settings, stamp_now=True),
+                settings.partitions, rate=settings.rate,
+                until=started + settings.sustained_seconds, sent_at=sent_at,
+            )  # fmt: skip
+            deadline = time.monotonic() + max(120.0, settings.sustained_seconds * 2)
+            while done < produced and time.monotonic() < deadline and query.isActive:
+                time.sleep(0.5)
+        finally:
+            query.stop()
+        seconds = time.monotonic() - started
+    latencies = batch_latencies(sent_at, ends)
+    measured = Measured(
+        f"sustained {settings.rate:,}/s", produced, seconds, [], memory.peak, latencies
+    )
+    if done < produced:
+        measured.name += f" (fell behind: {done:,} of {produced:,} applied)"
+    return measured
+
+
+def batch_latencies(sent_at: list[tuple[int, float]], ends: list[tuple[int, float]]) -> list[float]:
+    """Per batch: commit time minus the produce time of the oldest message it held.
+
+    ``sent_at`` is (messages sent so far, wall time) every 1,000 messages; batch
+    k held the messages after the previous batch's total, so its oldest was
+    sent at about the time the producer passed that total.
+    """
+    out = []
+    previous = 0
+    for total, finished in ends:
+        if total == previous:
+            continue
+        first = next((t for n, t in sent_at if n > previous), sent_at[-1][1])
+        out.append(max(0.0, finished - first))
+        previous = total
+    return out
+
+
+# --------------------------------------------------------------------------- the whole bench
+def run_bench(
+    spark: SparkSession,
+    bootstrap: str,
+    settings: BenchSettings,
+    say: Callable[[str], None] = print,
+) -> list[Measured]:
+    work = settings.work_dir.resolve()
+    create_topic(bootstrap, TOPIC, settings.partitions)
+    say(f"producing {settings.events:,} {settings.format} events over {settings.tables} tables")
+    started = time.monotonic()
+    produced = produce(
+        bootstrap, TOPIC, workload_messages(settings), settings.partitions,
+        progress=lambda n: say(f"  {n:,} produced") if n % 100_000 == 0 else None,
+    )  # fmt: skip
+    say(f"produced {produced:,} messages in {time.monotonic() - started:.0f}s")
+    results = []
+    say("copy floor: Kafka -> one Delta table, raw")
+    results.append(
+        copy_floor(
+            spark, bootstrap, TOPIC, work / "floor", settings.max_offsets_per_trigger, produced
+        )
+    )
+    say(f"  {results[-1].seconds:.1f}s")
+    say("anycdc: Kafka -> decode -> one Delta table per source table")
+    config = PipelineConfig.from_mapping(
+        {
+            "kafka_bootstrap": bootstrap,
+            "topics": [TOPIC],
+            "target": str(work / "lake"),
+            "max_offsets_per_trigger": settings.max_offsets_per_trigger,
+            "query_name": "anycdc-bench",
+        }
+    )
+    results.append(anycdc_run(spark, config, produced))
+    say(f"  {results[-1].seconds:.1f}s")
+    if settings.sustained_seconds > 0:
+        say(f"sustained: {settings.rate:,} events/s for {settings.sustained_seconds:.0f}s")
+        results.append(sustained(spark, bootstrap, settings, work / "sustained"))
+    return results
+
+
+def report_rows(results: list[Measured]) -> list[list[str]]:
+    floor = results[0].seconds or 1.0
+    rows = []
+    for m in results:
+        mib = {k: f"{v / 2**20:,.0f}" for k, v in m.memory.items()}
+        rows.append(
+            [
+                m.name,
+                f"{m.events:,}",
+                f"{m.seconds:,.1f}",
+                f"{m.rate:,.0f}",
+                f"{m.seconds / floor:.2f}x" if not m.latencies else "",
+                f"{percentile(m.batches, 50):.1f} / {percentile(m.batches, 95):.1f}"
+                if m.batches
+                else "",
+                f"{percentile(m.latencies, 50):.1f} / {percentile(m.latencies, 95):.1f}"
+                if m.latencies
+                else "",
+                f"{mib.get('jvm', '?')} / {mib.get('python_workers', '?')}",
+            ]
+        )
+    return rows
+
+
+REPORT_HEADERS = [
+    "run", "events", "seconds", "events/s", "vs floor", "batch s p50/p95",
+    "latency s p50/p95", "peak MiB jvm/workers",
+]  # fmt: skip
+
+
+def results_json(settings: BenchSettings, results: list[Measured]) -> dict[str, Any]:
+    return {
+        "settings": {k: str(v) for k, v in dataclasses.asdict(settings).items()},
+        "results": [
+            {
+                "name": m.name,
+                "events": m.events,
+                "seconds": round(m.seconds, 2),
+                "events_per_second": round(m.rate),
+                "batch_seconds_p50": round(percentile(m.batches, 50), 2),
+                "batch_seconds_p95": round(percentile(m.batches, 95), 2),
+                "latency_seconds_p50": round(percentile(m.latencies, 50), 2),
+                "latency_seconds_p95": round(percentile(m.latencies, 95), 2),
+                "peak_rss_bytes": m.memory,
+            }
+            for m in results
+        ],
+    }
