@@ -3,13 +3,13 @@
 #   usage: scripts/run-pytest.sh PYTHON [pytest args...]
 # - pytest's exit 5 ("no tests collected", e.g. a -m filter that matches nothing yet) is
 #   reported and turned into 0; every other non-zero exit is passed on.
-# - the whole run is bounded by PYTEST_TIMEOUT seconds (default 4200 = 70 min, under CI's
+# - the whole run is bounded by PYTEST_TIMEOUT seconds (default 4800 = 80 min, under CI's
 #   90 min with room for a cold `make setup`), so a hung test fails the run instead of
 #   eating CI's budget; `timeout` sends SIGTERM, then SIGKILL 30 s later.
 set -uo pipefail
 py=$1
 shift
-limit=${PYTEST_TIMEOUT:-4200}
+limit=${PYTEST_TIMEOUT:-4800}
 start=$(date +%s)
 timeout -k 30 "$limit" "$py" -m pytest "$@"
 rc=$?

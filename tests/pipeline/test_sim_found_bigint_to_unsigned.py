@@ -1,4 +1,4 @@
-"""Found by the simulator (PIPELINE_GAPS ``dts-avro-unsigned``): a BIGINT column cannot
+"""Regression (found by the simulator, PIPELINE_GAPS ``dts-avro-unsigned``, now fixed): a BIGINT column cannot
 become BIGINT UNSIGNED (DECIMAL(20,0)).
 
 DTS Avro types integers by value: a BIGINT UNSIGNED value below 2^63 arrives as a signed
@@ -39,11 +39,6 @@ def _write(folder: Path, pos: int, value: int) -> None:
         (folder / f"{pos:04d}-{n}.avro").write_bytes(message)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BIGINT -> DECIMAL(20,0) is not among the pipeline's widenings: dead letters "
-    "(lead: pipeline fix in sql_types.widened)",
-)
 def test_unsigned_values_above_2_63_after_small_ones(spark: Any, tmp_path: Path) -> None:
     src, out = tmp_path / "in", tmp_path / "out"
     _write(src, 1, 5)

@@ -1,4 +1,4 @@
-"""Found by the simulator (PIPELINE_GAPS ``untyped-ddl``): ``ALTER TABLE`` on a table fed by
+"""Regression (found by the simulator, PIPELINE_GAPS ``untyped-ddl``, now fixed): ``ALTER TABLE`` on a table fed by
 an untyped format dead-letters the table's events.
 
 ``oms-json`` (OceanBase ``Default`` serialisation) carries no column types: the pipeline
@@ -20,11 +20,6 @@ from tests.pipeline.helpers import encode_all, ev, rows, run, system, write_mess
 pytestmark = pytest.mark.spark
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a typed DDL on an untyped table makes the table incompatible (STRING vs BIGINT): "
-    "dead letters (lead: pipeline fix, e.g. ignore DDL types for text columns)",
-)
 def test_modify_column_on_an_untyped_table_keeps_applying_rows(spark: Any, tmp_path: Path) -> None:
     src, out = tmp_path / "in", tmp_path / "out"
     write_messages(src, "001.jsonl", encode_all("oms-json", [
