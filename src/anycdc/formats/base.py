@@ -18,7 +18,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, ClassVar, Final
+from itertools import repeat
+from operator import attrgetter, is_, itemgetter
+from typing import Annotated, Any, ClassVar, Final, Literal, TypedDict
 
 import msgspec
 
@@ -172,16 +174,38 @@ class Format(ABC):
         """
 
     # ---- decoding
+    fast_path: bool = False  # the class has a :meth:`decode_fast` (an instance may turn it off)
+
     def decode(
         self, value: bytes | bytearray | memoryview | str | None, key: bytes | None = None
     ) -> list[ChangeEvent]:
         """Decode one Kafka message value (``None`` = tombstone) into events."""
+        if self.fast_path and type(value) is bytes and len(value) <= MAX_MESSAGE_BYTES:
+            try:
+                return self.decode_fast(value)
+            except Exception:  # noqa: S110 - anything unusual: the reference decoder decides
+                pass
+        return self.decode_slow(value, key)
+
+    def decode_slow(
+        self, value: bytes | bytearray | memoryview | str | None, key: bytes | None = None
+    ) -> list[ChangeEvent]:
+        """The reference decoder: :meth:`decode` without the format's fast path.
+
+        :meth:`decode` uses it for every message the fast path cannot promise the
+        same result for; tests compare the two on fuzzed input.
+        """
         if value is None:
             return self.decode_tombstone(key)
         if self.binary:
             data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
             return self.decode_bytes(data, key)
         return self.decode_object(parse_json(self.id, value), key)
+
+    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
+        """The fast path for the common message, or an exception when it cannot promise
+        exactly what :meth:`decode_slow` gives (formats with one set ``fast_path``)."""
+        raise NotFast
 
     def decode_tombstone(self, key: bytes | None) -> list[ChangeEvent]:
         """A null message value carries no change by default."""
@@ -354,3 +378,262 @@ def optional_str(format_id: str, value: Any, path: str) -> str | None:
     if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
         return str(value)
     return expect_str(format_id, value, path)
+
+
+# --------------------------------------------------------------------------- fast row decoding
+# Fast paths decode the common message with msgspec into typed structures and
+# must give exactly what the format's reference path gives. Whenever they cannot
+# promise that (a value the fast conversions refuse, an unknown column, ...) they
+# raise (:class:`NotFast` or whatever failed) and the whole message goes through
+# the reference decoder, which decides (invalid values, widened columns, errors).
+class NotFast(Exception):
+    """A fast path cannot promise the reference result for this message."""
+
+
+class PlanCache:
+    """Fast-path plans by the raw bytes of a schema: a bounded LRU with a build budget.
+
+    Building a plan (msgspec types and decoders for a table) costs as much as a few
+    hundred messages, so when a topic's tables outnumber the cache and plans keep
+    being rebuilt, builds stop until enough messages found their plan cached:
+    each hit earns a credit, a build costs :attr:`BUILD_COST` of them (a miss
+    without credits raises NotFast: the reference decoder takes the message).
+    """
+
+    BUILD_COST: ClassVar[int] = 32
+    CREDIT_CAP: ClassVar[int] = 128 * 32  # also the credits of a new cache: 128 builds
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._plans: dict[Any, Any] = {}
+        self._credits = self.CREDIT_CAP
+
+    def get(self, key: Any, build: Callable[[], Any]) -> Any:
+        """The plan of ``key``, built by ``build()`` on a miss (budget permitting)."""
+        plans = self._plans
+        plan = plans.pop(key, None)
+        if plan is not None:
+            if self._credits < self.CREDIT_CAP:
+                self._credits += 1
+        else:
+            if self._credits < self.BUILD_COST:
+                raise NotFast  # rebuilding plans all the time: the slow path is cheaper
+            self._credits -= self.BUILD_COST
+            plan = build()
+            if len(plans) >= self.size:
+                del plans[next(iter(plans))]  # the least recently used
+        plans[key] = plan  # (re)inserted last: the most recently used
+        return plan
+
+
+# Rows are decoded as ``dict[Literal[<the schema's columns>], str | None]``: keys keep
+# their JSON order (a repeated key keeps its first place and its last value, as in a
+# plain dict), a key the schema lacks fails the decode (so does any value but text
+# or null: the reference parsers take those their own ways). The texts of the
+# non-text columns of a row are then typed in ONE msgspec call: they are joined
+# into a JSON array of strings, decoded with ``strict=False`` into a tuple typed
+# per column (ints, decimals, booleans, dates, datetimes parsed in C). Where
+# msgspec's lax parsing differs from the reference parsers, it is closed:
+# * a text holding ``"`` or ``\`` could change the array: refused;
+# * "1.0", "1e3", "NaN" become floats for an ``int | float`` column (they would
+#   not be refused by ``int`` alone: msgspec rounds them): ``NO_FLOAT`` refuses
+#   every float, the reference parser decides (exact Decimal arithmetic);
+# * msgspec reads the decimal "-0" as 0 (Decimal("-0") keeps the sign) and the
+#   boolean "-0" as false (parse_bool refuses it): refused;
+# * msgspec accepts a ``t`` separator and rounds digits past microseconds in a
+#   datetime (the reference parser refuses ``t`` and truncates): refused;
+# * the text "null" becomes None where None is allowed: no type allows it here.
+# The rows with nulls in such columns use a tuple type of their non-null columns.
+TEXT: Final[Any] = str | None
+NO_FLOAT: Final[Any] = Annotated[float, msgspec.Meta(gt=0.0, lt=0.0)]
+NAIVE_DATETIME: Final[Any] = Annotated[dt.datetime, msgspec.Meta(tz=False)]
+_ROW_TYPE: Final[Any] = dict  # subscripted with a Literal of names: mypy wants literals
+_TUPLE_TYPE: Final[Any] = tuple
+_ISO_MAX: Final = len("2024-01-31 23:59:58.123456")
+_AS_DICT: Final = msgspec.structs.asdict
+
+
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+
+
+def lax_int(low: int | None = None, high: int | None = None) -> Any:
+    """The msgspec type of an integer text (``strict=False``) in a range; None when
+    msgspec cannot check the range (bounds beyond int64: ``uint64``)."""
+    if low is None or high is None:
+        return int | NO_FLOAT
+    if low < _INT64_MIN or high > _INT64_MAX:
+        return None
+    return Annotated[int, msgspec.Meta(ge=low, le=high)] | NO_FLOAT
+
+
+@dataclass(frozen=True, slots=True)
+class FastColumn:
+    """How :class:`FastRows` types the text of one column.
+
+    ``convert`` gives what the reference parser gives for every text it accepts
+    (and raises for the others); None: the text is the value. ``lax``: the msgspec
+    type (``strict=False``) that gives the same from the text, for the batch
+    typing; None: ``convert`` is applied in Python. ``iso``: a naive datetime
+    column (the ``t``/microsecond checks apply).
+    """
+
+    convert: Callable[[str], Any] | None = None
+    lax: Any = None
+    iso: bool = False
+
+
+def _plain_name(name: str) -> bool:
+    """A column name usable as a Struct field (ASCII identifier, no dunder)."""
+    return name.isascii() and name.isidentifier() and not name.startswith("__")
+
+
+class _Batch:
+    """The columns of a row typed in one msgspec call (those given as non-null).
+
+    The texts are joined into ``["t1","t2",...]`` and decoded into an array-like
+    Struct (its fields in C, turned into a dict by ``asdict``), or a tuple when a
+    name cannot be a field. With no backslash in the joined text, the decode only
+    succeeds when no text holds a quote: a JSON array of n strings and nothing else
+    has exactly 2n quotes (so the texts decoded are exactly the texts given).
+    """
+
+    __slots__ = ("as_dict", "decode", "get", "iso", "minus_zero", "names")
+
+    def __init__(self, columns: Sequence[tuple[str, FastColumn]]) -> None:
+        names = tuple(name for name, _ in columns)
+        self.names = names
+        self.get: Callable[[Any], tuple[Any, ...]] = (
+            itemgetter(*names) if len(names) > 1 else lambda row: (row[names[0]],)
+        )
+        fields = [(name, col.lax) for name, col in columns]
+        if all(_plain_name(name) for name in names):
+            struct = msgspec.defstruct("Batch", fields, array_like=True)
+            self.decode: Callable[[str], Any] = msgspec.json.Decoder(struct, strict=False).decode
+            self.as_dict = True
+        else:
+            types = _TUPLE_TYPE[tuple(col.lax for _, col in columns)]
+            self.decode = msgspec.json.Decoder(types, strict=False).decode
+            self.as_dict = False
+        self.minus_zero = any(col.lax is Decimal or col.lax is bool for _, col in columns)
+        self.iso = tuple(i for i, (_, col) in enumerate(columns) if col.iso)
+
+
+class FastRows:
+    """Decodes JSON arrays of text rows (objects) of one schema, and types rows.
+
+    ``columns`` maps every column of the schema to its :class:`FastColumn`.
+    Anything the exact conversions refuse raises (:class:`NotFast` or the error).
+    """
+
+    _MAX_NULL_PATTERNS: ClassVar[int] = 64
+
+    def __init__(self, columns: Mapping[str, FastColumn]) -> None:
+        if not columns:
+            raise NotFast  # no columns: nothing to type (the slow path handles it)
+        names = Literal[tuple(columns)]  # type: ignore[valid-type]
+        row_type = _ROW_TYPE[names, TEXT]
+        self._decode = msgspec.json.Decoder(list[row_type] | None).decode  # type: ignore[valid-type]
+        self.convert_of = {n: col.convert for n, col in columns.items() if col.convert is not None}
+        self._lax = [(n, col) for n, col in columns.items() if col.lax is not None]
+        self._batch = _Batch(self._lax) if self._lax else None
+        self._by_nulls: dict[tuple[bool, ...], _Batch | None] = {}
+        # applied in Python: the columns without a batch type
+        self.conversions = tuple(
+            (n, col.convert) for n, col in columns.items() if col.lax is None and col.convert
+        )
+
+    def decode(self, raw: bytes | msgspec.Raw) -> list[dict[str, Any]] | None:
+        """The rows of a JSON array (or null), still text."""
+        rows: list[dict[str, Any]] | None = self._decode(raw)
+        return rows
+
+    def type_row(self, row: dict[str, Any]) -> dict[str, Any]:
+        """Type the non-text columns of a decoded row (holding every column), in place."""
+        batch = self._batch
+        if batch is not None:
+            texts = batch.get(row)
+            if None in texts:
+                batch = self._without_nulls(texts)
+                texts = batch.get(row) if batch is not None else ()
+            if batch is not None:
+                text = '["' + '","'.join(texts) + '"]'
+                if "\\" in text or (batch.minus_zero and '"-0"' in text):
+                    raise NotFast
+                for i in batch.iso:
+                    if "t" in texts[i] or len(texts[i]) > _ISO_MAX:
+                        raise NotFast
+                if batch.as_dict:
+                    row.update(_AS_DICT(batch.decode(text)))
+                else:
+                    row.update(zip(batch.names, batch.decode(text), strict=True))
+        for name, convert in self.conversions:
+            value = row[name]
+            if value is not None:
+                row[name] = convert(value)
+        return row
+
+    def type_into(self, row: Mapping[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+        """Write a decoded row (any subset of the columns) into ``out``, typed value by
+        value with the exact conversions."""
+        convert_of = self.convert_of
+        for name, value in row.items():
+            if value is not None and name in convert_of:
+                value = convert_of[name](value)
+            out[name] = value
+        return out
+
+    def _without_nulls(self, texts: tuple[Any, ...]) -> _Batch | None:
+        nulls = tuple(map(is_, texts, repeat(None)))[: len(self._lax)]
+        if nulls in self._by_nulls:
+            return self._by_nulls[nulls]
+        columns = [col for col, null in zip(self._lax, nulls, strict=True) if not null]
+        batch = _Batch(columns) if columns else None
+        if len(self._by_nulls) < self._MAX_NULL_PATTERNS:
+            self._by_nulls[nulls] = batch
+        return batch
+
+
+# JSON-typed rows (numbers as numbers, as DataWorks writes them) are decoded with
+# strict msgspec types per column (a TypedDict per schema): a JSON integer for an
+# integer column, a number or text for a decimal column (exact, as parse_decimal
+# of what parse_json gives), text for a text column, true/false for a boolean,
+# anything for an untyped one; other columns are converted in Python after. A
+# TypedDict drops keys it does not know (and non-ASCII keys, in msgspec 0.22):
+# with the JSON whitespace removed, every key ends with ``":``; when the row holds
+# as many keys as its bytes hold ``":`` (one in a text only adds to the count),
+# no key was dropped or repeated.
+_JSON_SPACE: Final = b" \t\n\r"
+_TYPED_DICT: Final[Any] = TypedDict  # called with a dict of types (mypy wants literals)
+
+
+class TypedRows:
+    """Decodes one JSON-typed row object, or ``{wrapper: row}``, of one schema.
+
+    ``columns`` maps every column to (its strict msgspec type, a Python conversion
+    applied to its non-null value after, or None). Raises when a key is not a
+    column, a key repeats, or a value does not fit its type.
+    """
+
+    def __init__(
+        self, columns: Mapping[str, tuple[Any, Callable[[Any], Any] | None]], wrapper: str
+    ) -> None:
+        row = _TYPED_DICT("Row", {name: typ for name, (typ, _) in columns.items()}, total=False)
+        image = msgspec.defstruct("Image", [(wrapper, row)], forbid_unknown_fields=True)
+        self._decode = msgspec.json.Decoder(image, float_hook=Decimal).decode
+        self._inner = attrgetter(wrapper)
+        self.conversions = tuple((name, conv) for name, (_, conv) in columns.items() if conv)
+        self.width = len(columns)
+
+    def decode(self, raw: bytes | msgspec.Raw) -> dict[str, Any]:
+        """The typed row of a whole image (every column present), or an exception."""
+        row: dict[str, Any] = self._inner(self._decode(raw))
+        if len(row) != self.width or bytes(raw).translate(None, _JSON_SPACE).count(b'":') != (
+            self.width + 1
+        ):
+            raise NotFast  # a missing, unknown or repeated column
+        for name, convert in self.conversions:
+            value = row[name]
+            if value is not None:
+                row[name] = convert(value)
+        return row

@@ -68,13 +68,22 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, ClassVar, Final
 
+import msgspec
+
 from anycdc.errors import DecodeError, EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
 from anycdc.formats.base import (
+    _JSON,
+    NAIVE_DATETIME,
     Capabilities,
+    FastColumn,
+    FastRows,
     Format,
+    NotFast,
     OptionSpec,
+    PlanCache,
     expect_object,
+    lax_int,
     optional_int,
     optional_str,
 )
@@ -364,6 +373,87 @@ _DDL_KEYWORDS: Final = (
 )  # fmt: skip
 
 
+# --------------------------------------------------------------------------- fast path
+# ``decode`` first tries a fast path for the common message, a row change typed by
+# ``mysqlType``/``sqlType``: msgspec decodes the envelope into a Struct that keeps the
+# type maps and the row arrays as raw bytes; the type maps' bytes are the cache key
+# of a plan whose :class:`~anycdc.formats.base.FastRows` decodes the rows (text
+# values, keys checked against the schema) and types each row's non-text values in
+# one msgspec call. Anything else (another field, a value the fast conversions
+# refuse, a partial row, an untyped column, a type map that is not an object, ...)
+# raises and the message goes through the reference decoder
+# (:meth:`Format.decode_slow`), so the result is the same; tests compare the two on
+# fuzzed messages (tests/unit/formats/test_fast_paths.py).
+_NULL_RAW: Final = msgspec.Raw(b"null")
+
+
+class _FlatMessage(msgspec.Struct, forbid_unknown_fields=True):
+    """The fields of a flat message the fast path reads (any other field: slow path,
+    so nothing in a message goes unread or unchecked by the fast path)."""
+
+    # field names are the wire names
+    type: Any = None
+    data: msgspec.Raw = _NULL_RAW
+    old: msgspec.Raw = _NULL_RAW
+    database: Any = None
+    table: Any = None
+    es: Any = None
+    ts: Any = None
+    id: Any = msgspec.UNSET
+    isDdl: Any = None
+    isHeartbeat: Any = None
+    gtid: Any = None
+    sql: Any = None
+    pkNames: list[str] | None = None
+    mysqlType: msgspec.Raw = _NULL_RAW
+    sqlType: msgspec.Raw = _NULL_RAW
+    serverId: Any = None
+    dataSourceName: Any = None
+
+
+# float_hook as :func:`anycdc.formats.base.parse_json`: the Any fields hold what it gives
+_FLAT_DECODER: Final = msgspec.json.Decoder(_FlatMessage, float_hook=Decimal)
+_ROW_KINDS: Final[Mapping[str, Op]] = {kind: OPS[kind] for kind in ROW_TYPES}
+# text Canal writes for booleans, each mapped to what :func:`parse_bool` gives
+_BOOL_TEXT: Final[Mapping[str, bool]] = {
+    "1": True, "0": False, "true": True, "false": False, "True": True, "False": False,
+    "TRUE": True, "FALSE": False,
+}  # fmt: skip
+_FROM_ISO: Final = dt.datetime.fromisoformat
+
+
+def _naive_iso(raw: str) -> dt.datetime:
+    """What :func:`_timestamp_parser` gives without a zone option, for the values it hands
+    to ``fromisoformat`` (an aware result widens the column there: not here)."""
+    if len(raw) > 18 and raw[4] == "-" and raw[10] in " T":
+        value = _FROM_ISO(raw)
+        if value.tzinfo is None:
+            return value
+    raise NotFast
+
+
+def _checked_int(low: int, high: int) -> Callable[[str], int]:
+    """``int(text)`` (the slow parser's first try) within a range (else: slow path)."""
+
+    def parse(raw: str) -> int:
+        value = int(raw)
+        if low <= value <= high:
+            return value
+        raise NotFast
+
+    return parse
+
+
+@dataclass(frozen=True, slots=True)
+class _FastPlan:
+    """A schema and how the fast path types its rows."""
+
+    schema: _Schema
+    rows: FastRows  # decodes and types rows
+    width: int  # columns of a whole row
+    zoned: bool  # timestamps get the ``timezone`` option: widen columns as the slow path
+
+
 # --------------------------------------------------------------------------- the shared logic
 @dataclass(frozen=True, slots=True)
 class _Schema:
@@ -384,6 +474,34 @@ class _Typing:
     untyped: dict[str, None]
 
 
+def _fast_names(
+    database: Any, table: Any, ts_ms: Any, serial: Any, is_ddl: Any
+) -> tuple[str | None, str | None, int | None]:
+    """The fast path's reading of the less common header values (as the slow path reads
+    them), or NotFast for anything it leaves to the slow path."""
+    if is_ddl is not False and is_ddl is not None:
+        raise NotFast
+    if not (type(serial) is int and serial >= 0) and serial is not None:
+        raise NotFast  # no ``id`` (OMS: position from es/ts, base64 binary) and oddities
+    if type(ts_ms) is not int and ts_ms is not None:
+        raise NotFast
+    out: list[str | None] = []
+    for name in (database, table):
+        if name is not None and type(name) is not str:
+            raise NotFast
+        out.append(name or None)  # "" is no name, as in the slow path
+    return out[0], out[1], ts_ms
+
+
+def _cache_items(value: Any) -> Any:
+    """A schema cache key of a type map: its items in order (the column order) with the
+    type of each value (``4`` and ``4.0``, ``1`` and ``true`` compare equal but do not
+    make the same schema), so a message's schema never depends on earlier messages."""
+    if isinstance(value, dict):
+        return tuple((name, type(item), item) for name, item in value.items())
+    return (type(value), value)
+
+
 class CanalFlatFormat(Format):
     """Shared decoder/encoder of Canal flat messages; subclasses fill the hooks.
 
@@ -395,6 +513,7 @@ class CanalFlatFormat(Format):
 
     omit_nulls: ClassVar[bool] = False  # DTS examples leave null fields out
     ddl_type: ClassVar[str | None] = None  # fixed ``type`` of DDL messages (DTS: "DDL")
+    fast_path = True
     extra_options: ClassVar[tuple[OptionSpec, ...]] = (BINARY_OPTION,)
     _SCHEMA_CACHE_SIZE: ClassVar[int] = 1024
 
@@ -408,8 +527,12 @@ class CanalFlatFormat(Format):
             )
         self.binary_mode = mode
         self._schemas: dict[Any, _Schema] = {}
-        self._last_schema: tuple[Any, Any, str, _Schema] | None = None
         self._parsers: dict[tuple[LogicalType, str], Callable[[Any], Any] | None] = {}
+        # fast path: plans by the raw bytes of (mysqlType, sqlType), least recently used first
+        self._plans = PlanCache(self._SCHEMA_CACHE_SIZE)
+        self._plain_layout = type(self).legacy_layout is CanalFlatFormat.legacy_layout
+        self._option_key = self.options.primary_key
+        self._last_plan: tuple[msgspec.Raw, msgspec.Raw, _FastPlan] | None = None
 
     # ------------------------------------------------------------------ hooks
     def code_type(self, code: int) -> LogicalType:
@@ -440,6 +563,125 @@ class CanalFlatFormat(Format):
             return 0.0
 
     # ------------------------------------------------------------------ decoding
+    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
+        """The common row change, or an exception (then :meth:`decode_slow` decides)."""
+        flat = _FLAT_DECODER.decode(value)
+        op = _ROW_KINDS[flat.type]  # KeyError: not a row change (or not a string)
+        database, table, ts_ms, serial, is_ddl = (
+            flat.database, flat.table, flat.es, flat.id, flat.isDdl
+        )  # fmt: skip
+        # the common shape in one test; the rest one by one (as the slow path reads them)
+        if not (
+            type(database) is str and database and type(table) is str and table
+            and type(ts_ms) is int and type(serial) is int and serial >= 0 and is_ddl is False
+        ):  # fmt: skip
+            database, table, ts_ms = _fast_names(database, table, ts_ms, serial, is_ddl)
+        if flat.isHeartbeat is True:
+            raise NotFast
+        position = Position((serial,)) if serial is not None else None
+        gtid = flat.gtid
+        extra: dict[str, Any] = {F_GTID: gtid} if gtid and isinstance(gtid, str) else {}
+        names, codes, last = flat.mysqlType, flat.sqlType, self._last_plan
+        # consecutive messages of a topic mostly share their table: compare, no hashing
+        if last is not None and last[0] == names and last[1] == codes:
+            plan = last[2]
+        else:
+            plan = self._fast_plan(names, codes)
+        rows = plan.rows
+        data = rows.decode(flat.data)
+        old = None if flat.old == _NULL_RAW else rows.decode(flat.old)
+        # Canal's own layout rule inline (the hook is a method call per message)
+        legacy = (
+            (not data and bool(old)) if self._plain_layout else self.legacy_layout(op, data, old)
+        )
+        overlay: list[dict[str, Any]] | None = None
+        if op is not _UPDATE:
+            main = (old or data) if legacy else (data or old)
+        elif legacy and not data:
+            main = old
+        else:
+            main, overlay = data, (old or [])
+        if not main:
+            return []
+        pk = flat.pkNames
+        key_names = self._option_key or (tuple(pk) if pk else None)
+        width = plan.width
+        images: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
+        for index, row in enumerate(main):
+            if len(row) != width:
+                raise NotFast  # a partial row (its keys are the schema's: FastRows checks)
+            image = rows.type_row(row)
+            if overlay is None:
+                images.append((image, None) if op is _DELETE else (None, image))
+                continue
+            other: dict[str, Any] | None = None
+            if not overlay:
+                other = image  # nothing changed: Canal drops empty ``old`` maps
+            elif len(overlay) == len(main):
+                other = rows.type_into(overlay[index], dict(image))
+            images.append((other, image) if not legacy or not data else (image, other))
+        columns: dict[str, Column] | None = plan.schema.columns
+        if plan.zoned:
+            columns, _ = _finish(_Typing(plan.schema, [], set(), {}), images)
+        fid = self.id
+        return [
+            ChangeEvent(
+                op=op, format=fid, database=database, table=table, key=key_names,
+                before=before, after=after, columns=columns, ts_ms=ts_ms, position=position,
+                extra=extra,
+            )
+            for before, after in images
+        ]  # fmt: skip
+
+    def _fast_plan(self, names: msgspec.Raw, codes: msgspec.Raw) -> _FastPlan:
+        """The plan of a schema, cached by the raw bytes of its type maps."""
+        cache_key = (bytes(names), bytes(codes))
+        plan: _FastPlan = self._plans.get(
+            cache_key,
+            lambda: self._build_fast_plan(_JSON.decode(cache_key[0]), _JSON.decode(cache_key[1])),
+        )
+        self._last_plan = (names.copy(), codes.copy(), plan)  # copies: not the whole message
+        return plan
+
+    def _build_fast_plan(self, names: Any, codes: Any) -> _FastPlan:
+        if names is None and codes is None:
+            raise NotFast  # untyped rows: rare, the slow path copies them as sent
+        mode = self.binary_mode if self.binary_mode != BINARY_AUTO else BINARY_LATIN1
+        schema = self._build_schema(names, codes, mode)  # DecodeError: the slow path reports it
+        zone = self.options.timezone
+        columns = {
+            name: self._fast_column(col.type, mode, zone) for name, col in schema.columns.items()
+        }
+        zoned = zone is not None and bool(schema.timestamps)
+        return _FastPlan(schema, FastRows(columns), len(columns), zoned)
+
+    def _fast_column(self, ltype: LogicalType, mode: str, zone: dt.tzinfo | None) -> FastColumn:
+        """How the fast path types a column's text: as the slow parser (:meth:`_parser`)
+        does for every text the fast way accepts (see :class:`FastRows`)."""
+        name = ltype.name
+        if name in INTEGER_RANGES:
+            # ``int(text)`` is the slow parser's first try; out of range: slow path (a
+            # BIGINT above the int64 maximum makes the column unsigned there)
+            low, high = INTEGER_RANGES[name]
+            return FastColumn(_checked_int(low, high), lax_int(low, high))
+        if name == "integer":
+            return FastColumn(int, lax_int())
+        if name == "boolean":
+            # msgspec takes "true"/"false"/"1"/"0" in any case: as parse_bool
+            return FastColumn(_BOOL_TEXT.__getitem__, bool)
+        if name == "decimal":
+            return FastColumn(Decimal, Decimal)  # Decimal strips whitespace as str.strip()
+        if name in ("float32", "float64"):
+            return FastColumn(float)
+        if name == "date":
+            return FastColumn(dt.date.fromisoformat, dt.date)  # both refuse whitespace
+        if name == "timestamp" and zone is None:
+            return FastColumn(_naive_iso, NAIVE_DATETIME, iso=True)
+        parser = self._parser(ltype, mode)
+        if parser is None or parser is _parse_text or parser is _parse_json_text:
+            return FastColumn()  # text columns keep the text (untyped ones too)
+        return FastColumn(parser)  # the slow parser itself (binary, time, zoned timestamps)
+
     def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
         fid = self.id
         msg = expect_object(fid, obj, "$")
@@ -571,16 +813,8 @@ class CanalFlatFormat(Format):
         if names is None and codes is None:
             return None
         mode = self._binary_mode(msg)
-        last = self._last_schema
-        # consecutive messages of a topic mostly share their table: compare before hashing
-        if last is not None and last[0] == names and last[1] == codes and last[2] == mode:
-            return last[3]
         try:
-            cache_key: Any = (
-                tuple(names.items()) if isinstance(names, dict) else names,
-                tuple(codes.items()) if isinstance(codes, dict) else codes,
-                mode,
-            )
+            cache_key: Any = (_cache_items(names), _cache_items(codes), mode)
             cached = self._schemas.get(cache_key)
         except TypeError:  # unhashable junk inside: build (and fail) without the cache
             cache_key, cached = None, None
@@ -590,8 +824,6 @@ class CanalFlatFormat(Format):
                 if len(self._schemas) >= self._SCHEMA_CACHE_SIZE:
                     self._schemas.clear()
                 self._schemas[cache_key] = cached
-        if cache_key is not None:
-            self._last_schema = (names, codes, mode, cached)
         return cached
 
     def _build_schema(self, names: Any, codes: Any, mode: str) -> _Schema:

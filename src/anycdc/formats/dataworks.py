@@ -69,14 +69,20 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, ClassVar, Final
+from typing import Annotated, Any, ClassVar, Final
+
+import msgspec
 
 from anycdc.errors import DecodeError, EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
+    _JSON,
     Capabilities,
     Format,
+    NotFast,
     OptionSpec,
+    PlanCache,
+    TypedRows,
     convert_values,
     expect_list,
     expect_object,
@@ -606,6 +612,60 @@ _DATAWORKS_PARSERS: Final[Mapping[str, Parser]] = {
 }
 
 
+# --------------------------------------------------------------------------- fast path
+# The common row change: msgspec decodes the envelope with ``schema`` kept as raw
+# bytes (the cache key of a plan: columns, key, source names and a
+# :class:`~anycdc.formats.base.TypedRows` for the images, typed per column in C)
+# and the payload's header fields as parse_json gives them. Anything else raises
+# and :meth:`Format.decode_slow` decides.
+_NULL_RAW: Final = msgspec.Raw(b"null")
+
+
+class _FastPayload(msgspec.Struct, forbid_unknown_fields=True):
+    """The payload fields (field names are the wire names; any other: slow path)."""
+
+    op: Any = None
+    before: msgspec.Raw = _NULL_RAW
+    after: msgspec.Raw = _NULL_RAW
+    sequenceId: Any = None
+    scn: Any = None
+    timestamp: Any = None
+    ddl: Any = None
+
+
+class _FastMessage(msgspec.Struct, forbid_unknown_fields=True):
+    schema: msgspec.Raw = _NULL_RAW
+    payload: _FastPayload | None = None
+    version: Any = None
+
+
+_FAST_DECODER: Final = msgspec.json.Decoder(_FastMessage, float_hook=Decimal)
+_LONG: Final[Any] = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)] | None
+# the strict msgspec type of each logical type, and the conversion after it
+_FAST_TYPES: Final[Mapping[str, tuple[Any, Parser | None]]] = {
+    "int64": (_LONG, None),  # a JSON integer in range: what _int64 gives
+    "string": (str | None, None),
+    "boolean": (bool | None, None),  # true/false: what parse_bool gives
+    "decimal": (Decimal | None, None),  # a number or text: what parse_decimal gives
+    "timestamptz": (int | None, lambda raw: EPOCH + dt.timedelta(milliseconds=raw)),
+    "binary": (str | None, parse_base64),
+}
+_FAST_RULES: Final = frozenset({RULE_INSERT, RULE_DELETE, RULE_UPDATE_BEFORE, RULE_UPDATE_AFTER})
+
+
+@dataclass(frozen=True, slots=True)
+class _FastPlan:
+    """What the schema part of a message says, prepared for the fast path."""
+
+    columns: dict[str, Column]
+    rows: TypedRows
+    key: tuple[str, ...] | None
+    database: str | None
+    schema: str | None
+    table: str | None
+    db_type: str | None
+
+
 class DataWorksJson(DataWorksFamily):
     """DataWorks JSON (versions 0.0.1 and 1.0.0), split or single-message updates."""
 
@@ -637,6 +697,8 @@ class DataWorksJson(DataWorksFamily):
             self._split_update = self.options.flag("split_update")
         except ValueError as exc:
             raise OptionError(f"{self.id}: option split_update: {exc}") from None
+        self._fast_plans = PlanCache(self._FAST_PLANS)
+        self._last_plan: tuple[msgspec.Raw, _FastPlan] | None = None
         self._version = self.options.get("version") or VERSIONS[0]
         if self._version not in VERSIONS:
             raise OptionError(
@@ -668,6 +730,100 @@ class DataWorksJson(DataWorksFamily):
 
     def logical_type(self, type_name: str) -> LogicalType:
         return _DATAWORKS_TYPES.get(type_name, UNKNOWN)
+
+    # ---- fast path
+    fast_path = True
+    _FAST_PLANS: ClassVar[int] = 512
+
+    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
+        """The common row change, or an exception (then :meth:`decode_slow` decides)."""
+        msg = _FAST_DECODER.decode(value)
+        payload = msg.payload
+        code = payload.op  # type: ignore[union-attr] # AttributeError: no payload, slow path
+        rule = self.ops[code]  # KeyError: unknown op (the slow path reports it)
+        if rule.images not in _FAST_RULES:
+            raise NotFast
+        last = self._last_plan
+        # consecutive messages of a topic mostly share their table: compare, no hashing
+        plan = (
+            last[1] if last is not None and last[0] == msg.schema else self._fast_plan(msg.schema)
+        )
+        assert payload is not None
+        before_raw, after_raw = payload.before, payload.after
+        before = None if before_raw == _NULL_RAW else plan.rows.decode(before_raw)
+        after = None if after_raw == _NULL_RAW else plan.rows.decode(after_raw)
+        split = None
+        if rule.images == RULE_INSERT or (rule.images == RULE_UPDATE_AFTER and before is None):
+            if after is None:
+                raise NotFast  # the slow path reports the missing image
+            before, split = None, (SPLIT_AFTER if rule.images == RULE_UPDATE_AFTER else None)
+        elif rule.images == RULE_DELETE or rule.images == RULE_UPDATE_BEFORE:
+            if before is None:
+                raise NotFast
+            after, split = None, (SPLIT_BEFORE if rule.images == RULE_UPDATE_BEFORE else None)
+        elif after is None:
+            raise NotFast
+        timestamp = payload.timestamp
+        event_time = None
+        if timestamp is not None:
+            if type(timestamp) is not dict:
+                raise NotFast
+            event_time = timestamp.get(FIELD_EVENT_TIME)
+            if type(event_time) is not int:
+                if event_time is not None:
+                    raise NotFast
+            elif event_time < 0:
+                event_time = None
+        sequence = payload.sequenceId
+        if type(sequence) is str and sequence.isdigit() and len(sequence) < 4000:
+            position: Position | None = Position((int(sequence),))
+        elif sequence is None or sequence == "" or sequence == "-1":
+            position = None
+        else:
+            raise NotFast
+        scn = payload.scn
+        if scn is not None and type(scn) is not str:
+            raise NotFast
+        extra: dict[str, Any] = {EXTRA_SCN: scn} if scn and scn not in SCN_ABSENT else {}
+        if plan.db_type is not None:
+            extra[EXTRA_DB_TYPE] = plan.db_type
+        if rule.keep_code:
+            extra[EXTRA_VENDOR_OP] = code
+        return [
+            ChangeEvent(
+                op=rule.op, format=self.id, database=plan.database, schema=plan.schema,
+                table=plan.table, key=plan.key, before=before, after=after,
+                columns=plan.columns, ts_ms=event_time, position=position, split=split,
+                extra=extra,
+            )
+        ]  # fmt: skip
+
+    def _fast_plan(self, raw_schema: msgspec.Raw) -> _FastPlan:
+        """What a schema part says, cached by its bytes."""
+        key = bytes(raw_schema)
+        plan: _FastPlan = self._fast_plans.get(key, lambda: self._build_fast_plan(key))
+        self._last_plan = (raw_schema.copy(), plan)  # a copy: not the whole message
+        return plan
+
+    def _build_fast_plan(self, raw_schema: bytes) -> _FastPlan:
+        schema = _JSON.decode(raw_schema)
+        if type(schema) is not dict:
+            raise NotFast
+        source = self._optional_object(schema.get(FIELD_SOURCE), "$.schema.source")
+        declared = self._declared_columns(schema.get(self.layout.columns))
+        if not declared:
+            raise NotFast  # no declared columns: the images type nothing (slow path)
+        columns = declared[0]
+        types = {name: _FAST_TYPES.get(col.type.name, (Any, None)) for name, col in columns.items()}
+        return _FastPlan(
+            columns,
+            TypedRows(types, self.layout.image),
+            self.primary_key(self._key_names(schema.get(self.layout.primary_key))),
+            self._source_str(source, FIELD_DB_NAME),
+            self._source_str(source, self.layout.schema_name),
+            self._source_str(source, self.layout.table_name),
+            self._source_str(source, FIELD_DB_TYPE),
+        )
 
     def parser_for(self, ltype: LogicalType) -> Parser:
         return _DATAWORKS_PARSERS[ltype.name]

@@ -68,19 +68,29 @@ from collections.abc import Callable, Hashable, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar, Final
 
+import msgspec
+
 from anycdc.errors import DecodeError, EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
+    _JSON,
+    NAIVE_DATETIME,
     Capabilities,
+    FastColumn,
+    FastRows,
     Format,
+    NotFast,
+    PlanCache,
     expect_list,
     expect_object,
     generic_parser,
+    lax_int,
     optional_str,
 )
 from anycdc.typemap import sql_type
 from anycdc.values import (
     BINARY,
+    INTEGER_RANGES,
     INTEGER_TYPES,
     STRING,
     TIMESTAMP,
@@ -386,6 +396,64 @@ def _is_byte_list(value: Any) -> bool:
 
 
 # --------------------------------------------------------------------------- the formats
+# --------------------------------------------------------------------------- fast path
+# As canal-json's (see :mod:`anycdc.formats.canal`): msgspec decodes the envelope
+# into a Struct keeping the type maps and the row arrays as raw bytes; the type
+# maps' bytes (with ``dbType``) are the cache key of a plan whose
+# :class:`~anycdc.formats.base.FastRows` decodes and types the rows. Anything
+# else raises and :meth:`Format.decode_slow` decides.
+_NULL_RAW: Final = msgspec.Raw(b"null")
+
+
+class _DrsMessage(msgspec.Struct, forbid_unknown_fields=True):
+    """Every field of a DRS message (any other field: slow path)."""
+
+    # field names are the wire names
+    mysqlType: msgspec.Raw = _NULL_RAW
+    columnType: msgspec.Raw = _NULL_RAW
+    sqlType: msgspec.Raw = _NULL_RAW
+    dbType: Any = None
+    schema: Any = None
+    opType: Any = None
+    id: Any = None
+    es: Any = None
+    ts: Any = None
+    database: Any = None
+    table: Any = None
+    type: Any = None
+    isDdl: Any = None
+    sql: Any = None
+    data: msgspec.Raw = _NULL_RAW
+    old: msgspec.Raw = _NULL_RAW
+    pkNames: list[str] | None = None
+    jobId: Any = None
+    shardId: Any = None
+    identifier: Any = None
+    eventId: Any = None
+
+
+# float_hook as :func:`anycdc.formats.base.parse_json`: the Any fields hold what it gives
+_DRS_DECODER: Final = msgspec.json.Decoder(_DrsMessage, float_hook=Decimal)
+
+
+class _FastPlan:
+    """The columns of a table shape and the rows decoder of the fast path."""
+
+    __slots__ = ("columns", "rows", "width")
+
+    def __init__(self, columns: dict[str, Column], rows: FastRows) -> None:
+        self.columns = columns
+        self.rows = rows
+        self.width = len(columns)
+
+
+def _text_or_none(value: Any) -> str | None:
+    """A header text as the slow path reads it, for text and null (else: slow path)."""
+    if value is None or type(value) is str:
+        return value
+    raise NotFast
+
+
 class _DrsJsonBase(Format):
     """What DRS JSON and JSON-C share; subclasses set the two differences."""
 
@@ -395,11 +463,146 @@ class _DrsJsonBase(Format):
     #: JSON writes MySQL TIMESTAMP as epoch seconds (JSON-C: as datetime text)
     epoch_timestamps: ClassVar[bool] = True
 
+    fast_path = True
+    _FAST_PLANS: ClassVar[int] = 1024
+
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
         self._types: dict[tuple[str, bool, str | None], tuple[LogicalType, str, Parser]] = {}
         # shared, never mutated: events wrap ``columns`` read-only
         self._shapes: dict[Hashable, tuple[dict[str, Column], dict[str, Parser]]] = {}
+        # fast path: plans by the type maps' raw bytes and dbType, least recently used first
+        self._plans = PlanCache(self._FAST_PLANS)
+        self._last_plan: tuple[Any, ...] | None = None
+
+    # ---- fast path
+    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
+        """The common row change, or an exception (then :meth:`decode_slow` decides)."""
+        msg = _DRS_DECODER.decode(value)
+        op = ROW_OPS[msg.type]  # KeyError: DDL or anything else (and ``opType`` messages)
+        db_type = _text_or_none(msg.dbType)
+        extra: dict[str, Any] = {}
+        for name, field_value in (
+            (F_JOB_ID, msg.jobId), (F_SHARD_ID, msg.shardId), (F_IDENTIFIER, msg.identifier),
+            (F_EVENT_ID, msg.eventId),
+        ):  # fmt: skip
+            if _text_or_none(field_value):
+                extra[name] = field_value
+        if db_type:
+            extra[F_DB_TYPE] = db_type
+        seq, ts_ms = msg.id, msg.es
+        if not (type(seq) is int and seq >= 0) and seq is not None:
+            raise NotFast
+        if type(ts_ms) is not int and ts_ms is not None:
+            raise NotFast
+        names = msg.columnType if msg.columnType != _NULL_RAW else msg.mysqlType
+        codes, last = msg.sqlType, self._last_plan
+        # consecutive messages of a topic mostly share their table: compare, no hashing
+        if (
+            last is not None and last[0] == names and last[1] == codes and last[2] == db_type
+            and last[3] == (msg.columnType != _NULL_RAW)
+        ):  # fmt: skip
+            plan: _FastPlan = last[4]
+        else:
+            plan = self._fast_plan(msg, names, codes, db_type)
+        rows = plan.rows
+        data = rows.decode(msg.data)
+        old = None if msg.old == _NULL_RAW else rows.decode(msg.old)
+        pk = msg.pkNames
+        common: dict[str, Any] = {
+            "format": self.id,
+            "database": _text_or_none(msg.database) or None,
+            "schema": _text_or_none(msg.schema) or None,
+            "table": _text_or_none(msg.table) or None,
+            "ts_ms": ts_ms,
+            "position": Position((seq,)) if seq is not None else None,
+            "extra": extra,
+            "key": self.options.primary_key or (tuple(pk) if pk else None),
+            "columns": plan.columns,
+        }
+        width = plan.width
+        if op is Op.DELETE:
+            own, other = (data, old) if self.delete_in_data else (old, data)
+            found = own if own or not other else other
+            if found is None:
+                raise NotFast  # the slow path reports the missing rows
+            events = []
+            for row in found:
+                if len(row) != width:
+                    raise NotFast  # a partial row (its keys are the schema's)
+                events.append(ChangeEvent(op=op, before=rows.type_row(row), **common))
+            return events
+        if data is None or (op is Op.UPDATE and old is not None and len(old) != len(data)):
+            raise NotFast
+        events = []
+        for index, row in enumerate(data):
+            before = old[index] if op is Op.UPDATE and old is not None else None
+            if len(row) != width or (before is not None and len(before) != width):
+                raise NotFast
+            events.append(
+                ChangeEvent(
+                    op=op,
+                    before=rows.type_row(before) if before is not None else None,
+                    after=rows.type_row(row),
+                    **common,
+                )
+            )
+        return events
+
+    def _fast_plan(
+        self, msg: _DrsMessage, names: msgspec.Raw, codes: msgspec.Raw, db_type: str | None
+    ) -> _FastPlan:
+        """The plan of a table shape (bounded LRU cache)."""
+        flavoured = msg.columnType != _NULL_RAW
+        cache_key = (bytes(msg.columnType), bytes(msg.mysqlType), bytes(codes), db_type)
+        plan: _FastPlan = self._plans.get(
+            cache_key, lambda: self._build_fast_plan(cache_key, flavoured, db_type)
+        )
+        self._last_plan = (names.copy(), codes.copy(), db_type, flavoured, plan)
+        return plan
+
+    def _build_fast_plan(
+        self,
+        cache_key: tuple[bytes, bytes, bytes, str | None],
+        flavoured: bool,
+        db_type: str | None,
+    ) -> _FastPlan:
+        shape = {
+            F_COLUMN_TYPE: _JSON.decode(cache_key[0]),
+            F_MYSQL_TYPE: _JSON.decode(cache_key[1]),
+            F_SQL_TYPE: _JSON.decode(cache_key[2]),
+        }
+        columns, parsers = self._columns(shape, db_type)  # DecodeError: slow path says it
+        if columns is None:
+            raise NotFast  # untyped rows: the slow path keeps them as sent
+        flavour = _COLUMN if flavoured else _MYSQL
+        oracle = bool(db_type) and "oracle" in str(db_type).lower()
+        fast = {
+            name: self._fast_column(col, parsers.get(name), flavour, oracle)
+            for name, col in columns.items()
+        }
+        return _FastPlan(columns, FastRows(fast))
+
+    def _fast_column(
+        self, col: Column, parser: Parser | None, flavour: str, oracle: bool
+    ) -> FastColumn:
+        """The slow parser, and the msgspec type that gives the same for the texts it
+        accepts where there is one (see :class:`~anycdc.formats.base.FastRows`)."""
+        ltype = col.type
+        name = ltype.name
+        kind = self._resolve(flavour, oracle, col.vendor_type)[1]
+        if parser is None or kind != _GENERIC:
+            return FastColumn(parser)
+        if name in INTEGER_RANGES:
+            return FastColumn(parser, lax_int(*INTEGER_RANGES[name]))  # int(text.strip())
+        if name == "integer":
+            return FastColumn(parser, lax_int())
+        if name in ("string", "json"):
+            return FastColumn()  # text stays text
+        lax: Any = {"decimal": Decimal, "boolean": bool, "date": dt.date}.get(name)
+        if name == "timestamp" and self.options.timezone is None:
+            return FastColumn(parser, NAIVE_DATETIME, iso=True)
+        return FastColumn(parser, lax)
 
     # ---- typing
     def _resolve(self, flavour: str, oracle: bool, name: str | None) -> tuple[LogicalType, str]:
@@ -577,7 +780,8 @@ class _DrsJsonBase(Format):
         try:
             # type(v) keeps a code of 4.0 or true from hitting the shape of code 4 or 1
             code_key = tuple((k, v, type(v)) for k, v in codes.items())
-            cache_key: Hashable = (field, db_type, tuple(types.items()), code_key)
+            name_key = tuple((k, v, type(v)) for k, v in types.items())  # "4" vs 4 vs 4.0
+            cache_key: Hashable = (field, db_type, name_key, code_key)
             found = self._shapes.get(cache_key)
         except TypeError:  # unhashable garbage in the type maps: validated below
             cache_key, found = None, None

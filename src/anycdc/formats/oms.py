@@ -83,11 +83,14 @@ from functools import lru_cache
 from typing import Any, ClassVar, Final
 from zoneinfo import ZoneInfo
 
+import msgspec
+
 from anycdc.errors import DecodeError, EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
     Capabilities,
     Format,
+    NotFast,
     convert_values,
     expect_object,
     expect_str,
@@ -427,6 +430,34 @@ def key_text(value: Any) -> str:
 
 
 # --------------------------------------------------------------------------- the formats
+# --------------------------------------------------------------------------- fast path
+# The common row change, read without the generic field helpers: msgspec decodes
+# the four top-level fields as plain JSON (the values parse_json gives); any other
+# top-level field, and anything in them that the fast reading does not cover,
+# raises and :meth:`Format.decode_slow` decides.
+class _OmsMessage(msgspec.Struct, forbid_unknown_fields=True):
+    """The top level of an OMS message (field names are the wire names)."""
+
+    allMetaData: Any = None
+    prevStruct: Any = None
+    recordType: Any = None
+    postStruct: Any = None
+
+
+_OMS_DECODER: Final = msgspec.json.Decoder(_OmsMessage, float_hook=Decimal)
+_ROW_RECORDS: Final[Mapping[str, Op]] = {
+    RT_INSERT: Op.INSERT, RT_UPDATE: Op.UPDATE, RT_DELETE: Op.DELETE, RT_ROW: Op.SNAPSHOT,
+}  # fmt: skip
+_INT64_MAX: Final = 2**63 - 1
+
+
+def _text(value: Any) -> str | None:
+    """A metadata text as the slow path reads it, for text and null (else: slow path)."""
+    if value is None or type(value) is str:
+        return value
+    raise NotFast
+
+
 class _OmsFormat(Format):
     """Decoding and encoding shared by Default and DefaultExtendColumnType."""
 
@@ -463,6 +494,74 @@ class _OmsFormat(Format):
         return False if seen_row else None
 
     # ---- decoding
+    fast_path = True
+
+    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
+        """The common row change, or an exception (then :meth:`decode_slow` decides)."""
+        msg = _OMS_DECODER.decode(value)
+        op = _ROW_RECORDS[msg.recordType]  # KeyError: heartbeat, DDL, anything else
+        meta, prev, post = msg.allMetaData, msg.prevStruct, msg.postStruct
+        if type(meta) is not dict or not (
+            (prev is None or type(prev) is dict) and (post is None or type(post) is dict)
+        ):
+            raise NotFast  # the slow path checks both images whatever the record type
+        get = meta.get
+        db_type, db = _text(get(M_DB_TYPE)), _text(get(M_DB))
+        database, tenant = db, None
+        if db and "." in db and (db_type or "").upper() in OCEANBASE_DB_TYPES:
+            tenant, database = db.split(".", 1)
+        table = _text(get(M_TABLE))
+        key_text = _text(get(M_PRIMARY_KEY))
+        names = key_text.split(KEY_SEPARATOR) if key_text else None
+        seconds, number = get(M_TIMESTAMP), get(M_SEQUENCE)
+        if type(seconds) is str and seconds.isascii() and seconds.isdigit() and len(seconds) <= 12:
+            ts_ms: int | None = int(seconds) * 1000
+        elif seconds is None:
+            ts_ms = None
+        else:
+            raise NotFast
+        if type(number) is int and 0 <= number <= _INT64_MAX:
+            position: Position | None = Position((number,))
+        elif number is None:
+            position = None
+        else:
+            raise NotFast
+        tx = _text(get(M_UNIQUE_ID)) or _text(get(M_TRANS_ID)) or None
+        extra: dict[str, Any] = {}
+        if tenant is not None:
+            extra[X_TENANT] = tenant
+        if db_type is not None:
+            extra[X_DB_TYPE] = db_type
+        checkpoint = get(M_CHECKPOINT)
+        if checkpoint is not None:
+            extra[X_CHECKPOINT] = checkpoint
+        ddl_type = _text(get(M_DDL_TYPE))
+        if ddl_type:
+            extra[X_DDL_TYPE] = ddl_type
+        before = prev if op is Op.UPDATE or op is Op.DELETE else None
+        after = post if op is not Op.DELETE else None
+        if (op is Op.DELETE and type(before) is not dict) or (
+            op is not Op.DELETE and type(after) is not dict
+        ):
+            raise NotFast  # a missing image: the slow path says which
+        columns: dict[str, Column] | None = None
+        invalid: tuple[str, ...] = ()
+        if self.typed:
+            oracle = (db_type or "").upper() in ORACLE_DB_TYPES
+            columns, rows, found = self._typed_images({F_PREV: before, F_POST: after}, oracle)
+            before, after, invalid = rows[F_PREV], rows[F_POST], tuple(found)
+        elif (before is not None and LIGHT_TYPE in before) or LIGHT_TYPE in (after or ()):
+            raise NotFast  # metadata inside the images: the slow path drops it
+        # the parsed images are fresh objects: no copy is needed
+        return [
+            ChangeEvent(
+                op=op, format=self.id, database=database, table=table,
+                key=self.options.primary_key or (tuple(names) if names else None),
+                before=before, after=after, columns=columns, ts_ms=ts_ms, position=position,
+                tx=tx, invalid=invalid, extra=extra,
+            )
+        ]  # fmt: skip
+
     def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
         fid = self.id
         msg = expect_object(fid, obj, "$")

@@ -62,13 +62,16 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any, Final
+from typing import Any, ClassVar, Final
+
+import msgspec
 
 from anycdc.errors import EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Op, Position, dumps
 from anycdc.formats.base import (
     Capabilities,
     Format,
+    NotFast,
     OptionSpec,
     expect_object,
     expect_str,
@@ -130,6 +133,37 @@ X_DATA: Final = "data"  # extra: the data sent with a DROP COLUMN event
 OPT_FULL_KEY: Final = "full_key_image"
 
 
+# --------------------------------------------------------------------------- fast path
+# The common row change, read without the generic field helpers: msgspec decodes
+# the three top-level fields as plain JSON (what parse_json gives); anything the
+# fast reading does not cover raises and :meth:`Format.decode_slow` decides.
+class _FastMessage(msgspec.Struct, forbid_unknown_fields=True):
+    """The top level of a message (field names are the wire names)."""
+
+    meta: Any = None
+    data: Any = None
+    key: Any = None
+
+
+_FAST_DECODER: Final = msgspec.json.Decoder(_FastMessage, float_hook=Decimal)
+_ROW_OPS: Final[Mapping[str, tuple[Op, str | None]]] = {
+    code: found for code, found in OPS.items() if found[0] in (Op.INSERT, Op.UPDATE, Op.DELETE)
+}
+_TIMES_CACHED: Final = 1024
+
+
+def _fast_number(value: Any) -> int | None:
+    """:func:`bounded_int` for the common renderings (else: slow path)."""
+    if type(value) is int:
+        if 0 <= value <= 2**63 - 1:
+            return value
+    elif value is None:
+        return None
+    elif type(value) is str and value.isascii() and value.isdigit() and len(value) <= 18:
+        return int(value)
+    raise NotFast
+
+
 class SharePlexJson(Format):
     """SharePlex JSON (``meta`` / ``data`` / ``key``) from SharePlex, DTS and OMS."""
 
@@ -158,6 +192,7 @@ class SharePlexJson(Format):
             self._full_key = self.options.flag(OPT_FULL_KEY)
         except ValueError as exc:
             raise OptionError(f"{self.id}: option {OPT_FULL_KEY}: {exc}") from None
+        self._times: dict[str, int | None] = {}  # commit time text -> ts_ms (fast path)
 
     # ---- detection
     @classmethod
@@ -177,6 +212,65 @@ class SharePlexJson(Format):
         return 0.95 if has_body or known[0] in (Op.TRUNCATE, Op.DDL) else 0.6
 
     # ---- decoding
+    fast_path = True
+    _TIMES: ClassVar[int] = _TIMES_CACHED
+
+    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
+        """The common row change, or an exception (then :meth:`decode_slow` decides)."""
+        msg = _FAST_DECODER.decode(value)
+        meta, data, key_image = msg.meta, msg.data, msg.key
+        if type(meta) is not dict or type(data) is not dict:
+            raise NotFast
+        if key_image is not None and type(key_image) is not dict:
+            raise NotFast
+        op, split = _ROW_OPS[meta[M_OP]]  # KeyError/TypeError: the slow path decides
+        get = meta.get
+        qualified, row_id, trans, time = get(M_TABLE), get(M_ROWID), get(M_TRANS), get(M_TIME)
+        for text in (qualified, row_id, trans):
+            if text is not None and type(text) is not str:
+                raise NotFast
+        schema, table = _split_table(qualified)
+        extra: dict[str, Any] = {}
+        for name in EXTRA_FIELDS:
+            found = get(name)
+            if found is not None:
+                if not isinstance(found, (str, int, Decimal)):
+                    raise NotFast
+                extra[name] = found
+        scn, seq = _fast_number(get(M_SCN)), _fast_number(get(M_SEQ))
+        if time is None or time == "":
+            ts_ms = None
+        else:
+            # a topic's messages share few commit seconds: parse each text once
+            ts_ms = self._times.get(time) if type(time) is str else None
+            if ts_ms is None:
+                ts_ms = self._ts_ms(meta)  # DecodeError: the slow path reports it
+                if len(self._times) >= self._TIMES:
+                    self._times.clear()
+                self._times[time] = ts_ms
+        position = None if scn is None else Position((scn,) if seq is None else (scn, seq))
+        if op is not Op.UPDATE:
+            return [
+                ChangeEvent(
+                    op=op, format=self.id, schema=schema, table=table,
+                    key=self.options.primary_key, before=data if op is Op.DELETE else None,
+                    after=None if op is Op.DELETE else data, ts_ms=ts_ms, position=position,
+                    tx=trans, row_id=row_id, extra=extra,
+                )
+            ]  # fmt: skip
+        names = self._key_names(qualified, row_id, key_image)
+        common: dict[str, Any] = {
+            "format": self.id,
+            "schema": schema,
+            "table": table,
+            "key": self.primary_key(names),
+            "ts_ms": ts_ms,
+            "position": position,
+            "tx": trans,
+            "row_id": row_id,
+        }
+        return [self._update(data, key_image, split, extra, common)]
+
     def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
         fid = self.id
         msg = expect_object(fid, obj, "$")
