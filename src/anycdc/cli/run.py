@@ -50,7 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run = parser.add_argument_group("execution")
     run.add_argument("--checkpoint", metavar="DIR", help="default <target>/_anycdc/checkpoint")
     run.add_argument("--trigger", help="available-now (default: process all, exit) | interval=10s")
-    run.add_argument("--mode", choices=["scd1", "scd2"], help="scd1 (default) or scd2 history")
+    run.add_argument(
+        "--mode",
+        choices=["scd1", "scd2"],
+        help="scd1 (default): one current row per key; scd2: every version of a row, with "
+        "_cdc_valid_from, _cdc_valid_to (NULL while current) and _cdc_is_current",
+    )
     run.add_argument(
         "--master", help="Spark master (default local[*]; on a cluster use spark-submit)"
     )
@@ -129,7 +134,8 @@ COMMAND = Command(
     "  anycdc run --source-dir captures/ --target lake/\n"
     "  anycdc run --kafka-bootstrap 127.0.0.1:9092 --topics dts_shop --target lake/ \\\n"
     "      --kafka-option kafka.security.protocol=SASL_SSL --trigger interval=10s\n"
-    "  anycdc run --config pipeline.yaml --primary-key shop.audit=id,ts",
+    "  anycdc run --config pipeline.yaml --primary-key shop.audit=id,ts\n"
+    "  anycdc run --source-dir captures/ --target history/ --mode scd2",
     add_arguments=add_arguments,
     run=run,
 )

@@ -32,7 +32,7 @@ import json
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
 from anycdc.spark.sql_types import cast_sql, spark_type, widened
@@ -50,6 +50,7 @@ META_COLUMNS: Final = (
     ("_cdc_batch", "BIGINT"),
 )
 TRUNCATE_PROPERTY: Final = "anycdc.truncatePosition"
+HISTORY_MARKER: Final = "_cdc_is_current"  # only SCD2 history tables have it
 UPSERT_OPS: Final = ("insert", "snapshot", "update")
 
 
@@ -136,7 +137,17 @@ def build_plans(
 
 
 class TableApplier:
-    """Applies batches to one Delta table at ``path`` (path-based or catalog)."""
+    """Applies batches to one Delta table at ``path`` (path-based or catalog).
+
+    This is the SCD1 applier (the table holds the current row per key);
+    :class:`anycdc.spark.scd2.Scd2Applier` overrides the metadata columns,
+    :meth:`apply` and the truncate hooks to keep history instead.
+    """
+
+    meta_columns: ClassVar[tuple[tuple[str, str], ...]] = META_COLUMNS
+    """The ``_cdc_`` columns this mode adds to every table (name, Spark type)."""
+    history: ClassVar[bool] = False
+    """True for SCD2 history tables (they carry :data:`HISTORY_MARKER`)."""
 
     def __init__(self, spark: SparkSession, config: PipelineConfig, plan: TablePlan) -> None:
         self.spark = spark
@@ -183,6 +194,12 @@ class TableApplier:
             return desired
         current = {f.name: f.dataType.simpleString().upper() for f in self._schema_fields()}
         current = {k: _ddl_type(v) for k, v in current.items()}
+        if (HISTORY_MARKER in current) != self.history:
+            # SCD1 rows and SCD2 history cannot share a table: refuse rather than corrupt it
+            written = "scd2 (history)" if HISTORY_MARKER in current else "scd1"
+            raise IncompatibleSchema(
+                f"table was written in {written} mode; run it with that mode or use a new target"
+            )
         additions = {k: v for k, v in desired.items() if k not in current}
         changes: dict[str, str] = {}
         for name, incoming in desired.items():
@@ -209,7 +226,7 @@ class TableApplier:
             log.info("%s: widened %s", self.plan.qualified, changes)
         current.update(additions)
         current.update(changes)
-        meta = {name for name, _ in META_COLUMNS}
+        meta = {name for name, _ in self.meta_columns}
         return {k: v for k, v in current.items() if k not in meta}
 
     def _schema_fields(self) -> list[Any]:
@@ -217,7 +234,7 @@ class TableApplier:
 
     def _create(self, columns: dict[str, str]) -> None:
         cols = [f"{q(n)} {t}" for n, t in columns.items()]
-        cols += [f"{q(n)} {t}" for n, t in META_COLUMNS]
+        cols += [f"{q(n)} {t}" for n, t in self.meta_columns]
         self.spark.sql(
             f"CREATE TABLE IF NOT EXISTS {self._table_ref()} ({', '.join(cols)}) USING delta"
         )
@@ -332,6 +349,13 @@ class TableApplier:
             "'full', s.full OR s.kind = 'delete', 'pos', e.position, 'ts', e.ts_ms, 'op', e.op) END"
         )
         return ordered.select(F.col("_key"), F.expr(f"aggregate(evs, {state}, {step})").alias("st"))
+
+    # ------------------------------------------------------------------ apply
+    def apply(
+        self, actions: DataFrame, types: dict[str, str], batch_id: int, has_deletes: bool = True
+    ) -> None:
+        """Apply the batch's good actions: fold them per key, then one guarded MERGE."""
+        self.merge(self.fold(actions), types, batch_id, has_deletes=has_deletes)
 
     # ------------------------------------------------------------------ merge
     def merge(
@@ -508,4 +532,4 @@ def describe(types: dict[str, str]) -> str:
     return json.dumps(types)
 
 
-__all__: Sequence[str] = ["TableApplier", "TablePlan", "TableResult", "build_plans", "q"]
+__all__: Sequence[str] = ["TableApplier", "TablePlan", "TableResult", "build_plans", "lit", "q"]

@@ -4,20 +4,22 @@ One ``foreachBatch`` call per micro-batch:
 
 1. decode the batch (Python workers) and cache it;
 2. **phase A** (no idempotency settings): create/evolve each touched table's
-   schema and apply TRUNCATEs — both idempotent by themselves;
+   schema and apply TRUNCATEs — both idempotent by themselves (in SCD2 mode a
+   TRUNCATE closes versions in phase B instead, see :mod:`anycdc.spark.scd2`);
 3. **phase B** (``txnAppId`` = query name, ``txnVersion`` = batch id, set on
    the session): append the changelog and dead letters, MERGE every touched
    table (concurrently, ``max_concurrent_tables`` at a time) and its
-   tombstones, append the batch's metrics. Each Delta table gets exactly one
-   write per batch in this phase, so a batch replayed after a crash is
-   skipped table by table by Delta, and the MERGE position guards make it
-   harmless anyway;
+   tombstones (SCD2: its history recomputation and end markers), append the
+   batch's metrics. Each Delta table gets exactly one write per batch in this
+   phase, so a batch replayed after a crash is skipped table by table by
+   Delta, and the MERGE position guards make it harmless anyway;
 4. log one line of metrics.
 
 Output layout under ``target``: ``<database>/<table>`` (one Delta table per
 source table), ``_anycdc/changelog``, ``_anycdc/dead_letter``,
 ``_anycdc/batches`` (per batch and table: counts, last position, last source
-time), ``_anycdc/tombstones/...``, ``_anycdc/checkpoint``.
+time), ``_anycdc/tombstones/...`` (SCD2: ``_anycdc/scd2_ends/...``),
+``_anycdc/checkpoint``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from anycdc.spark.apply import (
     build_plans,
 )
 from anycdc.spark.decode import decode_frame
+from anycdc.spark.scd2 import Scd2Applier
 from anycdc.spark.source import raw_stream
 
 if TYPE_CHECKING:
@@ -125,7 +128,9 @@ class Pipeline:
         if self.config.trigger == "available-now":
             writer = writer.trigger(availableNow=True)
         else:
-            writer = writer.trigger(processingTime=self.config.processing_interval)
+            interval = self.config.processing_interval
+            assert interval is not None  # validate() accepts available-now or interval=<n><unit>
+            writer = writer.trigger(processingTime=interval)
         return writer.start()
 
     def run(self, timeout: float | None = None) -> list[BatchMetrics]:
@@ -249,7 +254,9 @@ class Pipeline:
         prepared = []
         failed: list[tuple[TablePlan, str]] = []
         for plan in plans.values():
-            applier = TableApplier(spark, self.config, plan)
+            # scd2 keeps history rows; scd1 (default) the current row per key
+            kind = Scd2Applier if self.config.mode == "scd2" else TableApplier
+            applier = kind(spark, self.config, plan)
             if not plan.has_rows and not applier.exists():
                 continue  # DDL for a table we have no row of yet: its first rows carry the schema
             try:
@@ -329,9 +336,7 @@ class Pipeline:
                 )
             if stats["n"]:
                 good = actions.filter(F.col("_bad").isNull()).drop("_bad")
-                applier.merge(
-                    applier.fold(good), types, batch_id, has_deletes=bool(stats["deletes"])
-                )
+                applier.apply(good, types, batch_id, has_deletes=bool(stats["deletes"]))
         finally:
             actions.unpersist()
         return TableResult(

@@ -1,0 +1,416 @@
+"""SCD2 mode: every target table keeps the history of its rows, with validity intervals.
+
+Like Databricks' AUTO CDC "stored as SCD type 2": every version of a source
+row is one row of the table, with the source columns plus
+
+- ``_cdc_valid_from`` -- source commit time of the change that made the version;
+- ``_cdc_valid_to`` -- commit time of the change that ended it (the key's next
+  version, a delete, or a TRUNCATE); NULL while the version is current;
+- ``_cdc_is_current`` -- true for the one live version of a key (none after a delete);
+- ``_cdc_position``, ``_cdc_ts``, ``_cdc_op`` -- the version's own change, as in SCD1;
+  ``_cdc_batch`` -- the micro-batch that added the version;
+- ``_cdc_key`` -- the key as JSON text of its values (full-row hash for tables without a key);
+- ``_cdc_seq`` -- the version's place in the key's history: the source position
+  (``#`` + the event's index when a multi-row message gives several events one
+  position; events without a position: ``~`` + batch + arrival coordinates, after
+  every positioned one);
+- ``_cdc_partial`` -- for a version made by a partial image, the columns the image
+  carried (the others are filled from the previous version); NULL for full images.
+
+A history row is identified by ``(_cdc_key, _cdc_seq)``. Per table and batch
+(:meth:`Scd2Applier.apply`):
+
+1. the batch's actions (the SCD1 ``actions``/``bad_casts`` plus TRUNCATE events)
+   are split into *versions* (insert, snapshot, update: one version each, the
+   first arrival of a ``(key, seq)`` wins) and *end markers* (deletes; truncates
+   end every key);
+2. the **touched keys** (keys of the batch's versions and deletes; every key when
+   the batch holds a truncate) are read back from the table and the batch's
+   versions that are not there yet are added to them;
+3. for those keys the history is **recomputed** from scratch, ordered by
+   ``_cdc_seq``: partial versions are re-filled from the version before them
+   (a late older update changes what a later partial update inherits), and each
+   version ends at the next row of the key's timeline (versions + deletes) or
+   at the first truncate after it, whichever comes first;
+4. one MERGE on ``(_cdc_key, _cdc_seq)`` inserts the new versions and updates
+   the existing ones whose interval or filled values changed -- nothing else is
+   written, so a replayed batch (whose versions are all present) writes nothing;
+5. the end markers are stored in ``_anycdc/scd2_ends/<db>/<table>`` (kept for
+   as long as the history; idempotent on ``(key, seq, kind)``), because a late
+   version that arrives after a delete must still be closed by it.
+
+Because the result of step 3 is a function of the *set* of versions and end
+markers only, out-of-order delivery (within or across batches), duplicates and
+replays give the same history as in-order delivery, and one batch gives the
+same table as many small ones (``_cdc_batch`` aside). Each Delta table gets at
+most one write per batch in phase B (history: one MERGE; ends: one MERGE),
+which keeps the pipeline's ``txnAppId``/``txnVersion`` idempotency intact.
+
+Differences from SCD1, by design: a full image defines the version completely
+(a column the image lacks -- e.g. one dropped at the source -- is NULL in that
+version; older versions keep their values); events older than a TRUNCATE are
+not dropped but slotted into history before it (closed by it); TRUNCATE closes
+versions instead of deleting rows. Tables without a key use the SCD1 full-row
+identity (``_cdc_row_key``): an update is the old row's version closed and the
+new row's opened.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Final
+
+from anycdc.config import PipelineConfig
+from anycdc.spark.apply import (
+    META_COLUMNS,
+    TableApplier,
+    TablePlan,
+    lit,
+    q,
+)
+from anycdc.spark.sql_types import cast_sql
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+log = logging.getLogger("anycdc.scd2")
+
+SCD2_META: Final = (
+    ("_cdc_valid_from", "TIMESTAMP"),
+    ("_cdc_valid_to", "TIMESTAMP"),
+    ("_cdc_is_current", "BOOLEAN"),
+    *META_COLUMNS,
+    ("_cdc_key", "STRING"),
+    ("_cdc_seq", "STRING"),
+    ("_cdc_partial", "ARRAY<STRING>"),
+)
+ENDS_SCHEMA: Final = "_key STRING, seq STRING, ts_ms BIGINT, kind STRING, batch BIGINT"
+ARRIVAL: Final = ("source", "partition", "offset", "event_index")
+
+
+class Scd2Applier(TableApplier):
+    """Applies batches to one SCD2 history table (see the module docstring).
+
+    Reuses :class:`TableApplier`'s schema evolution, ``actions`` and
+    ``bad_casts``; replaces the per-key fold + MERGE with the history
+    recomputation of the touched keys, and TRUNCATE's delete with end markers.
+    """
+
+    meta_columns: ClassVar[tuple[tuple[str, str], ...]] = SCD2_META
+    history: ClassVar[bool] = True
+
+    def __init__(self, spark: SparkSession, config: PipelineConfig, plan: TablePlan) -> None:
+        super().__init__(spark, config, plan)
+        self.ends_path = self.path.replace(
+            config.target.rstrip("/"), config.system_dir + "/scd2_ends", 1
+        )
+
+    # ------------------------------------------------------------------ phase A hooks
+    def ensure_schema(self, batch_id: int) -> dict[str, str]:
+        """Create or evolve the history table, and create its end-marker table.
+
+        The end-marker table is created here (phase A, idempotent by itself) so
+        that phase B writes it exactly once per batch.
+        """
+        types = super().ensure_schema(batch_id)
+        self.spark.sql(
+            f"CREATE TABLE IF NOT EXISTS delta.{q(self.ends_path)} ({ENDS_SCHEMA}) USING delta"
+        )
+        return types
+
+    def truncate_position(self) -> str | None:
+        """No truncate floor: older events are slotted into history, not dropped."""
+        return None
+
+    def apply_truncate(self, position: str, batch_id: int) -> None:
+        """Nothing in phase A: a TRUNCATE is an end marker, applied by :meth:`apply`."""
+
+    # ------------------------------------------------------------------ actions
+    def actions(self, events: DataFrame, types: dict[str, str], floor: str | None) -> DataFrame:
+        """The SCD1 row actions (no truncate floor) plus one ``truncate`` action per TRUNCATE."""
+        from pyspark.sql import functions as F
+
+        rows = super().actions(events, types, None)
+        truncates = events.filter(F.col("op") == "truncate").select(
+            F.lit(None).cast("string").alias("_key"),
+            F.lit("truncate").alias("kind"),
+            F.lit(None).cast("map<string,string>").alias("image"),
+            F.lit(True).alias("full"),
+            F.col("position"),
+            F.col("partition"),
+            F.col("offset"),
+            F.col("event_index"),
+            F.col("ts_ms"),
+            F.col("op"),
+            F.col("raw"),
+            F.col("source"),
+            F.col("format"),
+        )
+        return rows.unionByName(truncates)
+
+    # ------------------------------------------------------------------ apply
+    def apply(
+        self, actions: DataFrame, types: dict[str, str], batch_id: int, has_deletes: bool = True
+    ) -> None:
+        """Add the batch's versions and end markers; recompute the touched keys' history."""
+        from pyspark.sql import functions as F
+
+        acts = actions.withColumn("_seq", _seq(batch_id))
+        # computed once (each is read several times below); batch-sized, so cheap to hold
+        versions = self._versions(
+            acts.filter(F.col("kind") == "upsert"), types, batch_id
+        ).localCheckpoint()
+        ends = (
+            _first_per(
+                acts.filter(F.col("kind").isin("delete", "truncate")).select(
+                    "_key", "_seq", "ts_ms", "kind", *ARRIVAL
+                ),
+                ["_key", "_seq", "kind"],
+            )
+            .select(
+                F.col("_key"),
+                F.col("_seq").alias("seq"),
+                F.col("ts_ms"),
+                F.col("kind"),
+                F.lit(batch_id).cast("bigint").alias("batch"),
+            )
+            .localCheckpoint()
+        )
+        # truncates are few: taken to the driver, they end versions without a join
+        stored = self.spark.read.format("delta").load(self.ends_path)
+        batch_truncates, stored_truncates = (
+            {
+                (r["seq"], r["ts_ms"])
+                for r in frame.filter(F.col("kind") == "truncate").select("seq", "ts_ms").collect()
+            }
+            for frame in (ends, stored)
+        )
+        truncates = sorted(batch_truncates | stored_truncates, key=lambda t: t[0])
+        deletes = (
+            stored.filter(F.col("kind") == "delete")
+            .select("_key", "seq", "ts_ms")
+            .unionByName(ends.filter(F.col("kind") == "delete").select("_key", "seq", "ts_ms"))
+        )
+        touched = None  # a truncate may close any key's current version: every key is touched
+        if not batch_truncates:
+            touched = (
+                versions.select("_cdc_key")
+                .unionByName(
+                    ends.filter(F.col("kind") == "delete").select(F.col("_key").alias("_cdc_key"))
+                )
+                .distinct()
+            )
+            deletes = deletes.join(touched, deletes["_key"] == touched["_cdc_key"], "left_semi")
+        self._merge_history(
+            versions, touched, deletes.dropDuplicates(["_key", "seq"]), truncates, types
+        )
+        if has_deletes or batch_truncates:
+            self._record_ends(ends, batch_id)
+
+    def _versions(self, upserts: DataFrame, types: dict[str, str], batch_id: int) -> DataFrame:
+        """The batch's versions, typed, one per ``(key, seq)`` (first arrival wins)."""
+        from pyspark.sql import functions as F
+
+        first = _first_per(upserts, ["_key", "_seq"])
+        ts = F.expr("timestamp_millis(ts_ms)")
+        return first.select(
+            *[
+                F.expr(cast_sql(f"element_at(image, {lit(name)})", target)).alias(name)
+                for name, target in types.items()
+            ],
+            ts.alias("_cdc_valid_from"),
+            F.lit(None).cast("timestamp").alias("_cdc_valid_to"),
+            F.lit(True).alias("_cdc_is_current"),
+            F.col("position").alias("_cdc_position"),
+            ts.alias("_cdc_ts"),
+            F.col("op").alias("_cdc_op"),
+            F.lit(batch_id).cast("bigint").alias("_cdc_batch"),
+            F.col("_key").alias("_cdc_key"),
+            F.col("_seq").alias("_cdc_seq"),
+            # sorted: the same image gives the same row whatever the message's column order
+            F.when(F.col("full"), F.lit(None).cast("array<string>"))
+            .otherwise(F.array_sort(F.map_keys("image")))
+            .alias("_cdc_partial"),
+        )
+
+    def _merge_history(
+        self,
+        versions: DataFrame,
+        touched: DataFrame | None,
+        deletes: DataFrame,
+        truncates: list[tuple[str, int]],
+        types: dict[str, str],
+    ) -> None:
+        """Recompute the touched keys' history (every key when ``touched`` is None);
+        MERGE the new and the changed versions. ``deletes``: those of the touched keys."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        columns = [*types, *(name for name, _ in SCD2_META)]
+        table = self.spark.read.format("delta").load(self.path).select(*columns)
+        existing = table if touched is None else table.join(touched, "_cdc_key", "left_semi")
+        existing = existing.localCheckpoint()  # one scan of the table, read twice below
+        fresh = versions.join(
+            existing.select("_cdc_key", "_cdc_seq"), ["_cdc_key", "_cdc_seq"], "left_anti"
+        )
+        timeline = (
+            existing.withColumn("_new", F.lit(False))
+            .unionByName(fresh.select(*columns).withColumn("_new", F.lit(True)))
+            .withColumn("_end", F.lit(0))
+        )
+        # re-fill: per column, the value of the latest version at or before this one that
+        # carried it (a struct keeps an explicit NULL apart from "not carried")
+        upto = (
+            Window.partitionBy("_cdc_key")
+            .orderBy("_cdc_seq")
+            .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+        )
+        filled = {
+            name: F.last(
+                F.when(
+                    F.col("_cdc_partial").isNull()
+                    | F.array_contains(F.col("_cdc_partial"), F.lit(name)),
+                    F.struct(F.col(q(name)).alias("v")),
+                ),
+                ignorenulls=True,
+            )
+            .over(upto)
+            .getField("v")
+            for name in types
+        }
+        # each version ends at the next row of its key's timeline: a version or a delete
+        marks = deletes.select(
+            F.col("_key").alias("_cdc_key"),
+            F.col("seq").alias("_cdc_seq"),
+            F.col("ts_ms").alias("_end_ms"),
+            F.lit(1).alias("_end"),
+        )
+        ordered = Window.partitionBy("_cdc_key").orderBy("_cdc_seq", "_end")
+        version_ms = F.expr("unix_millis(_cdc_valid_from)")
+        rows = timeline.withColumn("_end_ms", version_ms).unionByName(
+            marks, allowMissingColumns=True
+        )
+        rows = rows.withColumn(
+            "_next",
+            F.lead(F.struct(F.col("_cdc_seq").alias("seq"), F.col("_end_ms").alias("ms"))).over(
+                ordered
+            ),
+        ).filter(F.col("_end") == 0)
+        # ... or at the first truncate after it, whichever comes first
+        end = F.col("_next")
+        if truncates:
+            after = F.filter(
+                F.array(
+                    *[
+                        F.struct(F.lit(seq).alias("seq"), F.lit(ms).cast("bigint").alias("ms"))
+                        for seq, ms in truncates
+                    ]
+                ),
+                lambda t: t.getField("seq") > F.col("_cdc_seq"),
+            )
+            end = F.least(end, F.try_element_at(after, F.lit(1)))
+        rows = rows.withColumn("_stop", end)
+        new_to = F.when(F.col("_stop").isNotNull(), F.expr("timestamp_millis(_stop.ms)")).otherwise(
+            F.lit(None).cast("timestamp")
+        )
+        recomputed = {**filled, "_cdc_valid_to": new_to, "_cdc_is_current": F.col("_stop").isNull()}
+        staged = rows.select(
+            *[
+                recomputed[name].alias(name) if name in recomputed else F.col(q(name))
+                for name in columns
+            ],
+            F.col("_new"),
+            _changed(recomputed).alias("_changed"),
+        ).filter(F.col("_new") | F.col("_changed"))
+        self._write_history(staged.drop("_changed"), columns, types)
+
+    def _write_history(self, staged: DataFrame, columns: list[str], types: dict[str, str]) -> None:
+        """One MERGE on ``(_cdc_key, _cdc_seq)``: insert new versions, update changed ones."""
+        # computed once, eagerly: the MERGE then reads a plain, already computed source
+        # instead of re-planning and re-running the windows over the table it writes
+        staged = staged.localCheckpoint(eager=True)
+        if staged.isEmpty():
+            return  # e.g. a replayed batch: nothing new, nothing to write
+        updates = [*types, "_cdc_valid_to", "_cdc_is_current"]
+        update_set = ", ".join(f"{q(n)} = s.{q(n)}" for n in updates)
+        insert_cols = ", ".join(q(n) for n in columns)
+        insert_vals = ", ".join(f"s.{q(n)}" for n in columns)
+        view = f"anycdc_scd2_{abs(hash((self.path, id(staged))))}"
+        staged.createOrReplaceTempView(view)
+        try:
+            self.spark.sql(
+                f"MERGE INTO {self._table_ref()} t USING {view} s "
+                "ON t._cdc_key = s._cdc_key AND t._cdc_seq = s._cdc_seq "
+                f"WHEN MATCHED AND NOT s._new THEN UPDATE SET {update_set} "
+                f"WHEN NOT MATCHED AND s._new THEN INSERT ({insert_cols}) VALUES ({insert_vals})"
+            )
+        finally:
+            self.spark.catalog.dropTempView(view)
+
+    def _record_ends(self, ends: DataFrame, batch_id: int) -> None:
+        """Store the batch's deletes and truncates (once each) for later recomputations."""
+        view = f"anycdc_ends_{abs(hash((self.ends_path, batch_id)))}"
+        ends.createOrReplaceTempView(view)
+        try:
+            self.spark.sql(
+                f"MERGE INTO delta.{q(self.ends_path)} t USING {view} s "
+                "ON t._key <=> s._key AND t.seq = s.seq AND t.kind = s.kind "
+                "WHEN NOT MATCHED THEN INSERT (_key, seq, ts_ms, kind, batch) "
+                "VALUES (s._key, s.seq, s.ts_ms, s.kind, s.batch)"
+            )
+        finally:
+            self.spark.catalog.dropTempView(view)
+
+
+def _seq(batch_id: int) -> Column:
+    """A version's place: the source position, else arrival (after every positioned event).
+
+    Events of one message that share its position (Canal's ``data`` rows) are told
+    apart by their index in the message, which a re-delivery keeps: ``#`` sorts
+    after the bare position and before any longer position (``.``).
+    """
+    from pyspark.sql import functions as F
+
+    def pad(name: str, width: int) -> Column:
+        return F.lpad(F.col(name).cast("string"), width, "0")
+
+    arrival = F.concat(
+        F.lit("~"),
+        F.lpad(F.lit(str(int(batch_id))), 19, "0"),
+        F.lit("/"),
+        F.coalesce(F.col("source"), F.lit("")),
+        F.lit("/"),
+        pad("partition", 10),
+        F.lit("/"),
+        pad("offset", 19),
+        F.lit("/"),
+        pad("event_index", 10),
+    )
+    within = F.when(
+        F.col("event_index") > 0,
+        F.concat(F.col("position"), F.lit("#"), pad("event_index", 10)),
+    ).otherwise(F.col("position"))
+    return F.coalesce(within, arrival)
+
+
+def _first_per(frame: DataFrame, keys: list[str]) -> DataFrame:
+    """One row per ``keys``: the first to arrive (duplicates and replays collapse)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    order = Window.partitionBy(*keys).orderBy(*ARRIVAL)
+    return frame.withColumn("_rn", F.row_number().over(order)).filter("_rn = 1").drop("_rn")
+
+
+def _changed(recomputed: dict[str, Any]) -> Column:
+    """True when a recomputed value differs from the stored one (NULL-safe)."""
+    from pyspark.sql import functions as F
+
+    same = F.lit(True)
+    for name, value in recomputed.items():
+        same = same & value.eqNullSafe(F.col(q(name)))
+    return ~same
+
+
+__all__: Sequence[str] = ["SCD2_META", "Scd2Applier"]
