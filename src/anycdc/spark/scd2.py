@@ -34,7 +34,7 @@ A history row is identified by ``(_cdc_key, _cdc_seq)``. Per table and batch
    at the first truncate after it, whichever comes first;
 4. one MERGE on ``(_cdc_key, _cdc_seq)`` inserts the new versions and updates
    the existing ones whose interval or filled values changed -- nothing else is
-   written, so a replayed batch (whose versions are all present) writes nothing;
+   written, so a replayed batch (whose versions are all present) changes nothing;
 5. the end markers are stored in ``_anycdc/scd2_ends/<db>/<table>`` (kept for
    as long as the history; idempotent on ``(key, seq, kind)``), because a late
    version that arrives after a delete must still be closed by it.
@@ -193,7 +193,9 @@ class Scd2Applier(TableApplier):
             .unionByName(ends.filter(F.col("kind") == "delete").select("_key", "seq", "ts_ms"))
         )
         touched = None  # a truncate may close any key's current version: every key is touched
-        if not batch_truncates:
+        if batch_truncates:
+            log.info("%s: TRUNCATE in the batch: recomputing every key", self.plan.qualified)
+        else:
             touched = (
                 versions.select("_cdc_key")
                 .unionByName(
