@@ -1352,7 +1352,7 @@ def build_stream(
     dupes = swaps = bad = 0
     for event in workload.events(format_id):
         key = fmt.encode_key(event)
-        index = _partition_of(key, len(parts))
+        index = partition_of(key, len(parts))
         for message in fmt.encode(event):
             parts[index].append((key, message))
             if duplicates and rng.random() < duplicates:
@@ -1377,7 +1377,8 @@ def build_stream(
     )
 
 
-def _partition_of(key: bytes | None, count: int) -> int:
+def partition_of(key: bytes | None, count: int) -> int:
+    """The partition a keyed message goes to (CRC-32 of the key, as the vendors key by PK)."""
     if count == 1 or key is None:
         return 0
     import zlib

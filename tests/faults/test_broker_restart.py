@@ -29,20 +29,6 @@ PARTITIONS = 3
 DOWN_SECONDS = 15.0
 
 
-def _produce(bootstrap: str, topic: str, parts: list[list[tuple[bytes | None, bytes]]]) -> int:
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
-    count = 0
-    for partition, messages in enumerate(parts):
-        for key, value in messages:
-            producer.produce(topic, key=key, value=value, partition=partition)
-            producer.poll(0)
-            count += 1
-    assert producer.flush(60) == 0
-    return count
-
-
 def _wait(condition: Callable[[], bool], timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -56,7 +42,7 @@ def test_broker_restart_mid_stream_loses_nothing(
     spark: Any, free_port: Callable[[], int], tmp_path: Path
 ) -> None:
     from anycdc.cli.verify import verify
-    from anycdc.devtools.kafka import KafkaBroker, create_topic
+    from anycdc.devtools.kafka import KafkaBroker, by_partition, create_topic, produce
     from anycdc.spark.pipeline import Pipeline
 
     broker = KafkaBroker(
@@ -74,7 +60,7 @@ def test_broker_restart_mid_stream_loses_nothing(
         ]
         topic = "broker-restart"
         create_topic(broker.bootstrap, topic, PARTITIONS)
-        produced = _produce(broker.bootstrap, topic, halves[0])
+        produced = produce(broker.bootstrap, topic, by_partition(halves[0]))
 
         target = tmp_path / "lake"
         config = PipelineConfig.from_mapping({
@@ -95,7 +81,7 @@ def test_broker_restart_mid_stream_loses_nothing(
             broker.stop(quiet=True)
             time.sleep(DOWN_SECONDS)
             broker.start(timeout=180, quiet=True)
-            produced += _produce(broker.bootstrap, topic, halves[1])
+            produced += produce(broker.bootstrap, topic, by_partition(halves[1]))
 
             def caught_up() -> bool:
                 nonlocal query, restarts

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anycdc.config import PipelineConfig
-from anycdc.devtools.kafka import create_topic
+from anycdc.devtools.kafka import create_topic, produce
 from anycdc.event import ChangeEvent
-from anycdc.simulate import Workload
+from anycdc.simulate import Workload, partition_of
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -129,8 +129,8 @@ class MemorySampler:
 # --------------------------------------------------------------------------- traffic
 def workload_messages(
     settings: BenchSettings, stamp_now: bool = False
-) -> Iterator[tuple[bytes | None, bytes]]:
-    """(key, message) pairs of the simulated stream, generated lazily (10M fits in no list)."""
+) -> Iterator[tuple[bytes | None, bytes, int]]:
+    """(key, message, partition) of the simulated stream, generated lazily (10M fits in no list)."""
     from anycdc.formats import get_format
 
     fmt = get_format(settings.format)
@@ -146,61 +146,15 @@ def workload_messages(
         if stamp_now:
             event = _restamp(event, int(time.time() * 1000))
         key = fmt.encode_key(event)
+        partition = partition_of(key, settings.partitions)
         for message in fmt.encode(event):
-            yield key, message
+            yield key, message, partition
 
 
 def _restamp(event: ChangeEvent, ts_ms: int) -> ChangeEvent:
     import msgspec
 
     return msgspec.structs.replace(event, ts_ms=ts_ms)
-
-
-def produce(
-    bootstrap: str,
-    topic: str,
-    messages: Iterator[tuple[bytes | None, bytes]],
-    partitions: int,
-    rate: float | None = None,
-    until: float | None = None,
-    progress: Callable[[int], None] | None = None,
-    sent_at: list[tuple[int, float]] | None = None,
-) -> int:
-    """Produce keyed messages; ``rate`` paces them (events/s) and ``until`` stops them."""
-    import zlib
-
-    from confluent_kafka import Producer
-
-    producer = Producer(
-        {"bootstrap.servers": bootstrap, "linger.ms": 20, "enable.idempotence": True}
-    )
-    started = time.monotonic()
-    count = 0
-    for key, value in messages:
-        if until is not None and time.monotonic() >= until:
-            break
-        if rate:
-            ahead = count / rate - (time.monotonic() - started)
-            if ahead > 0:
-                time.sleep(ahead)
-        partition = zlib.crc32(key) % partitions if key else 0
-        while True:
-            try:
-                producer.produce(topic, key=key, value=value, partition=partition)
-                break
-            except BufferError:
-                producer.poll(0.1)
-        count += 1
-        if count % 1000 == 0:
-            producer.poll(0)
-            if sent_at is not None:
-                sent_at.append((count, time.time()))
-            if progress:
-                progress(count)
-    assert producer.flush(120) == 0, "messages left unsent"
-    if sent_at is not None:
-        sent_at.append((count, time.time()))
-    return count
 
 
 # --------------------------------------------------------------------------- measurements
@@ -300,7 +254,7 @@ def sustained(
         try:
             produced = produce(
                 bootstrap, SUSTAINED_TOPIC, workload_messages(rich_settings, stamp_now=True),
-                settings.partitions, rate=settings.rate,
+                rate=settings.rate,
                 until=started + settings.sustained_seconds, sent_at=sent_at,
             )  # fmt: skip
             deadline = time.monotonic() + max(120.0, settings.sustained_seconds * 2)
@@ -348,7 +302,7 @@ def run_bench(
     say(f"producing {settings.events:,} {settings.format} events over {settings.tables} tables")
     started = time.monotonic()
     produced = produce(
-        bootstrap, TOPIC, workload_messages(settings), settings.partitions,
+        bootstrap, TOPIC, workload_messages(settings),
         progress=lambda n: say(f"  {n:,} produced") if n % 100_000 == 0 else None,
     )  # fmt: skip
     say(f"produced {produced:,} messages in {time.monotonic() - started:.0f}s")

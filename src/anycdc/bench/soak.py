@@ -28,21 +28,21 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from anycdc.bench.pipeline import MemorySampler, produce
+from anycdc.bench.pipeline import MemorySampler
 from anycdc.devtools.chaos import ChaosRunner, last_batch
-from anycdc.devtools.kafka import create_topic
-from anycdc.simulate import Stream, Workload, write_truth
+from anycdc.devtools.kafka import create_topic, produce
+from anycdc.simulate import Stream, Workload, partition_of, write_truth
 
 TOPIC = "anycdc-soak"
 
 
 def faulty(
-    messages: Iterator[tuple[bytes | None, bytes]], rng: random.Random, duplicates: float,
+    messages: Iterator[tuple[bytes | None, bytes, int]], rng: random.Random, duplicates: float,
     reorder: float, counts: dict[str, int],
-) -> Iterator[tuple[bytes | None, bytes]]:  # fmt: skip
+) -> Iterator[tuple[bytes | None, bytes, int]]:  # fmt: skip
     """Re-deliver recent messages and swap neighbours, holding only a few in memory."""
-    recent: list[tuple[bytes | None, bytes]] = []
-    held: tuple[bytes | None, bytes] | None = None
+    recent: list[tuple[bytes | None, bytes, int]] = []
+    held: tuple[bytes | None, bytes, int] | None = None
     for item in messages:
         if held is not None:
             yield item
@@ -94,17 +94,18 @@ def main(argv: list[str] | None = None) -> int:
                             database="soak", tables=args.tables)  # fmt: skip
         fmt = get_format(args.format)
 
-        def messages() -> Iterator[tuple[bytes | None, bytes]]:
+        def messages() -> Iterator[tuple[bytes | None, bytes, int]]:
             for event in workload.events(args.format):
                 key = fmt.encode_key(event)
+                partition = partition_of(key, args.partitions)
                 for message in fmt.encode(event):
-                    yield key, message
+                    yield key, message, partition
 
         counts = {"duplicates": 0, "reordered": 0}
         started = time.monotonic()
         stream = faulty(messages(), random.Random(args.seed), args.duplicates, args.reorder, counts)
         produced = produce(
-            broker.bootstrap, TOPIC, stream, args.partitions,
+            broker.bootstrap, TOPIC, stream,
             progress=lambda n: print(f"  {n:,} produced", flush=True) if n % 500_000 == 0 else None,
         )  # fmt: skip
         print(f"produced {produced:,} messages ({counts}) in {time.monotonic() - started:.0f}s")

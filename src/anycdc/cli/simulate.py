@@ -81,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
             Path(args.out) / "messages", stream.partitions, format_class(args.format).binary
         )
     else:
-        _produce(args.kafka_bootstrap, args.topic, stream.partitions)
+        from anycdc.devtools.kafka import by_partition, produce
+
+        produce(args.kafka_bootstrap, args.topic, by_partition(stream.partitions))
     truth = args.truth or (str(Path(args.out) / "truth") if args.out else "truth")
     write_truth(stream, truth, args.format)
     total = sum(len(p) for p in stream.partitions)
@@ -113,20 +115,6 @@ def _write_files(
         else:
             lines = b"".join(message.replace(b"\n", b" ") + b"\n" for _, message in part)
             (folder / f"p{index:03d}.jsonl").write_bytes(lines)
-
-
-def _produce(
-    bootstrap: str, topic: str, partitions: list[list[tuple[bytes | None, bytes]]]
-) -> None:
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
-    for index, part in enumerate(partitions):
-        for key, message in part:
-            producer.produce(topic, key=key, value=message, partition=index)
-            producer.poll(0)
-    if producer.flush(120):
-        raise RuntimeError("not every message was delivered within 120 s")
 
 
 COMMAND = Command(

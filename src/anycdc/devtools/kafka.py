@@ -44,7 +44,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -598,6 +598,65 @@ def create_topic(bootstrap: str, topic: str, partitions: int = 1, timeout: float
             return
         time.sleep(0.2)
     raise KafkaError(f"topic {topic} has no {partitions} partitions after {timeout:.0f}s")
+
+
+def produce(
+    bootstrap: str,
+    topic: str,
+    messages: Iterable[tuple[bytes | None, bytes, int]],
+    *,
+    rate: float | None = None,
+    until: float | None = None,
+    progress: Callable[[int], None] | None = None,
+    sent_at: list[tuple[int, float]] | None = None,
+) -> int:
+    """Produce ``(key, value, partition)`` messages, idempotently; returns how many were sent.
+
+    ``rate`` paces them (messages/s), ``until`` (a ``time.monotonic()`` deadline) stops
+    them; every 1,000 messages ``progress(count)`` is called and ``(count, wall time)``
+    appended to ``sent_at`` (the bench's latency clock).
+    """
+    from confluent_kafka import Producer
+
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 20, "enable.idempotence": True}
+    )
+    started = time.monotonic()
+    count = 0
+    for key, value, partition in messages:
+        if until is not None and time.monotonic() >= until:
+            break
+        if rate:
+            ahead = count / rate - (time.monotonic() - started)
+            if ahead > 0:
+                time.sleep(ahead)
+        while True:
+            try:
+                producer.produce(topic, key=key, value=value, partition=partition)
+                break
+            except BufferError:  # the local queue is full: let it drain
+                producer.poll(0.1)
+        count += 1
+        if count % 1000 == 0:
+            producer.poll(0)
+            if sent_at is not None:
+                sent_at.append((count, time.time()))
+            if progress:
+                progress(count)
+    if producer.flush(120):
+        raise KafkaError(f"not every message reached {topic} within 120 s")
+    if sent_at is not None:
+        sent_at.append((count, time.time()))
+    return count
+
+
+def by_partition(
+    partitions: Sequence[Sequence[tuple[bytes | None, bytes]]],
+) -> Iterator[tuple[bytes | None, bytes, int]]:
+    """``[[(key, value), ...] per partition]`` -> ``(key, value, partition)`` in partition order."""
+    for index, part in enumerate(partitions):
+        for key, value in part:
+            yield key, value, index
 
 
 def broker_from_home(home: Path | None = None) -> KafkaBroker:
