@@ -110,7 +110,8 @@ def _commit_files(root: Path) -> int:
 def txns(log: Path) -> Iterator[tuple[str, int]]:
     """The (appId, version) of every idempotent-write marker in one table's Delta log."""
     for commit in sorted(log.glob("*.json")):
-        for line in commit.read_text(encoding="utf-8").splitlines():
+        # newlines only: str.splitlines() also splits inside the stats of a string like "a\u2028b"
+        for line in commit.read_text(encoding="utf-8").split("\n"):
             action = json.loads(line) if line.strip() else {}
             txn = action.get("txn")
             if txn:
