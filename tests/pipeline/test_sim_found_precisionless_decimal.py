@@ -1,13 +1,11 @@
-"""Found by the simulator (PIPELINE_GAPS ``precisionless-decimal``): a DECIMAL without a
-precision widens a DECIMAL(p,s) column to DECIMAL(38,18), so the column type depends on
+"""Found by the simulator (it was PIPELINE_GAPS ``precisionless-decimal``): a DECIMAL without
+a precision widened a DECIMAL(p,s) column to DECIMAL(38,18), and the column type depended on
 batch boundaries.
 
 Some formats cannot always say a DECIMAL's precision: DataWorks has no precision at all,
-DTS Avro has none for a NULL value. The pipeline takes such a column as DECIMAL(38,18)
-(``decimal_default``) and widens the table's DECIMAL(p,s) to it. With DataWorks and a
-``MODIFY COLUMN price decimal(18,4)``, the same events give DECIMAL(18,4) in one batch and
-DECIMAL(38,18) in two; with DTS Avro, one NULL turns a DECIMAL(14,4) column into
-DECIMAL(38,18).
+DTS Avro has none for a NULL value. Such a type now keeps a DECIMAL(p,s) column as it is and
+types a new column as ``decimal_default``; a batch's types are folded in source order, so
+one batch and two give the same column type.
 """
 
 from __future__ import annotations
@@ -32,10 +30,6 @@ TYPED = {
     "id": Column(LogicalType("int64"), "bigint"),
     "price": Column(LogicalType("decimal", 14, 4), "decimal(14,4)"),
 }
-REASON = (
-    "a precision-less DECIMAL is taken as DECIMAL(38,18) and widens a typed column; the "
-    "result depends on batch boundaries (lead: pipeline fix in build_plans/ensure_schema)"
-)
 
 
 def _price_type(spark: Any, target: Path) -> str:
@@ -43,7 +37,6 @@ def _price_type(spark: Any, target: Path) -> str:
     return str(frame.schema["price"].dataType.simpleString())
 
 
-@pytest.mark.xfail(strict=True, reason=REASON)
 def test_one_batch_and_two_batches_give_the_same_column_type(spark: Any, tmp_path: Path) -> None:
     alter = ChangeEvent(
         op=Op.DDL, format="canonical-json", database="shop", table="orders",
@@ -61,7 +54,6 @@ def test_one_batch_and_two_batches_give_the_same_column_type(spark: Any, tmp_pat
     assert _price_type(spark, one / "out") == _price_type(spark, two / "out")
 
 
-@pytest.mark.xfail(strict=True, reason=REASON)
 def test_a_null_without_precision_keeps_the_column_type(spark: Any, tmp_path: Path) -> None:
     src, out = tmp_path / "in", tmp_path / "out"
     write_messages(src, "001.jsonl", encode_all("canonical-json", [

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
-from anycdc.spark.sql_types import cast_sql, spark_type, widened
+from anycdc.spark.sql_types import cast_sql, settle_type
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -71,7 +71,8 @@ class TablePlan:
     database: str | None
     schema: str | None
     table: str
-    columns: dict[str, str] = field(default_factory=dict)  # name -> logical type, first-seen order
+    # name -> the logical types the batch gave it, in source order (first-seen column order)
+    columns: dict[str, list[str]] = field(default_factory=dict)
     key: tuple[str, ...] | None = None
     row_id: bool = False  # events carry a vendor row identity
     truncate_position: str | None = None
@@ -82,6 +83,12 @@ class TablePlan:
     @property
     def qualified(self) -> str:
         return ".".join(p for p in (self.database, self.schema, self.table) if p)
+
+    def see(self, name: str, logical: str) -> None:
+        """Record that ``name`` came with type ``logical`` (after what came before)."""
+        seen = self.columns.setdefault(name, [])
+        if not seen or seen[-1] != logical:
+            seen.append(logical)
 
 
 @dataclass
@@ -103,24 +110,59 @@ class IncompatibleSchema(Exception):
     """A column's new type cannot hold the old data nor the old type the new data."""
 
 
+def settled_types(
+    columns: dict[str, list[str]], current: dict[str, str], decimal_default: tuple[int, int]
+) -> dict[str, str]:
+    """Column -> Spark type: each column's logical types folded, in order, over its
+    ``current`` Spark type (:func:`~anycdc.spark.sql_types.settle_type`).
+
+    >>> settled_types({"p": ["decimal", "decimal(18,4)"], "n": ["int32"]}, {"n": "BIGINT"}, (38, 18))
+    {'p': 'DECIMAL(38,18)', 'n': 'BIGINT'}
+    """
+    settled_all = {}
+    for name, logicals in columns.items():
+        settled: str | None = current.get(name)
+        for logical in logicals:
+            before = settled
+            settled = settle_type(before, logical, decimal_default)
+            if settled is None:
+                raise IncompatibleSchema(f"column {name}: cannot change {before} to {logical}")
+        if settled is not None:
+            settled_all[name] = settled
+    return settled_all
+
+
 def build_plans(
     summary_rows: Iterable[Any], config: PipelineConfig
 ) -> dict[tuple[Any, ...], TablePlan]:
-    """Merge the batch's distinct (table, columns, key, op) rows into one plan per table."""
+    """Merge the batch's summary rows into one plan per table.
+
+    A summary row holds, per table, every distinct column list with the first source
+    position it came at (``sightings``) and the DDL statements with theirs: column types
+    and DDL are folded in source order, so a table ends with the same schema however its
+    stream is cut into batches.
+    """
     plans: dict[tuple[Any, ...], TablePlan] = {}
     for row in summary_rows:
         ident = (row["database"], row["schema"], row["table"])
         plan = plans.get(ident)
         if plan is None:
             plan = plans[ident] = TablePlan(*ident)
-        for col in row["columns"] or ():
-            plan.columns.setdefault(col["name"], col["type"])
+        steps: list[tuple[str, int, Any]] = [
+            (s["position"] or "", 0, s["columns"]) for s in row["sightings"] or () if s["columns"]
+        ]
+        steps += [(d["position"] or "", 1, d["ddl"]) for d in row["ddl"] or () if d["ddl"]]
+        for _, kind, item in sorted(steps, key=lambda step: step[:2]):
+            if kind == 0:
+                for col in item:
+                    plan.see(col["name"], col["type"])
+            else:
+                _apply_ddl(plan, item)
+        gone = set(plan.dropped) | {old for old, _ in plan.renamed}
         for name in row["image_columns"] or ():
-            plan.columns.setdefault(name, "unknown")  # untyped: kept as text
+            if name not in plan.columns and name not in gone:
+                plan.see(name, "unknown")  # untyped: kept as text
         plan.has_rows = plan.has_rows or bool(row["has_rows"])
-        ddl = sorted((d for d in row["ddl"] or () if d["ddl"]), key=lambda d: d["position"] or "")
-        for item in ddl:
-            _apply_ddl(plan, item["ddl"])
         if row["key"]:
             plan.key = tuple(row["key"])
         if row["has_row_id"]:
@@ -176,20 +218,20 @@ class TableApplier:
         return (ROW_KEY,)
 
     # ------------------------------------------------------------------ schema
-    def desired_types(self) -> dict[str, str]:
-        return {
-            name: spark_type(logical, self.config.decimal_default)
-            for name, logical in self.plan.columns.items()
-        }
-
-    def ensure_schema(self, batch_id: int) -> dict[str, str]:
-        """Create or evolve the table; returns column -> Spark type as it now is."""
-        desired = self.desired_types()
+    def desired_types(self, current: dict[str, str] | None = None) -> dict[str, str]:
+        """Column -> Spark type once the batch's types are folded over ``current``'s."""
+        current = current or {}
+        desired = settled_types(self.plan.columns, current, self.config.decimal_default)
         if not self.plan.key:
             desired = {ROW_KEY: "STRING", **desired}
         for key in self.key_columns():
-            desired.setdefault(key, "STRING")
+            desired.setdefault(key, current.get(key, "STRING"))
+        return desired
+
+    def ensure_schema(self, batch_id: int) -> dict[str, str]:
+        """Create or evolve the table; returns column -> Spark type as it now is."""
         if not self._exists():
+            desired = self.desired_types()
             self._create(desired)
             return desired
         current = {f.name: f.dataType.simpleString().upper() for f in self._schema_fields()}
@@ -200,17 +242,9 @@ class TableApplier:
             raise IncompatibleSchema(
                 f"table was written in {written} mode; run it with that mode or use a new target"
             )
+        desired = self.desired_types(current)
         additions = {k: v for k, v in desired.items() if k not in current}
-        changes: dict[str, str] = {}
-        for name, incoming in desired.items():
-            if name in current and current[name] != incoming:
-                target = widened(current[name], incoming)
-                if target is None:
-                    raise IncompatibleSchema(
-                        f"column {name}: cannot change {current[name]} to {incoming}"
-                    )
-                if target != current[name]:
-                    changes[name] = target
+        changes = {k: v for k, v in desired.items() if k in current and current[k] != v}
         if additions:
             cols = ", ".join(f"{q(n)} {t}" for n, t in additions.items())
             self.spark.sql(f"ALTER TABLE {self._table_ref()} ADD COLUMNS ({cols})")
@@ -485,11 +519,11 @@ def _apply_ddl(plan: TablePlan, statement: str) -> None:
 
     for change in column_changes(statement):
         if change.action == "add" and change.type:
-            plan.columns.setdefault(change.column, str(sql_type(change.type)))
+            plan.see(change.column, str(sql_type(change.type)))
         elif change.action == "retype" and change.type:
             logical = sql_type(change.type)
             if logical.name != "unknown":
-                plan.columns[change.column] = str(logical)
+                plan.see(change.column, str(logical))
         elif change.action == "drop":
             plan.dropped.append(change.column)
             plan.columns.pop(change.column, None)
@@ -513,8 +547,10 @@ def _with_row_key(image: str) -> Any:
     """Add a full-row identity to an image (tables without any key)."""
     from pyspark.sql import functions as F
 
-    # sorted entries: the same row hashes the same whatever the column order of the message
-    content = F.to_json(F.array_sort(F.map_entries(F.col(image))))
+    # sorted entries: the same row hashes the same whatever the column order of the message;
+    # NULLs left out: a row written before an ADD COLUMN has the same identity after it
+    present = F.map_filter(F.col(image), lambda _, value: value.isNotNull())
+    content = F.to_json(F.array_sort(F.map_entries(present)))
     return F.when(F.col(image).isNull(), F.col(image)).otherwise(
         F.map_concat(F.col(image), F.create_map(F.lit(ROW_KEY), F.sha2(content, 256)))
     )
@@ -532,4 +568,12 @@ def describe(types: dict[str, str]) -> str:
     return json.dumps(types)
 
 
-__all__: Sequence[str] = ["TableApplier", "TablePlan", "TableResult", "build_plans", "lit", "q"]
+__all__: Sequence[str] = [
+    "TableApplier",
+    "TablePlan",
+    "TableResult",
+    "build_plans",
+    "lit",
+    "q",
+    "settled_types",
+]

@@ -216,20 +216,25 @@ class Pipeline:
         return metrics
 
     def _summary(self, wanted: DataFrame) -> list[Any]:
+        """Per table: its distinct column lists with the first position each came at, the
+        image column names, key, truncate and DDL (see :func:`build_plans`)."""
         from pyspark.sql import functions as F
 
-        return (
+        table = ("database", "schema", "table")
+        no_names = F.array().cast("array<string>")
+        # two stages in one job: per distinct column list first (few), then per table
+        per_columns = (
             wanted.filter(F.col("op").isin(*ROW_OPS, "truncate", "ddl"))
-            .groupBy("database", "schema", "table")
+            .groupBy(*table, "columns")
             .agg(
-                F.flatten(F.collect_set("columns")).alias("columns"),
+                F.min(F.coalesce(F.col("position"), F.lit(""))).alias("position"),
                 # formats without types still name their columns in the images
                 F.array_distinct(
                     F.flatten(
                         F.collect_set(
                             F.array_union(
-                                F.coalesce(F.map_keys("after"), F.array().cast("array<string>")),
-                                F.coalesce(F.map_keys("before"), F.array().cast("array<string>")),
+                                F.coalesce(F.map_keys("after"), no_names),
+                                F.coalesce(F.map_keys("before"), no_names),
                             )
                         )
                     )
@@ -243,6 +248,18 @@ class Pipeline:
                 F.collect_list(
                     F.when(F.col("op") == "ddl", F.struct(F.col("position"), F.col("ddl")))
                 ).alias("ddl"),
+            )
+        )
+        return (
+            per_columns.groupBy(*table)
+            .agg(
+                F.collect_list(F.struct("position", "columns")).alias("sightings"),
+                F.array_distinct(F.flatten(F.collect_list("image_columns"))).alias("image_columns"),
+                F.max("key").alias("key"),
+                F.max("has_row_id").alias("has_row_id"),
+                F.max("truncate_position").alias("truncate_position"),
+                F.max("has_rows").alias("has_rows"),
+                F.flatten(F.collect_list("ddl")).alias("ddl"),
             )
             .collect()
         )

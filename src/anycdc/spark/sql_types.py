@@ -110,6 +110,28 @@ def widened(existing: str, incoming: str) -> str | None:
     return None
 
 
+def settle_type(
+    existing: str | None, logical: str, decimal_default: tuple[int, int] = (38, 18)
+) -> str | None:
+    """A column's Spark type once a value of ``logical`` type has come; None: incompatible.
+
+    Types only widen. A DECIMAL without precision (DataWorks, a NULL in DTS Avro) says
+    nothing about the column's size, so it keeps a DECIMAL(p,s) column as it is; it
+    takes ``decimal_default`` only for a column it is the first to type. Folding a
+    column's types in source order gives the same result however the stream is cut
+    into batches.
+
+    >>> settle_type("DECIMAL(14,4)", "decimal")
+    'DECIMAL(14,4)'
+    >>> settle_type(None, "decimal"), settle_type("INT", "int64")
+    ('DECIMAL(38,18)', 'BIGINT')
+    """
+    if existing is not None and logical == "decimal" and _decimal(existing.upper()):
+        return existing.upper()
+    incoming = spark_type(logical, decimal_default)
+    return incoming if existing is None else widened(existing, incoming)
+
+
 def _integer_as_decimal(text: str) -> tuple[int, int] | None:
     """The DECIMAL Delta widens an integer column to (BIGINT needs 20 digits, not 19)."""
     digits = _INTEGER_DIGITS.get(text)
