@@ -5,11 +5,14 @@ A MongoDB ``update`` change carries operators, not the new document:
 are exactly a partial update of a row whose columns are the document's
 fields: set fields take their new value, unset fields become NULL, every
 other field keeps its current value. That is how the pipeline applies them.
+``$set`` values are Extended JSON (relaxed): they are typed as a document's
+fields are (``{"$date": ...}`` a timestamp, ``{"$numberDecimal": ...}`` a
+decimal, ``{"$binary": ...}`` bytes, documents and arrays JSON text).
 Operators that need the current value (``$inc``, ``$push``, dotted paths
 into nested documents) cannot be applied without it and are refused with a
 clear reason (they go to the dead-letter table).
 
->>> from anycdc.event import ChangeEvent, Op
+>>> from anycdc.event import ChangeEvent, Column, Op
 >>> e = ChangeEvent(op=Op.UPDATE, format="drs-mongo-json", table="c", key=("_id",),
 ...                 before={"_id": "64650c"}, patch={"$set": {"c1": "aaa"}, "$unset": ["c2"]})
 >>> dict(patch_as_partial_update(e).after), patch_as_partial_update(e).partial
@@ -22,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from anycdc.errors import AnyCdcError
-from anycdc.event import ChangeEvent, Op
+from anycdc.event import ChangeEvent, Column, Op
 
 SET: Final = "$set"
 UNSET: Final = "$unset"
@@ -52,10 +55,23 @@ def patch_as_partial_update(event: ChangeEvent) -> ChangeEvent:
     after: dict[str, Any] = {
         k: v for k, v in (event.before or {}).items() if k in (event.key or ())
     }
-    after.update(sets)
+    columns = dict(event.columns or {})
+    for name, value in sets.items():
+        after[name], column = _typed(value)
+        if column.type.name != "unknown":  # a $set to null says nothing of the field's type
+            columns[name] = column
     after.update(dict.fromkeys(unsets))
     partial = tuple(dict.fromkeys((*event.partial, "after")))
-    return event.with_changes(after=after, partial=partial)
+    return event.with_changes(after=after, partial=partial, columns=columns or None)
+
+
+def _typed(value: Any) -> tuple[Any, Column]:
+    """A ``$set`` value (Extended JSON, relaxed) as the value and column a document field has:
+    ``{"$date": ...}`` a timestamp, ``{"$numberDecimal": ...}`` a decimal, ``{"$binary": ...}``
+    bytes, so the pipeline casts it like the field of an inserted document."""
+    from anycdc.formats.drs_mongo import ejson_field  # the one Extended JSON reader
+
+    return ejson_field(value)
 
 
 def _mapping(event: ChangeEvent, operator: str) -> Mapping[str, Any]:

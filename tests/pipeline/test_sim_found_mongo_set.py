@@ -1,11 +1,11 @@
-"""Found by the simulator (PIPELINE_GAPS ``mongo-set-typed``): a MongoDB ``$set`` of a date,
-decimal or binary field cannot be applied.
+"""Found by the simulator (it was PIPELINE_GAPS ``mongo-set-typed``): a MongoDB ``$set`` of a
+date, decimal or binary field could not be applied.
 
 ``drs-mongo-json`` decodes ``$set`` values in Extended JSON (``{"$date": "...Z"}``,
 ``{"$numberDecimal": "..."}``, ``{"$binary": ...}``), the documented patch form. The
-pipeline turns the patch into a partial row update but keeps those values as their JSON
-text, which does not cast to the column (TIMESTAMP, DECIMAL, BINARY): the change goes to
-the dead-letter table and the row keeps its old values.
+pipeline kept those values as their JSON text, which does not cast to the column
+(TIMESTAMP, DECIMAL, BINARY): dead letters. The patch step now types them as a document's
+fields are typed (:func:`anycdc.patch.patch_as_partial_update`).
 """
 
 from __future__ import annotations
@@ -40,11 +40,6 @@ def _event(op: Op, pos: int, **fields: Any) -> ChangeEvent:
     )  # fmt: skip
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="$set values in Extended JSON ($date, $numberDecimal, $binary) are not typed "
-    "before the cast: dead letters (lead: pipeline fix in the patch step)",
-)
 def test_set_of_date_decimal_and_binary_fields_is_applied(spark: Any, tmp_path: Path) -> None:
     src, out = tmp_path / "in", tmp_path / "out"
     doc = {

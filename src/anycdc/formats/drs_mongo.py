@@ -556,6 +556,18 @@ def _field(value: Any) -> tuple[Any, Column]:
     return dumps(to_ejson(value)), Column(JSON, kind)
 
 
+def ejson_field(value: Any) -> tuple[Any, Column]:
+    """A top-level field given in Extended JSON (a ``$set`` value) as canonical value and column.
+
+    >>> ejson_field({"$numberDecimal": "99.2500"})
+    (Decimal('99.2500'), Column(type=LogicalType(name='decimal', precision=None, scale=None), vendor_type='decimal', vendor_code=None))
+    >>> ejson_field({"a": {"$oid": "64650cf67dc36a464e76e583"}})[0]
+    '{"a":{"$oid":"64650cf67dc36a464e76e583"}}'
+    """
+    special = _from_ejson(value) if isinstance(value, Mapping) else None
+    return _field(value if special is None else special)
+
+
 def _image(doc: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Column]]:
     image: dict[str, Any] = {}
     columns: dict[str, Column] = {}
