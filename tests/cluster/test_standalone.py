@@ -52,7 +52,7 @@ APP_NAME = "anycdc run on standalone"
 # columns whose values depend on the run (micro-batch ids, wall-clock times), not on the data
 RUN_SPECIFIC = {"_cdc_batch", "batch_id", "processed_at", "deleted_at", "failed_at"}
 # small-machine settings, like get_spark(for_tests=True) gives the local session
-FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m -XX:+UseSerialGC"
 SUBMIT_CONF = {
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",

@@ -369,6 +369,7 @@ class KafkaBroker:
             "-Xms128m",
             "-XX:+UseSerialGC",  # few GC threads: the machine is small and shared
             "-XX:TieredStopAtLevel=1",  # C1 only: quick start, little JIT CPU
+            "-XX:ReservedCodeCacheSize=128m",  # C1-only's default 48 MB can fill up
             "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={self.home / 'log4j2.properties'}",
             f"-Dkafka.logs.dir={self.logs_dir}",
