@@ -280,6 +280,7 @@ class FormatProfile:
     owner_as_schema: bool = False  # the database is named as a schema (SharePlex OWNER.TABLE)
     documents: bool = False  # MongoDB documents instead of rows
     value_typed: bool = False
+    binlog_position: bool = False  # positions as MySQL binlog (file 1, offset n, record 0)
     gaps: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
@@ -301,6 +302,7 @@ FORMAT_PROFILES: Final[dict[str, FormatProfile]] = {
         types="dts-avro",
         truncate=False,
         value_typed=True,
+        binlog_position=True,
         gaps=("dts-avro-unsigned", "precisionless-decimal"),
         notes=(
             "BOOLEAN carried as TINY 0/1",
@@ -330,7 +332,6 @@ FORMAT_PROFILES: Final[dict[str, FormatProfile]] = {
         heartbeats=False,
         snapshots=False,
         documents=True,
-        gaps=("mongo-set-typed",),
         notes=("a MongoDB collection; updates as $set/$unset patches or replacements",),
     ),
     "dataworks-json": FormatProfile(
@@ -371,21 +372,14 @@ FORMAT_PROFILES: Final[dict[str, FormatProfile]] = {
 }
 
 PIPELINE_GAPS: Final[dict[str, str]] = {
-    # What the pipeline cannot apply yet. A Workload avoids each (avoid_gaps=True, the
-    # default) so that the simulator's truth stays the truth; each has a strict xfail
-    # reproduction that starts passing once the pipeline is fixed: then drop the entry.
-    # untyped-ddl and dts-avro-unsigned are fixed (their reproductions are regression
-    # tests now); the entries stay until the end-to-end expectations cover them.
-    "keyless-schema-change": "a table without a key identifies rows by a hash of the whole "
-    "image, so after ADD COLUMN a delete/update of an older row (its image now has the new "
-    "column, NULL) misses it: no ADD COLUMN on keyless tables "
-    "(tests/pipeline/test_sim_found_keyless_add_column.py)",
+    # Where the pipeline's result differs from what the simulator's truth models. A Workload
+    # avoids each (avoid_gaps=True, the default) so that the truth stays the truth; each
+    # names its test. Fixed and gone: keyless-schema-change, mongo-set-typed. untyped-ddl
+    # and dts-avro-unsigned are applied now (their tests are regression tests); they stay
+    # because the truth types those columns without the DDL / by the declared type.
     "keyless-duplicates": "identical rows of a table without a key collapse into one "
-    "(README, Semantics: Keys); Workload(keyless_duplicates=True) makes them "
-    "(tests/pipeline/test_sim_found_keyless_duplicates.py)",
-    "mongo-set-typed": "a MongoDB $set of a date/decimal/binary field keeps its Extended "
-    "JSON form ({'$date': ...}), which cannot be cast to the column: such fields change by "
-    "replacement only (tests/pipeline/test_sim_found_mongo_set.py)",
+    "(documented: README, Semantics: Keys); Workload(keyless_duplicates=True) makes them "
+    "(tests/pipeline/test_sim_found_keyless_duplicates.py pins the behaviour)",
     "untyped-ddl": "ALTER TABLE on a table of an untyped format (oms-json) types the column "
     "from the DDL while its values are text: STRING vs BIGINT is incompatible and the "
     "table's events are dead-lettered: no DDL for untyped formats "
@@ -394,9 +388,12 @@ PIPELINE_GAPS: Final[dict[str, str]] = {
     "2^63, uint64 above) and the pipeline cannot widen BIGINT to DECIMAL(20,0): the column "
     "is left out for dts-avro (tests/pipeline/test_sim_found_bigint_to_unsigned.py)",
     "precisionless-decimal": "a DECIMAL without precision (DataWorks rows, a NULL in DTS "
-    "Avro) is taken as DECIMAL(38,18) and widens a DECIMAL(p,s) column, so the column type "
-    "depends on batch boundaries: no DDL for dataworks-json; dts-avro's DECIMAL columns may "
-    "end as DECIMAL(38,18) (tests/pipeline/test_sim_found_precisionless_decimal.py)",
+    "Avro) keeps a DECIMAL(p,s) column as it is but types a new column DECIMAL(38,18) "
+    "(decimal_default), and a later DECIMAL(p,s) with more integer digits than 20 cannot "
+    "widen that; DDL on DataWorks tables types the columns it adds exactly, which the truth "
+    "does not model: no DDL for dataworks-json; dts-avro's DECIMAL columns may end as "
+    "DECIMAL(38,18) (tests/pipeline/test_sim_found_precisionless_decimal.py, "
+    "tests/unit/test_plans.py)",
 }
 
 
@@ -774,6 +771,9 @@ class Workload:
         if profile.documents and event.position is not None:
             # MongoDB orders by clusterTime (seconds, increment)
             changes["position"] = Position(((event.ts_ms or 0) // 1000, event.position.parts[0]))
+        elif profile.binlog_position and event.position is not None:
+            # DTS Avro's sourcePosition is "offset@file" (+ the record id): no bare sequence
+            changes["position"] = Position((1, event.position.parts[0], 0))
         return event.with_changes(**changes)
 
     def _canonical(self) -> Iterator[_Step]:
@@ -818,8 +818,7 @@ class Workload:
         for state in self._state.values():
             shape = state.spec.shape
             if shape == "audit_log":
-                if not self.avoid_gaps:  # PIPELINE_GAPS: keyless-schema-change
-                    plan.setdefault(n // 4, []).append(partial(self._ddl_audit_add, state))
+                plan.setdefault(n // 4, []).append(partial(self._ddl_audit_add, state))
                 plan.setdefault(n * 3 // 4, []).append(partial(self._truncate, state))
             elif shape == "order_lines":
                 plan.setdefault(n // 3, []).append(partial(self._ddl_lines_add, state))
@@ -1180,10 +1179,8 @@ class Workload:
             new = {name: new.get(name) for name in spec.columns}
             state.put(ident, new)
             return self._row_event(state, Op.UPDATE, old, new, tx)
-        # $set of typed fields (date, decimal, binary) only when not avoiding PIPELINE_GAPS
         fields = ["name", "age", "visits", "score", "active", "nickname"]
-        if not self.avoid_gaps:
-            fields += ["joined", "balance", "avatar"]
+        fields += ["joined", "balance", "avatar"]  # typed: Extended JSON in the patch
         sets: dict[str, Any] = {}
         for name in r.sample(fields, r.randint(1, 3)):
             sets[name] = (
