@@ -88,6 +88,10 @@ def test_insert_update_delete_and_reinsert_keep_every_version(spark: Any, tmp_pa
     ]
     ops = {r["_cdc_op"] for r in frame.collect()}
     assert ops == {"insert", "update"}
+    from anycdc.cli.status import collect
+
+    [table] = collect(spark, str(out))["tables"]
+    assert (table["rows"], table["versions"]) == (2, 4)  # status: current rows, and history
 
 
 def test_out_of_order_within_and_across_batches_gives_the_in_order_history(

@@ -19,7 +19,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def collect(spark: Any, target: str) -> dict[str, Any]:
-    """Per table: rows, last position, last source time, freshness, dead letters."""
+    """Per table: rows, last position, last source time, freshness, dead letters.
+
+    ``rows`` counts what a reader of the table sees as the source's rows: for an SCD2
+    history table the current versions; ``versions`` counts every row of it (None for SCD1).
+    """
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
@@ -48,13 +52,14 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
     now_ms = int(time.time() * 1000)
     tables = []
     for row in sorted(per_table, key=lambda r: r["table"]):
-        count = spark.read.format("delta").load(row["path"]).count()
+        count, versions = _row_counts(spark, row["path"])
         newest = max(row["last_ts_ms"] or 0, heartbeat or 0)
         tables.append(
             {
                 "table": row["table"],
                 "path": row["path"],
                 "rows": count,
+                "versions": versions,
                 "events_applied": int(row["events"] or 0),
                 "last_position": _position_text(row["last_position"]),
                 "last_source_ts_ms": row["last_ts_ms"],
@@ -69,6 +74,22 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
         "dead_letters": dead_total,
         "heartbeat_ts_ms": heartbeat,
     }
+
+
+def _row_counts(spark: Any, path: str) -> tuple[int, int | None]:
+    """(rows, history versions): an SCD2 table's rows are its current versions."""
+    from pyspark.sql import functions as F
+
+    from anycdc.spark.apply import HISTORY_MARKER
+
+    frame = spark.read.format("delta").load(path)
+    if HISTORY_MARKER not in frame.columns:
+        return frame.count(), None
+    counts = frame.agg(
+        F.count(F.lit(1)).alias("versions"),
+        F.sum(F.col(HISTORY_MARKER).cast("int")).alias("current"),
+    ).first()
+    return int(counts["current"] or 0), int(counts["versions"])
 
 
 def _position_text(sort_key: str | None) -> str | None:
@@ -89,27 +110,18 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
+    history = any(t["versions"] is not None for t in report["tables"])
     rows = [
         [
-            t["table"], t["rows"], t["events_applied"], t["last_position"] or "",
-            _when(t["last_source_ts_ms"]), "" if t["freshness_s"] is None else f"{t['freshness_s']}s",
-            t["dead_letters"],
+            t["table"], t["rows"], *([t["versions"] or ""] if history else []),
+            t["events_applied"], t["last_position"] or "", _when(t["last_source_ts_ms"]),
+            "" if t["freshness_s"] is None else f"{t['freshness_s']}s", t["dead_letters"],
         ]
         for t in report["tables"]
     ]  # fmt: skip
-    print_table(
-        f"anycdc status: {args.target}",
-        [
-            "table",
-            "rows",
-            "events",
-            "last position",
-            "last source time",
-            "freshness",
-            "dead letters",
-        ],
-        rows,
-    )
+    headers = ["table", "rows", *(["versions"] if history else []), "events", "last position",
+               "last source time", "freshness", "dead letters"]  # fmt: skip
+    print_table(f"anycdc status: {args.target}", headers, rows)
     print(f"dead letters in total: {report['dead_letters']}")
     return 0
 
