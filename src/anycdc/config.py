@@ -58,7 +58,6 @@ class PipelineConfig:
     """A format id, or ``auto`` to detect every message's format."""
     format_options: Mapping[str, str] = field(default_factory=dict)
     """``--option K=V`` pairs for the decoder (legacy, primary_key, timezone, ...)."""
-    """Catalog table name template: ``{database}``, ``{schema}``, ``{table}``."""
     include: tuple[str, ...] = ()
     """Regexes over ``database.table``: only matching tables are applied (default: all)."""
     exclude: tuple[str, ...] = ()
