@@ -88,7 +88,9 @@ def test_kill_9_and_restart_gives_the_same_tables(
         frame = spark.read.format("delta").load(str(target / table.database / table.table))
         # a keyless table's identity is its row hash (README: Semantics, Keys)
         key = table.key or ["_cdc_row_key"]
-        assert frame.count() == frame.select(*key).distinct().count(), f"{table.qualified}: a key twice"
+        assert frame.count() == frame.select(*key).distinct().count(), (
+            f"{table.qualified}: a key twice"
+        )
 
     changelog = spark.read.format("delta").load(str(target / "_anycdc" / "changelog"))
     coordinates = changelog.select("partition", "offset", "event_index")

@@ -7,7 +7,9 @@ Avro) and (b) anycdc's decode + typing, measured side by side (chunk by chunk,
 best of 3 per chunk: see :func:`rates`). Then a streamed memory check: RSS
 while decoding ``--memory-events`` messages one at a time must stay flat.
 
-Run: ``python -m anycdc.bench.decode [--events 20000] [--memory-events 10000000]``
+Run: ``python -m anycdc.bench.decode [--events 20000] [--memory-events 10000000]
+[--formats canal-json,oms-json] [--profile canal-json]`` (``--profile``: cProfile of
+the format's decode over the same messages instead of the tables).
 """
 
 from __future__ import annotations
@@ -126,9 +128,9 @@ def bare_parsers(format_id: str) -> dict[str, Callable[[bytes], Any]]:
     return {"orjson": orjson.loads, "msgspec": decoder.decode}
 
 
-def bench_formats(count: int) -> list[list[str]]:
+def bench_formats(count: int, only: list[str] | None = None) -> list[list[str]]:
     rows = []
-    for format_id in format_ids():
+    for format_id in only or format_ids():
         if format_id in SKIP or not format_class(format_id).can_encode:
             continue
         data = messages(format_id, count)
@@ -154,6 +156,27 @@ def bench_formats(count: int) -> list[list[str]]:
         )
         print(f"  {format_id}: {decode_rate:,.0f} events/s", file=sys.stderr)
     return rows
+
+
+def profile(format_id: str, count: int, top: int = 25) -> str:
+    """cProfile statistics of decoding the benchmark's messages of a format (after a warm-up
+    pass that fills the format's caches), by internal time."""
+    import cProfile
+    import io
+    import pstats
+
+    data = messages(format_id, count)
+    fmt = get_format(format_id)
+    for message in data:
+        fmt.decode(message)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for message in data:
+        fmt.decode(message)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
+    return out.getvalue()
 
 
 def rss_mb() -> float:
@@ -189,10 +212,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=20_000, help="messages per format")
     parser.add_argument("--memory-events", type=int, default=10_000_000, help="0 to skip")
     parser.add_argument("--memory-format", default="canal-json")
+    parser.add_argument("--formats", help="comma-separated format ids (default: all)")
+    parser.add_argument("--profile", metavar="FORMAT", help="print a cProfile of FORMAT instead")
     args = parser.parse_args(argv)
     from anycdc.cli.output import print_table
 
-    rows = bench_formats(args.events)
+    if args.profile:
+        print(profile(args.profile, args.events))
+        return 0
+    only = [f.strip() for f in args.formats.split(",") if f.strip()] if args.formats else None
+    rows = bench_formats(args.events, only)
     print_table(
         f"Decode throughput, one core, {args.events:,} messages per format "
         "(side by side, best of 3 per 200-message chunk)",

@@ -14,6 +14,7 @@ Spark, no module state; all configuration arrives as options at construction.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ import msgspec
 from anycdc.errors import DecodeError, EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Column, dumps, value_to_json
 from anycdc.values import (
+    INTEGER_RANGES,
     LogicalType,
     check_integer_range,
     parse_base64,
@@ -448,6 +450,7 @@ TEXT: Final[Any] = str | None
 NO_FLOAT: Final[Any] = Annotated[float, msgspec.Meta(gt=0.0, lt=0.0)]
 NAIVE_DATETIME: Final[Any] = Annotated[dt.datetime, msgspec.Meta(tz=False)]
 _ROW_TYPE: Final[Any] = dict  # subscripted with a Literal of names: mypy wants literals
+_TYPED_DICT: Final[Any] = TypedDict  # called with a dict of types (mypy wants literals)
 _TUPLE_TYPE: Final[Any] = tuple
 _ISO_MAX: Final = len("2024-01-31 23:59:58.123456")
 _AS_DICT: Final = msgspec.structs.asdict
@@ -594,46 +597,147 @@ class FastRows:
         return batch
 
 
-# JSON-typed rows (numbers as numbers, as DataWorks writes them) are decoded with
+# JSON-typed rows (numbers as numbers, as DataWorks and OMS write them) are decoded with
 # strict msgspec types per column (a TypedDict per schema): a JSON integer for an
 # integer column, a number or text for a decimal column (exact, as parse_decimal
 # of what parse_json gives), text for a text column, true/false for a boolean,
 # anything for an untyped one; other columns are converted in Python after. A
-# TypedDict drops keys it does not know (and non-ASCII keys, in msgspec 0.22):
-# with the JSON whitespace removed, every key ends with ``":``; when the row holds
-# as many keys as its bytes hold ``":`` (one in a text only adds to the count),
-# no key was dropped or repeated.
-_JSON_SPACE: Final = b" \t\n\r"
-_TYPED_DICT: Final[Any] = TypedDict  # called with a dict of types (mypy wants literals)
+# TypedDict drops keys it does not know (and non-ASCII keys, in msgspec 0.22), so
+# the row's quotes are counted: every key is two quote bytes, every string value
+# two, and the bytes of any other value hold none or more. The row (and its wrapper)
+# has at least ``2 x keys decoded + 2 x values known to be texts`` quotes (values of a
+# text-only type, and strings in untyped columns); when the bytes hold exactly that
+# many, no key was dropped or repeated and no other value held one.
+_TEXT_TYPES: Final[tuple[Any, ...]] = (str | None, dt.date | None)  # only from JSON strings
 
 
 class TypedRows:
     """Decodes one JSON-typed row object, or ``{wrapper: row}``, of one schema.
 
     ``columns`` maps every column to (its strict msgspec type, a Python conversion
-    applied to its non-null value after, or None). Raises when a key is not a
-    column, a key repeats, or a value does not fit its type.
+    applied to its non-null value after, or None). ``raw_key``: a key that is not a
+    column, whose value must be the bytes ``raw_value`` (it is dropped from the row).
+    Raises when a key is not a column, a key repeats, a column is missing, or a value
+    does not fit its type.
     """
 
     def __init__(
-        self, columns: Mapping[str, tuple[Any, Callable[[Any], Any] | None]], wrapper: str
+        self,
+        columns: Mapping[str, tuple[Any, Callable[[Any], Any] | None]],
+        wrapper: str | None,
+        raw_key: str | None = None,
+        raw_value: bytes = b"",
     ) -> None:
-        row = _TYPED_DICT("Row", {name: typ for name, (typ, _) in columns.items()}, total=False)
-        image = msgspec.defstruct("Image", [(wrapper, row)], forbid_unknown_fields=True)
-        self._decode = msgspec.json.Decoder(image, float_hook=Decimal).decode
-        self._inner = attrgetter(wrapper)
+        fields = {name: typ for name, (typ, _) in columns.items()}
+        if raw_key is not None:
+            if raw_key in fields:
+                raise NotFast
+            fields[raw_key] = msgspec.Raw
+        row = _TYPED_DICT("Row", fields, total=False)
+        self._inner: Callable[[Any], dict[str, Any]] | None = None
+        if wrapper is None:
+            self._decode = msgspec.json.Decoder(row, float_hook=Decimal).decode
+        else:
+            image = msgspec.defstruct("Image", [(wrapper, row)], forbid_unknown_fields=True)
+            self._decode = msgspec.json.Decoder(image, float_hook=Decimal).decode
+            self._inner = attrgetter(wrapper)
         self.conversions = tuple((name, conv) for name, (_, conv) in columns.items() if conv)
-        self.width = len(columns)
+        self.width = len(fields)
+        self._raw_key = raw_key
+        self._raw_value = msgspec.Raw(raw_value)
+        texts = tuple(name for name, (typ, _) in columns.items() if typ in _TEXT_TYPES)
+        self._texts: Callable[[dict[str, Any]], tuple[Any, ...]] | None = (
+            None
+            if not texts
+            else itemgetter(*texts)
+            if len(texts) > 1
+            else lambda row: (row[texts[0]],)
+        )
+        self._untyped = tuple(name for name, (typ, _) in columns.items() if typ is Any)
+        self._quotes = (
+            2 * (len(fields) + len(texts)) + (2 if wrapper else 0) + raw_value.count(b'"')
+        )
 
     def decode(self, raw: bytes | msgspec.Raw) -> dict[str, Any]:
         """The typed row of a whole image (every column present), or an exception."""
-        row: dict[str, Any] = self._inner(self._decode(raw))
-        if len(row) != self.width or bytes(raw).translate(None, _JSON_SPACE).count(b'":') != (
-            self.width + 1
-        ):
-            raise NotFast  # a missing, unknown or repeated column
+        image = self._decode(raw)
+        row: dict[str, Any] = image if self._inner is None else self._inner(image)
+        if len(row) != self.width:
+            raise NotFast  # a missing or unknown column
+        quotes = self._quotes
+        if self._texts is not None:
+            quotes -= 2 * self._texts(row).count(None)
+        for name in self._untyped:
+            if type(row[name]) is str:
+                quotes += 2
+        if bytes(raw).count(b'"') != quotes:
+            raise NotFast  # a dropped or repeated key (or a quote in a text)
+        if self._raw_key is not None and row.pop(self._raw_key) != self._raw_value:
+            raise NotFast
         for name, convert in self.conversions:
             value = row[name]
             if value is not None:
                 row[name] = convert(value)
         return row
+
+
+# The strict msgspec type of a JSON-typed value (numbers as JSON numbers, texts as
+# strings) per logical type, with the conversion applied after it, for formats whose
+# reference parsers follow :func:`generic_parser` for the values these types take:
+# an integer column takes a JSON integer in range (not true/false: parse_int makes
+# them 1/0); a boolean true/false or 1/0 (``bool``: what parse_bool gives); a decimal
+# a number or text (msgspec builds ``Decimal`` from the number's text or the string:
+# what parse_json + parse_decimal give); a text column a string; a date ISO
+# ``YYYY-MM-DD`` text (msgspec takes a subset of what ``date.fromisoformat`` takes); a
+# zone-less timestamp an ISO text with at most microseconds (see
+# :func:`naive_datetime_text`). Any other type is taken as parse_json gives it and
+# converted by the format's own parser. Whatever a type refuses: the slow path.
+_NAIVE_TEXT: Final = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?"
+)
+_FROM_ISO: Final = dt.datetime.fromisoformat
+_JSON_BOOL: Final[Any] = bool | Literal[0, 1] | None
+
+
+def naive_datetime_text(raw: str) -> dt.datetime:
+    """What ``parse_datetime(raw)`` gives for ``YYYY-MM-DD[ T]HH:MM:SS[.ffffff]`` (ASCII
+    digits; ``fromisoformat`` in C refuses invalid dates as it does); NotFast for any
+    other text (zones, whitespace, nanoseconds, no seconds: the reference parser decides)."""
+    if _NAIVE_TEXT.fullmatch(raw) is None:
+        raise NotFast
+    return _FROM_ISO(raw)
+
+
+def _uint64(value: int) -> int:
+    if 0 <= value <= 2**64 - 1:
+        return value
+    raise NotFast
+
+
+def json_value_type(
+    ltype: LogicalType, parser: Callable[[Any], Any] | None, tz: dt.tzinfo | None
+) -> tuple[Any, Callable[[Any], Any] | None]:
+    """(strict msgspec type, conversion or None) of a JSON-typed column of ``ltype``
+    whose reference parser is ``parser`` (None: the value is kept as sent) and whose
+    zone-less datetimes get the zone ``tz``."""
+    name = ltype.name
+    if parser is None:
+        return Any, None
+    if name == "uint64":
+        return int | None, _uint64
+    if name in INTEGER_RANGES:
+        low, high = INTEGER_RANGES[name]
+        return Annotated[int, msgspec.Meta(ge=low, le=high)] | None, None
+    if name == "integer":
+        return int | None, None
+    if name == "boolean":
+        return _JSON_BOOL, bool
+    if name == "decimal":
+        return Decimal | None, None
+    if name in ("string", "json"):
+        return str | None, None
+    if name == "date":
+        return dt.date | None, None
+    if name == "timestamp" and tz is None:
+        return str | None, naive_datetime_text
+    return Any, parser

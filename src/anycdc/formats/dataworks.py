@@ -319,9 +319,14 @@ class DataWorksFamily(Format):
     layout: ClassVar[Layout]
     ops: ClassVar[Mapping[str, OpRule]]
 
+    _FAST_PLANS: ClassVar[int] = 512
+
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
         self._types: dict[str, tuple[Column, Parser | None]] = {}
+        # fast path: plans by the raw bytes of the schema part, the last one compared first
+        self._fast_plans = PlanCache(self._FAST_PLANS)
+        self._last_plan: tuple[msgspec.Raw, FastPlan] | None = None
 
     # ---- hooks
     def logical_type(self, type_name: str) -> LogicalType:
@@ -496,6 +501,43 @@ class DataWorksFamily(Format):
         ddl = self._optional_object(payload.get(FIELD_DDL), "$.payload.ddl")
         return optional_str(self.id, ddl.get(FIELD_DDL_TEXT), "$.payload.ddl.text")
 
+    # ---- fast path (the formats' decode_fast)
+    def fast_type(self, column: Column, parser: Parser | None) -> tuple[Any, Parser | None]:
+        """The strict msgspec type of a declared column's JSON value and the conversion
+        after it that give what ``parser`` (its reference parser) gives."""
+        raise NotImplementedError
+
+    def fast_plan(self, raw_schema: msgspec.Raw) -> FastPlan:
+        """What a schema part says, cached by its bytes (the last one compared first)."""
+        last = self._last_plan
+        # consecutive messages of a topic mostly share their table: compare, no hashing
+        if last is not None and last[0] == raw_schema:
+            return last[1]
+        key = bytes(raw_schema)
+        plan: FastPlan = self._fast_plans.get(key, lambda: self._build_fast_plan(key))
+        self._last_plan = (raw_schema.copy(), plan)  # a copy: not the whole message
+        return plan
+
+    def _build_fast_plan(self, raw_schema: bytes) -> FastPlan:
+        schema = _JSON.decode(raw_schema)
+        if type(schema) is not dict:
+            raise NotFast
+        source = self._optional_object(schema.get(FIELD_SOURCE), "$.schema.source")
+        declared = self._declared_columns(schema.get(self.layout.columns))
+        if not declared:
+            raise NotFast  # no declared columns: the images type nothing (slow path)
+        columns, parsers = declared
+        types = {name: self.fast_type(col, parsers[name]) for name, col in columns.items()}
+        return FastPlan(
+            columns,
+            TypedRows(types, self.layout.image),
+            self.primary_key(self._key_names(schema.get(self.layout.primary_key))),
+            self._source_str(source, FIELD_DB_NAME),
+            self._source_str(source, self.layout.schema_name),
+            self._source_str(source, self.layout.table_name),
+            self._source_str(source, FIELD_DB_TYPE),
+        )
+
     # ---- encoding helpers
     def encode_type(self, ltype: LogicalType, sample: Any) -> str:
         """The vendor type name this format writes for a logical type."""
@@ -654,7 +696,7 @@ _FAST_RULES: Final = frozenset({RULE_INSERT, RULE_DELETE, RULE_UPDATE_BEFORE, RU
 
 
 @dataclass(frozen=True, slots=True)
-class _FastPlan:
+class FastPlan:
     """What the schema part of a message says, prepared for the fast path."""
 
     columns: dict[str, Column]
@@ -697,8 +739,6 @@ class DataWorksJson(DataWorksFamily):
             self._split_update = self.options.flag("split_update")
         except ValueError as exc:
             raise OptionError(f"{self.id}: option split_update: {exc}") from None
-        self._fast_plans = PlanCache(self._FAST_PLANS)
-        self._last_plan: tuple[msgspec.Raw, _FastPlan] | None = None
         self._version = self.options.get("version") or VERSIONS[0]
         if self._version not in VERSIONS:
             raise OptionError(
@@ -733,7 +773,6 @@ class DataWorksJson(DataWorksFamily):
 
     # ---- fast path
     fast_path = True
-    _FAST_PLANS: ClassVar[int] = 512
 
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
         """The common row change, or an exception (then :meth:`decode_slow` decides)."""
@@ -743,11 +782,7 @@ class DataWorksJson(DataWorksFamily):
         rule = self.ops[code]  # KeyError: unknown op (the slow path reports it)
         if rule.images not in _FAST_RULES:
             raise NotFast
-        last = self._last_plan
-        # consecutive messages of a topic mostly share their table: compare, no hashing
-        plan = (
-            last[1] if last is not None and last[0] == msg.schema else self._fast_plan(msg.schema)
-        )
+        plan = self.fast_plan(msg.schema)
         assert payload is not None
         before_raw, after_raw = payload.before, payload.after
         before = None if before_raw == _NULL_RAW else plan.rows.decode(before_raw)
@@ -798,32 +833,8 @@ class DataWorksJson(DataWorksFamily):
             )
         ]  # fmt: skip
 
-    def _fast_plan(self, raw_schema: msgspec.Raw) -> _FastPlan:
-        """What a schema part says, cached by its bytes."""
-        key = bytes(raw_schema)
-        plan: _FastPlan = self._fast_plans.get(key, lambda: self._build_fast_plan(key))
-        self._last_plan = (raw_schema.copy(), plan)  # a copy: not the whole message
-        return plan
-
-    def _build_fast_plan(self, raw_schema: bytes) -> _FastPlan:
-        schema = _JSON.decode(raw_schema)
-        if type(schema) is not dict:
-            raise NotFast
-        source = self._optional_object(schema.get(FIELD_SOURCE), "$.schema.source")
-        declared = self._declared_columns(schema.get(self.layout.columns))
-        if not declared:
-            raise NotFast  # no declared columns: the images type nothing (slow path)
-        columns = declared[0]
-        types = {name: _FAST_TYPES.get(col.type.name, (Any, None)) for name, col in columns.items()}
-        return _FastPlan(
-            columns,
-            TypedRows(types, self.layout.image),
-            self.primary_key(self._key_names(schema.get(self.layout.primary_key))),
-            self._source_str(source, FIELD_DB_NAME),
-            self._source_str(source, self.layout.schema_name),
-            self._source_str(source, self.layout.table_name),
-            self._source_str(source, FIELD_DB_TYPE),
-        )
+    def fast_type(self, column: Column, parser: Parser | None) -> tuple[Any, Parser | None]:
+        return _FAST_TYPES.get(column.type.name, (Any, None))
 
     def parser_for(self, ltype: LogicalType) -> Parser:
         return _DATAWORKS_PARSERS[ltype.name]

@@ -77,9 +77,11 @@ from decimal import Decimal
 from typing import Any, ClassVar, Final
 from zoneinfo import ZoneInfo
 
+import msgspec
+
 from anycdc.errors import EncodeError
-from anycdc.event import ChangeEvent, Op, Position, dumps
-from anycdc.formats.base import Capabilities, generic_parser
+from anycdc.event import ChangeEvent, Column, Op, Position, dumps
+from anycdc.formats.base import Capabilities, NotFast, generic_parser, json_value_type
 from anycdc.formats.dataworks import (
     EXTRA_DB_TYPE,
     EXTRA_SCN,
@@ -108,13 +110,17 @@ from anycdc.formats.dataworks import (
     OP_TRANSACTION_BEGIN,
     OP_TRANSACTION_END,
     OP_TRUNCATE,
+    RULE_DELETE,
+    RULE_INSERT,
     RULE_UPDATE,
+    SCN_ABSENT,
     SHARED_OPS,
     DataWorksFamily,
     Layout,
     OpRule,
     Parser,
     as_sent,
+    epoch_ms_ns,
     infer_type,
     scn_text,
     vendor_op,
@@ -225,6 +231,37 @@ _MARKER_CODES: Final[Mapping[Op, str]] = {
 }
 
 
+# --------------------------------------------------------------------------- fast path
+# The common row change: msgspec decodes the envelope with ``schema`` and the images
+# kept as raw bytes; the schema's bytes are the cache key of a plan (columns, key,
+# source names and a :class:`~anycdc.formats.base.TypedRows` typing the ``{"data":
+# row}`` images per column in C: see :func:`~anycdc.formats.base.json_value_type`).
+# Anything else raises and :meth:`Format.decode_slow` decides.
+_NULL_RAW: Final = msgspec.Raw(b"null")
+
+
+class _FastPayload(msgspec.Struct, forbid_unknown_fields=True):
+    """The payload fields (field names are the wire names; any other: slow path)."""
+
+    op: Any = None
+    before: msgspec.Raw = _NULL_RAW
+    after: msgspec.Raw = _NULL_RAW
+    timestamp: Any = None
+    ddl: Any = None
+    scn: Any = None
+
+
+class _FastMessage(msgspec.Struct, forbid_unknown_fields=True):
+    version: Any = None
+    schema: msgspec.Raw = _NULL_RAW
+    payload: _FastPayload | None = None
+    extend: Any = None
+
+
+_FAST_DECODER: Final = msgspec.json.Decoder(_FastMessage, float_hook=Decimal)
+_FAST_RULES: Final = frozenset({RULE_INSERT, RULE_DELETE, RULE_UPDATE})
+
+
 def _is_number(raw: Any) -> bool:
     return isinstance(raw, (int, Decimal)) and not isinstance(raw, bool)
 
@@ -281,6 +318,69 @@ class DataWorks2Json(DataWorksFamily):
         if ltype.name == "timestamptz":
             return self._parse_instant
         return generic_parser(ltype, self.options.timezone)
+
+    # ---- fast path
+    fast_path = True
+
+    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
+        """The common row change, or an exception (then :meth:`decode_slow` decides)."""
+        msg = _FAST_DECODER.decode(value)
+        payload = msg.payload
+        code = payload.op  # type: ignore[union-attr] # AttributeError: no payload, slow path
+        rule = self.ops[code]  # KeyError: unknown op (the slow path reports it)
+        if rule.images not in _FAST_RULES:
+            raise NotFast
+        assert payload is not None
+        plan = self.fast_plan(msg.schema)
+        before_raw, after_raw = payload.before, payload.after
+        before = None if before_raw == _NULL_RAW else plan.rows.decode(before_raw)
+        after = None if after_raw == _NULL_RAW else plan.rows.decode(after_raw)
+        if rule.images == RULE_DELETE:
+            if before is None:
+                raise NotFast  # the slow path reports the missing image
+            after = None
+        elif after is None:
+            raise NotFast
+        elif rule.images == RULE_INSERT:
+            before = None
+        timestamp = payload.timestamp
+        if type(timestamp) is dict:
+            event_time = timestamp.get(FIELD_EVENT_TIME)
+            if type(event_time) is int:
+                stamp = (event_time, 0) if event_time >= 0 else None
+            else:
+                stamp = epoch_ms_ns(self.id, event_time, "$.payload.timestamp.eventTime")
+        elif timestamp is None:
+            stamp = None
+        else:
+            raise NotFast
+        scn = payload.scn
+        if scn is not None and type(scn) is not str:
+            raise NotFast
+        extra: dict[str, Any] = {EXTRA_SCN: scn} if scn and scn not in SCN_ABSENT else {}
+        position = None
+        if stamp is not None:
+            if scn and scn.isdigit() and len(scn) < 40:
+                if not scn.isascii():
+                    raise NotFast  # other digits: int() decides in the slow path
+                position = Position((*stamp, int(scn)))
+            else:
+                position = Position(stamp)
+        if msg.extend is not None:
+            extra[EXTRA_EXTEND] = msg.extend
+        if plan.db_type is not None:
+            extra[EXTRA_DB_TYPE] = plan.db_type
+        return [
+            ChangeEvent(
+                op=rule.op, format=self.id, database=plan.database, schema=plan.schema,
+                table=plan.table, key=plan.key, before=before, after=after,
+                columns=plan.columns, ts_ms=stamp[0] if stamp is not None else None,
+                position=position, extra=extra,
+            )
+        ]  # fmt: skip
+
+    def fast_type(self, column: Column, parser: Parser | None) -> tuple[Any, Parser | None]:
+        return json_value_type(column.type, parser, self.options.timezone)
 
     def _parse_local_datetime(self, raw: Any) -> dt.datetime:
         """DATETIME: text (a zone id in it is kept), or epoch ms as UTC (``timezone``) wall time."""

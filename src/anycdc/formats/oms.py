@@ -80,7 +80,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Any, ClassVar, Final
+from typing import Annotated, Any, ClassVar, Final
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -88,12 +88,16 @@ import msgspec
 from anycdc.errors import DecodeError, EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
+    _JSON,
     Capabilities,
     Format,
     NotFast,
+    PlanCache,
+    TypedRows,
     convert_values,
     expect_object,
     expect_str,
+    json_value_type,
     optional_str,
     require,
 )
@@ -435,10 +439,43 @@ def key_text(value: Any) -> str:
 # the four top-level fields as plain JSON (the values parse_json gives); any other
 # top-level field, and anything in them that the fast reading does not cover,
 # raises and :meth:`Format.decode_slow` decides.
+_NULL_RAW: Final = msgspec.Raw(b"null")
+_INT64_MAX: Final = 2**63 - 1
+
+
+class _FastMeta(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """The ``allMetaData`` fields the decoders read, as the fast path takes them (text
+    or null, a sequence number in range; any other value: slow path), and those they
+    ignore (decoded all the same: msgspec would not check the text of a skipped field;
+    any other field: slow path). Field names are the wire names."""
+
+    source_identity: Any = None
+    record_primary_value: Any = None
+    checkpoint: Any = None
+    record_primary_key: str | None = None
+    dbType: str | None = None
+    table_name: str | None = None
+    db: str | None = None
+    timestamp: str | None = None
+    storeDataSequence: Annotated[int, msgspec.Meta(ge=0, le=_INT64_MAX)] | None = None
+    uniqueId: str | None = None
+    transId: str | None = None
+    ddlType: str | None = None
+
+
+_NO_META: Final = _FastMeta()
+# what the fast path reads from ``allMetaData``: database, table, key, ts_ms, position,
+# tx, extra, dbType
+_Header = tuple[
+    str | None, str | None, tuple[str, ...] | None, int | None, Position | None, str | None,
+    dict[str, Any], str | None,
+]  # fmt: skip
+
+
 class _OmsMessage(msgspec.Struct, forbid_unknown_fields=True):
     """The top level of an OMS message (field names are the wire names)."""
 
-    allMetaData: Any = None
+    allMetaData: _FastMeta | None = None
     prevStruct: Any = None
     recordType: Any = None
     postStruct: Any = None
@@ -448,14 +485,44 @@ _OMS_DECODER: Final = msgspec.json.Decoder(_OmsMessage, float_hook=Decimal)
 _ROW_RECORDS: Final[Mapping[str, Op]] = {
     RT_INSERT: Op.INSERT, RT_UPDATE: Op.UPDATE, RT_DELETE: Op.DELETE, RT_ROW: Op.SNAPSHOT,
 }  # fmt: skip
-_INT64_MAX: Final = 2**63 - 1
 
 
-def _text(value: Any) -> str | None:
-    """A metadata text as the slow path reads it, for text and null (else: slow path)."""
-    if value is None or type(value) is str:
-        return value
-    raise NotFast
+# DefaultExtendColumnType: the images stay raw bytes; their ``__light_type`` (the raw
+# bytes of its value) is the cache key of a plan whose TypedDict decodes a whole image
+# with a strict msgspec type per column (see ``json_value_type``) and the
+# ``__light_type`` value again as raw bytes, which must be the plan's own (so a plan
+# found for the previous message is checked by the decode itself), and
+# :class:`~anycdc.formats.base.TypedRows` refuses unknown, repeated and missing keys.
+# The slow path's rules that the fast one takes as given: the light types of both
+# images are the same bytes, each image holds exactly its light type's columns
+# (DATETIME columns are zone-less, unless the ``timezone`` option is set), and the
+# image a record type does not use is null. Anything else: slow path.
+class _OmsRawMessage(msgspec.Struct, forbid_unknown_fields=True):
+    """The top level of an OMS message with the images as raw bytes."""
+
+    allMetaData: _FastMeta | None = None
+    prevStruct: msgspec.Raw = _NULL_RAW
+    recordType: Any = None
+    postStruct: msgspec.Raw = _NULL_RAW
+
+
+class _LightOnly(msgspec.Struct):
+    """Only the ``__light_type`` value of an image (the other keys are skipped)."""
+
+    light: msgspec.Raw = msgspec.field(name=LIGHT_TYPE, default=_NULL_RAW)
+
+
+_OMS_RAW_DECODER: Final = msgspec.json.Decoder(_OmsRawMessage, float_hook=Decimal)
+_LIGHT_DECODER: Final = msgspec.json.Decoder(_LightOnly)
+
+
+@dataclass(frozen=True, slots=True)
+class _LightPlan:
+    """How the fast path decodes and types the images of one ``__light_type``."""
+
+    columns: dict[str, Column]
+    names: tuple[str, ...]  # the columns in ``__light_type`` order
+    rows: TypedRows
 
 
 class _OmsFormat(Format):
@@ -501,66 +568,60 @@ class _OmsFormat(Format):
         msg = _OMS_DECODER.decode(value)
         op = _ROW_RECORDS[msg.recordType]  # KeyError: heartbeat, DDL, anything else
         meta, prev, post = msg.allMetaData, msg.prevStruct, msg.postStruct
-        if type(meta) is not dict or not (
-            (prev is None or type(prev) is dict) and (post is None or type(post) is dict)
-        ):
+        if not ((prev is None or type(prev) is dict) and (post is None or type(post) is dict)):
             raise NotFast  # the slow path checks both images whatever the record type
-        get = meta.get
-        db_type, db = _text(get(M_DB_TYPE)), _text(get(M_DB))
-        database, tenant = db, None
-        if db and "." in db and (db_type or "").upper() in OCEANBASE_DB_TYPES:
-            tenant, database = db.split(".", 1)
-        table = _text(get(M_TABLE))
-        key_text = _text(get(M_PRIMARY_KEY))
-        names = key_text.split(KEY_SEPARATOR) if key_text else None
-        seconds, number = get(M_TIMESTAMP), get(M_SEQUENCE)
-        if type(seconds) is str and seconds.isascii() and seconds.isdigit() and len(seconds) <= 12:
-            ts_ms: int | None = int(seconds) * 1000
-        elif seconds is None:
-            ts_ms = None
-        else:
-            raise NotFast
-        if type(number) is int and 0 <= number <= _INT64_MAX:
-            position: Position | None = Position((number,))
-        elif number is None:
-            position = None
-        else:
-            raise NotFast
-        tx = _text(get(M_UNIQUE_ID)) or _text(get(M_TRANS_ID)) or None
-        extra: dict[str, Any] = {}
-        if tenant is not None:
-            extra[X_TENANT] = tenant
-        if db_type is not None:
-            extra[X_DB_TYPE] = db_type
-        checkpoint = get(M_CHECKPOINT)
-        if checkpoint is not None:
-            extra[X_CHECKPOINT] = checkpoint
-        ddl_type = _text(get(M_DDL_TYPE))
-        if ddl_type:
-            extra[X_DDL_TYPE] = ddl_type
         before = prev if op is Op.UPDATE or op is Op.DELETE else None
         after = post if op is not Op.DELETE else None
         if (op is Op.DELETE and type(before) is not dict) or (
             op is not Op.DELETE and type(after) is not dict
         ):
             raise NotFast  # a missing image: the slow path says which
-        columns: dict[str, Column] | None = None
-        invalid: tuple[str, ...] = ()
-        if self.typed:
-            oracle = (db_type or "").upper() in ORACLE_DB_TYPES
-            columns, rows, found = self._typed_images({F_PREV: before, F_POST: after}, oracle)
-            before, after, invalid = rows[F_PREV], rows[F_POST], tuple(found)
-        elif (before is not None and LIGHT_TYPE in before) or LIGHT_TYPE in (after or ()):
+        if (before is not None and LIGHT_TYPE in before) or LIGHT_TYPE in (after or ()):
             raise NotFast  # metadata inside the images: the slow path drops it
+        database, table, key, ts_ms, position, tx, extra, _ = self._fast_header(meta)
         # the parsed images are fresh objects: no copy is needed
         return [
             ChangeEvent(
-                op=op, format=self.id, database=database, table=table,
-                key=self.options.primary_key or (tuple(names) if names else None),
-                before=before, after=after, columns=columns, ts_ms=ts_ms, position=position,
-                tx=tx, invalid=invalid, extra=extra,
+                op=op, format=self.id, database=database, table=table, key=key, before=before,
+                after=after, ts_ms=ts_ms, position=position, tx=tx, extra=extra,
             )
         ]  # fmt: skip
+
+    def _fast_header(self, meta: _FastMeta | None) -> _Header:
+        """``allMetaData`` as the slow path reads it, for the common values (else NotFast)."""
+        if meta is None:
+            meta = _NO_META
+        db_type, database, tenant = meta.dbType, meta.db, None
+        if database and "." in database and (db_type or "").upper() in OCEANBASE_DB_TYPES:
+            tenant, database = database.split(".", 1)
+        key_text, seconds = meta.record_primary_key, meta.timestamp
+        if seconds is None:
+            ts_ms = None
+        elif seconds.isascii() and seconds.isdigit() and len(seconds) <= 12:
+            ts_ms = int(seconds) * 1000
+        else:
+            raise NotFast
+        number = meta.storeDataSequence
+        extra: dict[str, Any] = {}
+        if tenant is not None:
+            extra[X_TENANT] = tenant
+        if db_type is not None:
+            extra[X_DB_TYPE] = db_type
+        if meta.checkpoint is not None:
+            extra[X_CHECKPOINT] = meta.checkpoint
+        if meta.ddlType:
+            extra[X_DDL_TYPE] = meta.ddlType
+        return (
+            database,
+            meta.table_name,
+            self.options.primary_key
+            or (tuple(key_text.split(KEY_SEPARATOR)) if key_text else None),
+            ts_ms,
+            Position((number,)) if number is not None else None,
+            meta.uniqueId or meta.transId or None,
+            extra,
+            db_type,
+        )
 
     def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
         fid = self.id
@@ -946,6 +1007,95 @@ class OmsExtendJson(_OmsFormat):
         key_names=True,
     )
     typed = True
+    _LIGHT_PLANS: ClassVar[int] = 256
+
+    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+        super().__init__(options)
+        # fast path: plans by (oracle, raw __light_type), the last one compared first
+        self._light_plans = PlanCache(self._LIGHT_PLANS)
+        self._last_light: tuple[bool, _LightPlan] | None = None
+
+    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
+        """The common row change, typed by the images' ``__light_type`` (else an exception:
+        then :meth:`decode_slow` decides)."""
+        msg = _OMS_RAW_DECODER.decode(value)
+        op = _ROW_RECORDS[msg.recordType]  # KeyError: heartbeat, DDL, anything else
+        prev, post = msg.prevStruct, msg.postStruct
+        null_prev, null_post = prev == _NULL_RAW, post == _NULL_RAW
+        if op is Op.DELETE:
+            if null_prev or not null_post:
+                raise NotFast
+            first, second = prev, None
+        elif op is Op.UPDATE and not null_prev:
+            if null_post:
+                raise NotFast
+            first, second = prev, post
+        else:
+            if null_post or (op is not Op.UPDATE and not null_prev):
+                raise NotFast  # (an unused prevStruct is checked by the slow path)
+            first, second = post, None
+        database, table, key, ts_ms, position, tx, extra, db_type = self._fast_header(
+            msg.allMetaData
+        )
+        oracle = (db_type or "").upper() in ORACLE_DB_TYPES
+        plan, row = self._light_row(first, oracle)
+        other = None if second is None else plan.rows.decode(second)
+        columns = plan.columns
+        if tuple(row) != plan.names:
+            columns = {name: columns[name] for name in row}  # the image's order
+        if op is Op.DELETE:
+            before, after = row, None
+        elif other is not None:
+            before, after = row, other
+        else:
+            before, after = None, row
+        return [
+            ChangeEvent(
+                op=op, format=self.id, database=database, table=table, key=key, before=before,
+                after=after, columns=columns, ts_ms=ts_ms, position=position, tx=tx, extra=extra,
+            )
+        ]  # fmt: skip
+
+    def _light_row(self, image: msgspec.Raw, oracle: bool) -> tuple[_LightPlan, dict[str, Any]]:
+        """The plan of an image and its typed row: the previous message's plan when the
+        image decodes with it (its decode checks the ``__light_type`` bytes), else the
+        plan of the image's own ``__light_type``."""
+        last = self._last_light
+        if last is not None and last[0] is oracle:
+            try:
+                return last[1], last[1].rows.decode(image)
+            except Exception:  # noqa: S110 - another table (or a value refused: again below)
+                pass
+        plan = self._light_plan(image, oracle)
+        return plan, plan.rows.decode(image)
+
+    def _light_plan(self, image: msgspec.Raw, oracle: bool) -> _LightPlan:
+        """The plan of an image's ``__light_type`` (it becomes the last plan)."""
+        key = bytes(_LIGHT_DECODER.decode(image).light)
+        plan: _LightPlan = self._light_plans.get(
+            (oracle, key), lambda: self._build_light_plan(key, oracle)
+        )
+        self._last_light = (oracle, plan)
+        return plan
+
+    def _build_light_plan(self, light: bytes, oracle: bool) -> _LightPlan:
+        specs = _JSON.decode(light)
+        if type(specs) is not dict or not specs:
+            raise NotFast  # no light types: the slow path decides
+        zone = self.options.timezone
+        columns: dict[str, Column] = {}
+        types: dict[str, tuple[Any, Callable[[Any], Any] | None]] = {}
+        for name, spec in specs.items():
+            schema_type = spec.get(SCHEMA_TYPE) if type(spec) is dict else None
+            if type(schema_type) is not str:
+                raise NotFast  # the slow path reports it
+            typing = self._typing(schema_type, oracle)
+            if typing.zoned is not None and zone is not None:
+                typing = typing.zoned  # with a zone option, DATETIME values are instants
+            columns[name] = typing.column
+            types[name] = json_value_type(typing.column.type, typing.parser, zone)
+        rows = TypedRows(types, None, LIGHT_TYPE, light)
+        return _LightPlan(columns, tuple(columns), rows)
 
     @classmethod
     def sniff(cls, message: Any) -> float:

@@ -36,7 +36,7 @@ from tests.cases import iter_cases
 
 FAST_FORMATS = [
     "canal-json", "dts-canal-json", "drs-json", "drs-json-c", "oms-json", "oms-extend-json",
-    "dataworks-json", "shareplex-json",
+    "dataworks-json", "dataworks2-json", "shareplex-json",
 ]  # fmt: skip
 OPTION_VARIANTS: dict[str, list[dict[str, str]]] = {
     "canal-json": [{}, {"timezone": "Asia/Shanghai"}, {"binary": "base64"}, {"primary_key": "id"}],
@@ -46,6 +46,7 @@ OPTION_VARIANTS: dict[str, list[dict[str, str]]] = {
     "oms-json": [{}, {"primary_key": "id"}],
     "oms-extend-json": [{}, {"timezone": "Asia/Shanghai"}],
     "dataworks-json": [{}, {"primary_key": "id"}, {"timezone": "UTC"}],
+    "dataworks2-json": [{}, {"primary_key": "id"}, {"timezone": "Asia/Shanghai"}],
     "shareplex-json": [{}, {"full_key_image": "true"}, {"primary_key": "id"}],
 }
 
@@ -69,6 +70,11 @@ TYPE_NAMES: list[Any] = [
     "bigint", "bigint unsigned", "int", "smallint", "tinyint", "tinyint(1)", "bit(1)", "bit(8)",
     "serial", "decimal(10,2)", "float", "double", "varchar(8)", "text", "json", "blob", "date",
     "time", "datetime", "timestamp", "enum('a')", "nosuchtype", "", None, 5,
+]  # fmt: skip
+OMS_TYPE_NAMES: list[Any] = [
+    "TINYINT", "INT64", "BIGINT", "BIGINT UNSIGNED", "BOOL", "BOOLEAN", "DECIMAL", "FLOAT",
+    "VARCHAR", "BLOB", "DATE", "TIME", "DATETIME", "TIMESTAMP", "ZONED_DATETIME", "NUMBER",
+    "INTERVAL_DAY_TO_SECOND", "TIMESTAMP WITH TIME ZONE",
 ]  # fmt: skip
 SAMPLE = 8
 REPLACEMENTS: list[Any] = [None, True, 0, -1, 2**70, 1.5, "x", "", [], {}, [{}], {"a": []}]
@@ -164,7 +170,8 @@ def mutations(obj: Any) -> Iterator[Callable[[], bytes]]:
         row = obj
         for step in rpath:
             row = row[step]
-        pool = TYPE_NAMES if rpath[-1] == "mysqlType" else TEXTS
+        typed = rpath[-1] == "mysqlType" or "schemaType" in row or set(row) == {"name", "type"}
+        pool = TYPE_NAMES + OMS_TYPE_NAMES if typed else TEXTS
         for key in list(row):
             for value in pool:
                 yield lambda rpath=rpath, key=key, value=value: dump(
@@ -419,3 +426,248 @@ def test_plan_builds_stop_when_tables_outnumber_the_cache() -> None:
             if table % 17 == round_:
                 assert_same(fmt, message(table))
     assert 100 <= taken < 300  # the first builds, then (almost) none
+
+
+# --------------------------------------------------------------------------- JSON-typed rows
+# OMS DefaultExtendColumnType and DataWorks 2.0 send values as JSON numbers, strings,
+# booleans: random tables of their type names with random JSON values (numbers written
+# as given, so exponents, ``-0`` and long digit strings reach the decoders as sent),
+# several messages through ONE decoder (plans are cached and guessed per instance).
+JSON_TYPE_NAMES = [
+    *OMS_TYPE_NAMES, "SMALLINT", "INT", "MEDIUMINT", "YEAR", "DOUBLE", "NUMERIC(10,4)",
+    "DECIMAL(12,2)", "decimal(10,2)", "varchar(20)", "text", "json", "BIT", "BINARY_FLOAT",
+    "TIMESTAMP WITH LOCAL TIME ZONE", "INTERVAL_YEAR_TO_MONTH", "GEOMETRY", "nosuchtype", "",
+]  # fmt: skip
+NUMBER_TEXTS = [
+    "0", "-0", "-0.0", "1", "-1", "1.00", "1E2", "1e-7", "0.99", "127", "128", "-129", "255",
+    "32768", "2147483648", "9223372036854775807", "9223372036854775808", "-9223372036854775809",
+    "18446744073709551615", "18446744073709551616", "1" + "0" * 40, "1e400", "1.5",
+    "1606233662.012345", "1590315269000.123456789", "12345678901234567890.123",
+]  # fmt: skip
+VALUE_TEXTS = [
+    None, True, False, "", " ", "1", "0", "true", "x", "null", "NaN", " 1.5", "1_000", "-0",
+    "2024-01-01", " 2024-01-01", "2024-02-30", "0000-00-00", "20240101", "2024-01-01 00:00:01",
+    "2024-01-01T00:00:01", "2024-01-01t00:00:01", "2024-01-01 00:00:01.5",
+    "2024-01-01 00:00:01.123456", "2024-01-01 00:00:01.1234567", "0000-00-00 00:00:00",
+    "2024-01-01 24:00:00", "2024-01-01 00:00", "2024-01-01 00:00:01Z",
+    "2024-01-01 00:00:01 Asia/Shanghai", "2024-01-01 00:00:01+08:00", "\u0662024-01-01 00:00:01",
+    "1606233662.012345", "-1.5", "00:01:02.5", "25:00:00", "AAEC", "not base64!", 'a"b', "a\\b",
+    '"x":', "\u00e9t\u00e9", [], {}, [1], {"a": "b"},
+]  # fmt: skip
+JSON_VALUES = st.one_of(
+    st.sampled_from(VALUE_TEXTS),
+    st.sampled_from(NUMBER_TEXTS).map(lambda text: Number(text)),
+    st.integers(-(2**70), 2**70),
+    st.decimals(allow_nan=False, allow_infinity=False, places=None).map(lambda d: Number(str(d))),
+    st.datetimes().map(lambda d: d.isoformat(sep=" ")),
+    st.text(max_size=6),
+)
+COLUMN_NAMES = st.text(string.ascii_lowercase + "_\u00e9", min_size=1, max_size=5)
+
+
+class Number(str):
+    """A JSON number written exactly as this text."""
+
+
+def dump_numbers(obj: Any) -> bytes:
+    """``dump`` with :class:`Number` values written bare."""
+    marks: dict[str, str] = {}
+
+    def mark(value: Any) -> Any:
+        if isinstance(value, Number):
+            key = f"@@{len(marks)}@@"
+            marks[key] = str(value)
+            return key
+        if isinstance(value, dict):
+            return {k: mark(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [mark(v) for v in value]
+        return value
+
+    text = dump(mark(obj)).decode("utf-8", "surrogatepass")
+    for key, number in marks.items():
+        text = text.replace(f'"{key}"', number)
+    return text.encode("utf-8", "surrogatepass")
+
+
+def fitting(type_name: str) -> st.SearchStrategy[Any]:
+    """Values of the common JSON rendering of a type (most rows are then valid)."""
+    name = type_name.upper()
+    if ("INT" in name and "INTERVAL" not in name) or name == "YEAR":
+        return st.integers(-100, 100) | st.none()
+    if name.startswith(("BOOL", "BIT")):
+        return st.sampled_from([0, 1, True, False, None])
+    if name.startswith(("DEC", "NUM")):
+        return st.decimals(allow_nan=False, allow_infinity=False, places=2).map(
+            lambda d: Number(str(d))
+        )
+    if name == "DATE":
+        return st.dates().map(dt.date.isoformat)
+    if name in ("DATETIME", "TIMESTAMP WITH LOCAL TIME ZONE"):
+        return st.datetimes().map(lambda d: d.isoformat(sep=" "))
+    return st.text(max_size=6) | st.none()
+
+
+@st.composite
+def json_table(draw: st.DrawFn) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """A table (column -> type name) and rows of it, some of them damaged."""
+    names = draw(st.lists(COLUMN_NAMES, min_size=1, max_size=6, unique=True))
+    types = {name: draw(st.sampled_from(JSON_TYPE_NAMES)) for name in names}
+    rows = []
+    for _ in range(2):
+        row = {
+            name: draw(fitting(types[name]) if draw(st.integers(0, 4)) else JSON_VALUES)
+            for name in names
+        }
+        damage = draw(st.sampled_from(["none"] * 6 + ["drop", "add", "reverse"]))
+        if damage == "drop":
+            row.pop(names[0])
+        elif damage == "add":
+            row["zz"] = draw(JSON_VALUES)
+        elif damage == "reverse":
+            row = dict(reversed(list(row.items())))
+        rows.append(row)
+    return types, rows
+
+
+@st.composite
+def oms_extend_messages(draw: st.DrawFn) -> bytes:
+    types, (prev, post) = draw(json_table())
+    light = {name: {"schemaType": t} for name, t in types.items()}
+    other = draw(st.sampled_from(["same", "same", "reversed", "none", "one-less"]))
+    prev_light = {
+        "same": light, "reversed": dict(reversed(list(light.items()))), "none": None,
+        "one-less": dict(list(light.items())[1:]),
+    }[other]  # fmt: skip
+    post["__light_type"] = light
+    if prev_light is not None:
+        prev["__light_type"] = prev_light
+    record = draw(st.sampled_from(["INSERT", "UPDATE", "UPDATE", "DELETE", "ROW"]))
+    images = {
+        "INSERT": (None, post), "ROW": (None, post), "UPDATE": (prev, post), "DELETE": (prev, None)
+    }[record]  # fmt: skip
+    if draw(st.integers(0, 9)) == 9:
+        images = (prev, post)  # an image the record type does not use
+    meta: dict[str, Any] = {
+        "checkpoint": draw(st.sampled_from([None, "1609344671", Number("1.50")])),
+        "record_primary_key": draw(st.sampled_from([None, "", next(iter(types))])),
+        "dbType": draw(st.sampled_from([None, "OB_MYSQL", "OB_ORACLE", "MYSQL", "ORACLE"])),
+        "table_name": "t",
+        "db": draw(st.sampled_from([None, "d", "tenant.d"])),
+        "timestamp": draw(st.sampled_from([None, "1700000000"])),
+        "storeDataSequence": draw(st.sampled_from([None, 7])),
+    }
+    if draw(st.integers(0, 3)) == 3:  # one odd metadata value
+        odd = draw(st.sampled_from([5, -1, "7", "x", 1700000000, True, [], "\u00e9"]))
+        meta[draw(st.sampled_from([*meta, "uniqueId", "transId", "ddlType", "other"]))] = odd
+    return dump_numbers(
+        {
+            "allMetaData": meta,
+            "prevStruct": images[0],
+            "recordType": record,
+            "postStruct": images[1],
+        }
+    )
+
+
+@st.composite
+def dataworks2_messages(draw: st.DrawFn) -> bytes:
+    types, (before, after) = draw(json_table())
+    columns = [{"name": name, "type": t} for name, t in types.items()]
+    op = draw(st.sampled_from(["INSERT", "UPDATE", "UPDATE", "DELETE"]))
+    images = {"INSERT": (None, after), "UPDATE": (before, after), "DELETE": (before, None)}[op]
+    if draw(st.integers(0, 9)) == 9:
+        images = (before, after)
+    if draw(st.integers(0, 9)) == 9:
+        images = (None, None)
+    event_time = draw(
+        st.sampled_from([1700000000000, -1, None, Number("1590315269000.123456789"), "17", True])
+    )
+    message: dict[str, Any] = {
+        "version": "2.0",
+        "schema": {
+            "source": {
+                "dbType": draw(st.sampled_from([None, "ob_mysql", 5])), "dbVersion": None,
+                "dbName": "db", "schema": None, "table": "tab",
+            },
+            "column": columns,
+            "pk": draw(st.sampled_from([None, [], list(types)[:1], "id"])),
+        },
+        "payload": {
+            "before": None if images[0] is None else {"data": images[0]},
+            "after": None if images[1] is None else {"data": images[1]},
+            "op": op,
+            "timestamp": {"eventTime": event_time} if event_time is not True else None,
+            "ddl": None,
+            "scn": draw(st.sampled_from(["null", "", None, "1234567", "abc", 5, "\u0663", "\u00b2"])),
+        },
+    }  # fmt: skip
+    if draw(st.booleans()):
+        message["extend"] = draw(st.sampled_from([None, {"load_fm": "x"}, {"n": Number("1.50")}]))
+    return dump_numbers(message)
+
+
+JSON_TYPED = {"oms-extend-json": oms_extend_messages(), "dataworks2-json": dataworks2_messages()}
+JSON_OPTIONS = [{}, {"timezone": "Asia/Shanghai"}, {"primary_key": "id"}]
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_json_typed_rows_same_both_ways(data: st.DataObject) -> None:
+    format_id = data.draw(st.sampled_from(sorted(JSON_TYPED)))
+    fmt = get_format(format_id, data.draw(st.sampled_from(JSON_OPTIONS)))
+    for message in data.draw(st.lists(JSON_TYPED[format_id], min_size=1, max_size=4)):
+        assert_same(fmt, message)
+        assert_same(fmt, message)  # again: the plan found for it is now the last one
+
+
+@pytest.mark.parametrize("format_id", sorted(JSON_TYPED))
+def test_json_typed_rows_often_take_the_fast_path(format_id: str) -> None:
+    """The generated messages are not all refused (else the comparisons prove little)."""
+    fmt = get_format(format_id)
+    examples: list[bytes] = []
+
+    @settings(max_examples=200, deadline=None, database=None)
+    @given(JSON_TYPED[format_id])
+    def collect(message: bytes) -> None:
+        examples.append(message)
+
+    collect()
+    taken = sum(fast_takes(fmt, message) for message in examples)
+    assert taken >= len(examples) // 20
+
+
+def test_oms_extend_plan_is_checked_against_the_image() -> None:
+    """Two tables in turn, the same column names typed differently: each message typed by
+    its own ``__light_type``, never by the previous message's plan."""
+    fmt = get_format("oms-extend-json")
+
+    def message(schema_type: str, value: Any) -> bytes:
+        post = {"id": value, "__light_type": {"id": {"schemaType": schema_type}}}
+        meta = {"table_name": "t", "storeDataSequence": 1}
+        return dump({"allMetaData": meta, "recordType": "INSERT", "postStruct": post})
+
+    pairs = [("INT64", 5), ("VARCHAR", "5"), ("DECIMAL", 5), ("INT64", 6), ("BOOL", 1)]
+    for schema_type, value in pairs * 2:
+        raw = message(schema_type, value)
+        assert fast_takes(fmt, raw)
+        assert_same(fmt, raw)
+    [event] = fmt.decode(message("DECIMAL", 5))
+    assert event.after == {"id": Decimal(5)}
+    assert event.columns is not None and event.columns["id"].type.name == "decimal"
+
+
+def test_oms_extend_light_type_anywhere_in_the_image() -> None:
+    fmt = get_format("oms-extend-json")
+    light = {"a": {"schemaType": "INT"}, "b": {"schemaType": "VARCHAR"}}
+    for post in (
+        {"__light_type": light, "a": 1, "b": "x"},
+        {"a": 1, "__light_type": light, "b": "x"},
+        {"b": "x", "a": 1, "__light_type": light},
+    ):
+        raw = dump({"allMetaData": {}, "recordType": "INSERT", "postStruct": post})
+        assert fast_takes(fmt, raw)
+        assert_same(fmt, raw)
+        [event] = fmt.decode(raw)
+        assert list(event.after or ()) == [k for k in post if k != "__light_type"]
+        assert list(event.columns or ()) == list(event.after or ())
