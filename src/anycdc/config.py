@@ -58,6 +58,11 @@ class PipelineConfig:
     """A format id, or ``auto`` to detect every message's format."""
     format_options: Mapping[str, str] = field(default_factory=dict)
     """``--option K=V`` pairs for the decoder (legacy, primary_key, timezone, ...)."""
+    table_name: str | None = None
+    """Also register each target table in the Spark catalog under this name template
+    (``{database}``, ``{schema}``, ``{table}``; dots separate catalog/database/table, e.g.
+    ``{database}.{table}``, what ``--catalog`` sets): an external Delta table at its target
+    path, so users of a cluster's metastore query it by name. Off by default."""
     include: tuple[str, ...] = ()
     """Regexes over ``database.table``: only matching tables are applied (default: all)."""
     exclude: tuple[str, ...] = ()
@@ -149,6 +154,8 @@ class PipelineConfig:
                 raise OptionError(f"invalid table regex {pattern!r}: {exc}") from None
         if self.max_concurrent_tables < 1:
             raise OptionError("max_concurrent_tables must be >= 1")
+        if self.table_name is not None:
+            self.catalog_name("db", "schema", "table")  # a bad template fails now, not mid-run
 
     # ------------------------------------------------------------------ derived
     @property
@@ -176,6 +183,36 @@ class PipelineConfig:
         """
         parts = [p for p in (database, schema, table) if p]
         return "/".join([self.target.rstrip("/"), *(_safe_path_part(p) for p in parts)])
+
+    def catalog_name(self, database: str | None, schema: str | None, table: str) -> list[str]:
+        """The catalog name parts (unquoted) for a source table, from ``table_name``.
+
+        A part the source has not (``{database}`` of a SharePlex table) falls back to the
+        other container name, then to ``default``.
+
+        >>> PipelineConfig(target="/t", table_name="lake.{database}_{table}").catalog_name(
+        ...     "shop", None, "orders")
+        ['lake', 'shop_orders']
+        """
+        if not self.table_name:
+            raise OptionError("table_name is not set")
+        values = {
+            "database": database or schema or "default",
+            "schema": schema or database or "default",
+            "table": table,
+        }
+        try:
+            parts = [part.format(**values) for part in self.table_name.split(".")]
+        except (KeyError, IndexError, ValueError) as exc:
+            raise OptionError(
+                f"table_name {self.table_name!r}: use {{database}}, {{schema}} and {{table}} "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
+        if not all(parts) or len(parts) > 3:
+            raise OptionError(
+                f"table_name {self.table_name!r} must give 1 to 3 non-empty dot-separated parts"
+            )
+        return parts
 
     def wants_table(self, qualified: str) -> bool:
         if self.include and not any(re.search(p, qualified) for p in self.include):

@@ -64,3 +64,28 @@ def test_table_paths_cannot_escape_the_target() -> None:
 def test_interval_trigger_in_sparks_words(trigger: str, spark_interval: str | None) -> None:
     config = PipelineConfig.from_mapping({"source_dir": "in", "target": "out", "trigger": trigger})
     assert config.processing_interval == spark_interval
+
+
+def test_catalog_flags_set_the_table_name_template(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["run", "--source-dir", "in", "--target", "lake", "--print-config"]
+    for extra, template in (
+        (["--catalog"], "{database}.{table}"),
+        (["--table-name", "lake.{database}_{table}"], "lake.{database}_{table}"),
+        ([], None),
+    ):
+        assert cli([*base, *extra]) == 0
+        assert json.loads(capsys.readouterr().out)["table_name"] == template
+
+
+def test_catalog_names_come_from_the_template_part_by_part() -> None:
+    config = PipelineConfig(target="/t", table_name="{database}.{table}")
+    # a dot inside a source name stays inside its part (each part is quoted on its own)
+    assert config.catalog_name("shop", None, "a.b") == ["shop", "a.b"]
+    assert config.catalog_name(None, "HR", "EMP") == ["HR", "EMP"]  # SharePlex OWNER.TABLE
+    assert config.catalog_name(None, None, "t") == ["default", "t"]
+
+
+@pytest.mark.parametrize("template", ["{db}.{table}", "{table}.", "a.b.c.{table}", "{0}"])
+def test_a_bad_catalog_template_is_refused_up_front(template: str) -> None:
+    with pytest.raises(OptionError, match="table_name"):
+        PipelineConfig.from_mapping({"source_dir": "in", "target": "lake", "table_name": template})

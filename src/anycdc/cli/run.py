@@ -47,6 +47,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="[DB.]TABLE=COL[,COL]",
         help="primary key of a table whose messages name none",
     )
+    tgt.add_argument(
+        "--catalog",
+        action="store_true",
+        help="also register every table in the Spark catalog as {database}.{table} "
+        "(an external Delta table at its target path)",
+    )
+    tgt.add_argument(
+        "--table-name",
+        metavar="TEMPLATE",
+        help="catalog name template, e.g. 'lake.{database}_{table}' (implies --catalog)",
+    )
     run = parser.add_argument_group("execution")
     run.add_argument("--checkpoint", metavar="DIR", help="default <target>/_anycdc/checkpoint")
     run.add_argument("--trigger", help="available-now (default: process all, exit) | interval=10s")
@@ -82,6 +93,8 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
         "trigger": args.trigger,
         "mode": args.mode,
     }
+    if args.table_name or args.catalog:
+        flags["table_name"] = args.table_name or "{database}.{table}"
     if args.kafka_option:
         flags["kafka_options"] = parse_key_values(args.kafka_option, "--kafka-option")
     if args.option:

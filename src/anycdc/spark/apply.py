@@ -274,6 +274,19 @@ class TableApplier:
         )
         log.info("%s: created %s", self.plan.qualified, self.path)
 
+    def register(self) -> str:
+        """Register the table in the Spark catalog (``table_name``) as an external Delta
+        table at its path; an existing name is left as it is. Returns the quoted name."""
+        parts = [q(p) for p in self.config.catalog_name(*self._ident())]
+        if len(parts) > 1:
+            self.spark.sql(f"CREATE DATABASE IF NOT EXISTS {'.'.join(parts[:-1])}")
+        name = ".".join(parts)
+        self.spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING delta LOCATION {lit(self.path)}")
+        return name
+
+    def _ident(self) -> tuple[str | None, str | None, str]:
+        return self.plan.database, self.plan.schema, self.plan.table
+
     def truncate_position(self) -> str | None:
         if not self._exists():
             return None

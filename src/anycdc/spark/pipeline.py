@@ -116,6 +116,7 @@ class Pipeline:
         self.on_batch = on_batch
         self.history: list[BatchMetrics] = []
         self._lock = threading.Lock()
+        self._registered: set[str] = set()  # tables this run has put in the catalog
 
     # ------------------------------------------------------------------ query
     def start(self) -> StreamingQuery:
@@ -278,6 +279,7 @@ class Pipeline:
                 continue  # DDL for a table we have no row of yet: its first rows carry the schema
             try:
                 types = applier.ensure_schema(batch_id)
+                self._register(applier)
             except IncompatibleSchema as exc:
                 log.warning("%s: %s (events dead-lettered)", plan.qualified, exc)
                 failed.append((plan, f"incompatible schema change: {exc}"))
@@ -288,6 +290,13 @@ class Pipeline:
                 floor = plan.truncate_position
             prepared.append((applier, types, floor))
         return prepared, failed
+
+    def _register(self, applier: TableApplier) -> None:
+        """Put the table in the Spark catalog (``table_name``), once per run and table."""
+        if self.config.table_name and applier.path not in self._registered:
+            name = applier.register()
+            self._registered.add(applier.path)
+            log.info("%s: in the catalog as %s", applier.plan.qualified, name)
 
     def _phase_b(
         self,
