@@ -263,3 +263,33 @@ def test_ddl_adds_columns_and_a_dropped_column_keeps_its_values(spark: Any, tmp_
         {"id": 1, "name": "a2", "qty": 1, "price": Decimal("1.50"), "note": None},
         {"id": 2, "name": "b", "qty": None, "price": Decimal("2.00"), "note": None},
     ]
+
+
+def test_an_incompatible_change_dead_letters_that_table_only(spark: Any, tmp_path: Path) -> None:
+    src, out = tmp_path / "in", tmp_path / "out"
+    write_messages(src, "001.jsonl", _canonical([
+        ev("insert", 1, {"id": 1, "name": "a", "qty": 1, "price": Decimal("1.00")}),
+    ]))  # fmt: skip
+    run(spark, src, out)
+    binary_price = {**ORDER_COLUMNS, "price": Column(LogicalType("binary"), "blob")}
+    write_messages(src, "002.jsonl", _canonical([
+        ev("insert", 2, {"id": 2, "name": "b", "qty": 2, "price": b"\x01"}, columns=binary_price),
+        ev("insert", 3, {"id": 7, "name": "other", "qty": 7, "price": Decimal("7.00")},
+           table="items"),
+    ]))  # fmt: skip
+    run(spark, src, out)
+    [dead] = system(spark, out, "dead_letter")
+    assert "shop.orders: incompatible schema change: column price: cannot change" in dead["error"]
+    assert dead["format"] == "canonical-json" and dead["offset"] == 1  # line 1 of 002.jsonl
+    assert dead["source"].endswith("002.jsonl")
+    assert rows(spark, out, "items") == [
+        {"id": 7, "name": "other", "qty": 7, "price": Decimal("7.00")}
+    ]
+    # a NULL of no known type says nothing of the column: applied, not a conflict
+    write_messages(src, "003.jsonl", _canonical([
+        ev("update", 4, {"id": 1, "name": "a2", "qty": None, "price": Decimal("1.00")},
+           columns={**ORDER_COLUMNS, "qty": Column(LogicalType("unknown"), "null")}),
+    ]))  # fmt: skip
+    run(spark, src, out)
+    assert len(system(spark, out, "dead_letter")) == 1
+    assert rows(spark, out) == [{"id": 1, "name": "a2", "qty": None, "price": Decimal("1.00")}]

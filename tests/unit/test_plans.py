@@ -86,3 +86,10 @@ def test_untyped_image_columns_are_text_unless_typed() -> None:
 def test_an_impossible_change_names_the_column_and_both_types() -> None:
     with pytest.raises(IncompatibleSchema, match="column price: cannot change BINARY to int64"):
         _types(_row(("1", {"price": "binary"}), ("2", {"price": "int64"})))
+
+
+def test_an_untyped_sighting_keeps_the_column_type() -> None:
+    # a MongoDB field that is null in one document says nothing of its type
+    assert settle_type("INT", "unknown") == "INT"
+    assert _types(_row(("1", {"age": "int32"}), ("2", {"age": "unknown"}))) == {"age": "INT"}
+    assert _types(_row(("1", {"age": "unknown"}), ("2", {"age": "int32"}))) == {"age": "STRING"}

@@ -117,7 +117,8 @@ def settle_type(
 
     Types only widen. A DECIMAL without precision (DataWorks, a NULL in DTS Avro) says
     nothing about the column's size, so it keeps a DECIMAL(p,s) column as it is; it
-    takes ``decimal_default`` only for a column it is the first to type. Folding a
+    takes ``decimal_default`` only for a column it is the first to type. ``unknown``
+    likewise keeps any column's type, and makes a new column STRING. Folding a
     column's types in source order gives the same result however the stream is cut
     into batches.
 
@@ -127,6 +128,10 @@ def settle_type(
     ('DECIMAL(38,18)', 'BIGINT')
     """
     if existing is not None and logical == "decimal" and _decimal(existing.upper()):
+        return existing.upper()
+    if existing is not None and logical == "unknown":
+        # no type said (a MongoDB null, a vendor type without mapping): the column's own
+        # type stays; a value it cannot hold is a dead letter, not a schema conflict
         return existing.upper()
     incoming = spark_type(logical, decimal_default)
     return incoming if existing is None else widened(existing, incoming)
