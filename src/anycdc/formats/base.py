@@ -388,6 +388,10 @@ def optional_str(format_id: str, value: Any, path: str) -> str | None:
 # promise that (a value the fast conversions refuse, an unknown column, ...) they
 # raise (:class:`NotFast` or whatever failed) and the whole message goes through
 # the reference decoder, which decides (invalid values, widened columns, errors).
+NULL_RAW: Final = msgspec.Raw(b"null")
+"""The default of a ``msgspec.Raw`` field the fast paths read (an absent image is null)."""
+
+
 class NotFast(Exception):
     """A fast path cannot promise the reference result for this message."""
 

@@ -75,6 +75,7 @@ from anycdc.event import ChangeEvent, Column, Op, Position, dumps
 from anycdc.formats.base import (
     _JSON,
     NAIVE_DATETIME,
+    NULL_RAW,
     Capabilities,
     FastColumn,
     FastRows,
@@ -384,7 +385,6 @@ _DDL_KEYWORDS: Final = (
 # raises and the message goes through the reference decoder
 # (:meth:`Format.decode_slow`), so the result is the same; tests compare the two on
 # fuzzed messages (tests/unit/formats/test_fast_paths.py).
-_NULL_RAW: Final = msgspec.Raw(b"null")
 
 
 class _FlatMessage(msgspec.Struct, forbid_unknown_fields=True):
@@ -393,8 +393,8 @@ class _FlatMessage(msgspec.Struct, forbid_unknown_fields=True):
 
     # field names are the wire names
     type: Any = None
-    data: msgspec.Raw = _NULL_RAW
-    old: msgspec.Raw = _NULL_RAW
+    data: msgspec.Raw = NULL_RAW
+    old: msgspec.Raw = NULL_RAW
     database: Any = None
     table: Any = None
     es: Any = None
@@ -405,8 +405,8 @@ class _FlatMessage(msgspec.Struct, forbid_unknown_fields=True):
     gtid: Any = None
     sql: Any = None
     pkNames: list[str] | None = None
-    mysqlType: msgspec.Raw = _NULL_RAW
-    sqlType: msgspec.Raw = _NULL_RAW
+    mysqlType: msgspec.Raw = NULL_RAW
+    sqlType: msgspec.Raw = NULL_RAW
     serverId: Any = None
     dataSourceName: Any = None
 
@@ -589,7 +589,7 @@ class CanalFlatFormat(Format):
             plan = self._fast_plan(names, codes)
         rows = plan.rows
         data = rows.decode(flat.data)
-        old = None if flat.old == _NULL_RAW else rows.decode(flat.old)
+        old = None if flat.old == NULL_RAW else rows.decode(flat.old)
         # Canal's own layout rule inline (the hook is a method call per message)
         legacy = (
             (not data and bool(old)) if self._plain_layout else self.legacy_layout(op, data, old)

@@ -77,6 +77,7 @@ from anycdc.errors import DecodeError, EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
     _JSON,
+    NULL_RAW,
     Capabilities,
     Format,
     NotFast,
@@ -660,15 +661,14 @@ _DATAWORKS_PARSERS: Final[Mapping[str, Parser]] = {
 # :class:`~anycdc.formats.base.TypedRows` for the images, typed per column in C)
 # and the payload's header fields as parse_json gives them. Anything else raises
 # and :meth:`Format.decode_slow` decides.
-_NULL_RAW: Final = msgspec.Raw(b"null")
 
 
 class _FastPayload(msgspec.Struct, forbid_unknown_fields=True):
     """The payload fields (field names are the wire names; any other: slow path)."""
 
     op: Any = None
-    before: msgspec.Raw = _NULL_RAW
-    after: msgspec.Raw = _NULL_RAW
+    before: msgspec.Raw = NULL_RAW
+    after: msgspec.Raw = NULL_RAW
     sequenceId: Any = None
     scn: Any = None
     timestamp: Any = None
@@ -676,7 +676,7 @@ class _FastPayload(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class _FastMessage(msgspec.Struct, forbid_unknown_fields=True):
-    schema: msgspec.Raw = _NULL_RAW
+    schema: msgspec.Raw = NULL_RAW
     payload: _FastPayload | None = None
     version: Any = None
 
@@ -785,8 +785,8 @@ class DataWorksJson(DataWorksFamily):
         plan = self.fast_plan(msg.schema)
         assert payload is not None
         before_raw, after_raw = payload.before, payload.after
-        before = None if before_raw == _NULL_RAW else plan.rows.decode(before_raw)
-        after = None if after_raw == _NULL_RAW else plan.rows.decode(after_raw)
+        before = None if before_raw == NULL_RAW else plan.rows.decode(before_raw)
+        after = None if after_raw == NULL_RAW else plan.rows.decode(after_raw)
         split = None
         if rule.images == RULE_INSERT or (rule.images == RULE_UPDATE_AFTER and before is None):
             if after is None:

@@ -81,7 +81,7 @@ import msgspec
 
 from anycdc.errors import EncodeError
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
-from anycdc.formats.base import Capabilities, NotFast, generic_parser, json_value_type
+from anycdc.formats.base import NULL_RAW, Capabilities, NotFast, generic_parser, json_value_type
 from anycdc.formats.dataworks import (
     EXTRA_DB_TYPE,
     EXTRA_SCN,
@@ -237,15 +237,14 @@ _MARKER_CODES: Final[Mapping[Op, str]] = {
 # source names and a :class:`~anycdc.formats.base.TypedRows` typing the ``{"data":
 # row}`` images per column in C: see :func:`~anycdc.formats.base.json_value_type`).
 # Anything else raises and :meth:`Format.decode_slow` decides.
-_NULL_RAW: Final = msgspec.Raw(b"null")
 
 
 class _FastPayload(msgspec.Struct, forbid_unknown_fields=True):
     """The payload fields (field names are the wire names; any other: slow path)."""
 
     op: Any = None
-    before: msgspec.Raw = _NULL_RAW
-    after: msgspec.Raw = _NULL_RAW
+    before: msgspec.Raw = NULL_RAW
+    after: msgspec.Raw = NULL_RAW
     timestamp: Any = None
     ddl: Any = None
     scn: Any = None
@@ -253,7 +252,7 @@ class _FastPayload(msgspec.Struct, forbid_unknown_fields=True):
 
 class _FastMessage(msgspec.Struct, forbid_unknown_fields=True):
     version: Any = None
-    schema: msgspec.Raw = _NULL_RAW
+    schema: msgspec.Raw = NULL_RAW
     payload: _FastPayload | None = None
     extend: Any = None
 
@@ -333,8 +332,8 @@ class DataWorks2Json(DataWorksFamily):
         assert payload is not None
         plan = self.fast_plan(msg.schema)
         before_raw, after_raw = payload.before, payload.after
-        before = None if before_raw == _NULL_RAW else plan.rows.decode(before_raw)
-        after = None if after_raw == _NULL_RAW else plan.rows.decode(after_raw)
+        before = None if before_raw == NULL_RAW else plan.rows.decode(before_raw)
+        after = None if after_raw == NULL_RAW else plan.rows.decode(after_raw)
         if rule.images == RULE_DELETE:
             if before is None:
                 raise NotFast  # the slow path reports the missing image

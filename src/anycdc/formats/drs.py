@@ -75,6 +75,7 @@ from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
     _JSON,
     NAIVE_DATETIME,
+    NULL_RAW,
     Capabilities,
     FastColumn,
     FastRows,
@@ -402,16 +403,15 @@ def _is_byte_list(value: Any) -> bool:
 # maps' bytes (with ``dbType``) are the cache key of a plan whose
 # :class:`~anycdc.formats.base.FastRows` decodes and types the rows. Anything
 # else raises and :meth:`Format.decode_slow` decides.
-_NULL_RAW: Final = msgspec.Raw(b"null")
 
 
 class _DrsMessage(msgspec.Struct, forbid_unknown_fields=True):
     """Every field of a DRS message (any other field: slow path)."""
 
     # field names are the wire names
-    mysqlType: msgspec.Raw = _NULL_RAW
-    columnType: msgspec.Raw = _NULL_RAW
-    sqlType: msgspec.Raw = _NULL_RAW
+    mysqlType: msgspec.Raw = NULL_RAW
+    columnType: msgspec.Raw = NULL_RAW
+    sqlType: msgspec.Raw = NULL_RAW
     dbType: Any = None
     schema: Any = None
     opType: Any = None
@@ -423,8 +423,8 @@ class _DrsMessage(msgspec.Struct, forbid_unknown_fields=True):
     type: Any = None
     isDdl: Any = None
     sql: Any = None
-    data: msgspec.Raw = _NULL_RAW
-    old: msgspec.Raw = _NULL_RAW
+    data: msgspec.Raw = NULL_RAW
+    old: msgspec.Raw = NULL_RAW
     pkNames: list[str] | None = None
     jobId: Any = None
     shardId: Any = None
@@ -495,19 +495,19 @@ class _DrsJsonBase(Format):
             raise NotFast
         if type(ts_ms) is not int and ts_ms is not None:
             raise NotFast
-        names = msg.columnType if msg.columnType != _NULL_RAW else msg.mysqlType
+        names = msg.columnType if msg.columnType != NULL_RAW else msg.mysqlType
         codes, last = msg.sqlType, self._last_plan
         # consecutive messages of a topic mostly share their table: compare, no hashing
         if (
             last is not None and last[0] == names and last[1] == codes and last[2] == db_type
-            and last[3] == (msg.columnType != _NULL_RAW)
+            and last[3] == (msg.columnType != NULL_RAW)
         ):  # fmt: skip
             plan: _FastPlan = last[4]
         else:
             plan = self._fast_plan(msg, names, codes, db_type)
         rows = plan.rows
         data = rows.decode(msg.data)
-        old = None if msg.old == _NULL_RAW else rows.decode(msg.old)
+        old = None if msg.old == NULL_RAW else rows.decode(msg.old)
         pk = msg.pkNames
         common: dict[str, Any] = {
             "format": self.id,
@@ -553,7 +553,7 @@ class _DrsJsonBase(Format):
         self, msg: _DrsMessage, names: msgspec.Raw, codes: msgspec.Raw, db_type: str | None
     ) -> _FastPlan:
         """The plan of a table shape (bounded LRU cache)."""
-        flavoured = msg.columnType != _NULL_RAW
+        flavoured = msg.columnType != NULL_RAW
         cache_key = (bytes(msg.columnType), bytes(msg.mysqlType), bytes(codes), db_type)
         plan: _FastPlan = self._plans.get(
             cache_key, lambda: self._build_fast_plan(cache_key, flavoured, db_type)

@@ -89,6 +89,7 @@ from anycdc.errors import DecodeError, EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
     _JSON,
+    NULL_RAW,
     Capabilities,
     Format,
     NotFast,
@@ -439,7 +440,6 @@ def key_text(value: Any) -> str:
 # the four top-level fields as plain JSON (the values parse_json gives); any other
 # top-level field, and anything in them that the fast reading does not cover,
 # raises and :meth:`Format.decode_slow` decides.
-_NULL_RAW: Final = msgspec.Raw(b"null")
 _INT64_MAX: Final = 2**63 - 1
 
 
@@ -501,15 +501,15 @@ class _OmsRawMessage(msgspec.Struct, forbid_unknown_fields=True):
     """The top level of an OMS message with the images as raw bytes."""
 
     allMetaData: _FastMeta | None = None
-    prevStruct: msgspec.Raw = _NULL_RAW
+    prevStruct: msgspec.Raw = NULL_RAW
     recordType: Any = None
-    postStruct: msgspec.Raw = _NULL_RAW
+    postStruct: msgspec.Raw = NULL_RAW
 
 
 class _LightOnly(msgspec.Struct):
     """Only the ``__light_type`` value of an image (the other keys are skipped)."""
 
-    light: msgspec.Raw = msgspec.field(name=LIGHT_TYPE, default=_NULL_RAW)
+    light: msgspec.Raw = msgspec.field(name=LIGHT_TYPE, default=NULL_RAW)
 
 
 _OMS_RAW_DECODER: Final = msgspec.json.Decoder(_OmsRawMessage, float_hook=Decimal)
@@ -1021,7 +1021,7 @@ class OmsExtendJson(_OmsFormat):
         msg = _OMS_RAW_DECODER.decode(value)
         op = _ROW_RECORDS[msg.recordType]  # KeyError: heartbeat, DDL, anything else
         prev, post = msg.prevStruct, msg.postStruct
-        null_prev, null_post = prev == _NULL_RAW, post == _NULL_RAW
+        null_prev, null_post = prev == NULL_RAW, post == NULL_RAW
         if op is Op.DELETE:
             if null_prev or not null_post:
                 raise NotFast
