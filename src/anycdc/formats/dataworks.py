@@ -508,6 +508,26 @@ class DataWorksFamily(Format):
         after it that give what ``parser`` (its reference parser) gives."""
         raise NotImplementedError
 
+    fast_decoder: ClassVar[msgspec.json.Decoder[Any]]
+    """Decodes the envelope with the images and the schema kept raw (``schema``, ``payload``)."""
+    fast_rules: ClassVar[frozenset[str]]
+    """The image rules (:attr:`OpRule.images`) the fast path takes; others: slow path."""
+
+    def fast_images(self, value: bytes) -> tuple[Any, str, OpRule, FastPlan, Any, Any]:
+        """The shared start of the family's fast paths: the envelope, the op code and its
+        rule, the schema's plan and both images typed by it (None where null)."""
+        msg = self.fast_decoder.decode(value)
+        payload = msg.payload
+        code = payload.op  # AttributeError: no payload (the slow path reports it)
+        rule = self.ops[code]  # KeyError: unknown op (the slow path reports it)
+        if rule.images not in self.fast_rules:
+            raise NotFast
+        plan = self.fast_plan(msg.schema)
+        before_raw, after_raw = payload.before, payload.after
+        before = None if before_raw == NULL_RAW else plan.rows.decode(before_raw)
+        after = None if after_raw == NULL_RAW else plan.rows.decode(after_raw)
+        return msg, code, rule, plan, before, after
+
     def fast_plan(self, raw_schema: msgspec.Raw) -> FastPlan:
         """What a schema part says, cached by its bytes (the last one compared first)."""
         last = self._last_plan
@@ -681,7 +701,6 @@ class _FastMessage(msgspec.Struct, forbid_unknown_fields=True):
     version: Any = None
 
 
-_FAST_DECODER: Final = msgspec.json.Decoder(_FastMessage, float_hook=Decimal)
 _LONG: Final[Any] = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)] | None
 # the strict msgspec type of each logical type, and the conversion after it
 _FAST_TYPES: Final[Mapping[str, tuple[Any, Parser | None]]] = {
@@ -692,7 +711,6 @@ _FAST_TYPES: Final[Mapping[str, tuple[Any, Parser | None]]] = {
     "timestamptz": (int | None, lambda raw: EPOCH + dt.timedelta(milliseconds=raw)),
     "binary": (str | None, parse_base64),
 }
-_FAST_RULES: Final = frozenset({RULE_INSERT, RULE_DELETE, RULE_UPDATE_BEFORE, RULE_UPDATE_AFTER})
 
 
 @dataclass(frozen=True, slots=True)
@@ -732,6 +750,8 @@ class DataWorksJson(DataWorksFamily):
     )
     layout: ClassVar[Layout] = DATAWORKS_LAYOUT
     ops: ClassVar[Mapping[str, OpRule]] = DATAWORKS_OPS
+    fast_decoder = msgspec.json.Decoder(_FastMessage, float_hook=Decimal)
+    fast_rules = frozenset({RULE_INSERT, RULE_DELETE, RULE_UPDATE_BEFORE, RULE_UPDATE_AFTER})
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
@@ -776,17 +796,8 @@ class DataWorksJson(DataWorksFamily):
 
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
         """The common row change, or an exception (then :meth:`decode_slow` decides)."""
-        msg = _FAST_DECODER.decode(value)
+        msg, code, rule, plan, before, after = self.fast_images(value)
         payload = msg.payload
-        code = payload.op  # type: ignore[union-attr] # AttributeError: no payload, slow path
-        rule = self.ops[code]  # KeyError: unknown op (the slow path reports it)
-        if rule.images not in _FAST_RULES:
-            raise NotFast
-        plan = self.fast_plan(msg.schema)
-        assert payload is not None
-        before_raw, after_raw = payload.before, payload.after
-        before = None if before_raw == NULL_RAW else plan.rows.decode(before_raw)
-        after = None if after_raw == NULL_RAW else plan.rows.decode(after_raw)
         split = None
         if rule.images == RULE_INSERT or (rule.images == RULE_UPDATE_AFTER and before is None):
             if after is None:

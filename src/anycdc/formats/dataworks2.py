@@ -257,10 +257,6 @@ class _FastMessage(msgspec.Struct, forbid_unknown_fields=True):
     extend: Any = None
 
 
-_FAST_DECODER: Final = msgspec.json.Decoder(_FastMessage, float_hook=Decimal)
-_FAST_RULES: Final = frozenset({RULE_INSERT, RULE_DELETE, RULE_UPDATE})
-
-
 def _is_number(raw: Any) -> bool:
     return isinstance(raw, (int, Decimal)) and not isinstance(raw, bool)
 
@@ -287,6 +283,8 @@ class DataWorks2Json(DataWorksFamily):
     )
     layout: ClassVar[Layout] = DATAWORKS2_LAYOUT
     ops: ClassVar[Mapping[str, OpRule]] = DATAWORKS2_OPS
+    fast_decoder = msgspec.json.Decoder(_FastMessage, float_hook=Decimal)
+    fast_rules = frozenset({RULE_INSERT, RULE_DELETE, RULE_UPDATE})
 
     @classmethod
     def sniff(cls, message: Any) -> float:
@@ -323,17 +321,8 @@ class DataWorks2Json(DataWorksFamily):
 
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
         """The common row change, or an exception (then :meth:`decode_slow` decides)."""
-        msg = _FAST_DECODER.decode(value)
+        msg, _, rule, plan, before, after = self.fast_images(value)
         payload = msg.payload
-        code = payload.op  # type: ignore[union-attr] # AttributeError: no payload, slow path
-        rule = self.ops[code]  # KeyError: unknown op (the slow path reports it)
-        if rule.images not in _FAST_RULES:
-            raise NotFast
-        assert payload is not None
-        plan = self.fast_plan(msg.schema)
-        before_raw, after_raw = payload.before, payload.after
-        before = None if before_raw == NULL_RAW else plan.rows.decode(before_raw)
-        after = None if after_raw == NULL_RAW else plan.rows.decode(after_raw)
         if rule.images == RULE_DELETE:
             if before is None:
                 raise NotFast  # the slow path reports the missing image
