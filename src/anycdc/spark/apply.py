@@ -15,8 +15,9 @@ Per table and batch:
 4. **merge**: one MERGE whose every clause requires the incoming position to be
    greater than the row's ``_cdc_position`` (and than the key's delete
    tombstone), so replays and late older events change nothing;
-5. **tombstones**: deleted keys are remembered with their position for
-   ``tombstone_retention_hours`` in ``_anycdc/tombstones/<db>/<table>``.
+5. **tombstones**: the pipeline appends every table's deleted keys with their
+   position to ``_anycdc/tombstones`` (:mod:`anycdc.spark.tombstones`) once
+   the batch's MERGEs have committed.
 
 The pipeline runs schema changes and truncates first (idempotent by
 themselves), then sets ``txnAppId``/``txnVersion`` as session settings (MERGE
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
 from anycdc.spark.sql_types import cast_sql, settle_type
+from anycdc.spark.tombstones import Tombstones
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -196,9 +198,8 @@ class TableApplier:
         self.config = config
         self.plan = plan
         self.path = config.table_path(plan.database, plan.schema, plan.table)
-        self.tomb_path = config.table_path(plan.database, plan.schema, plan.table).replace(
-            config.target.rstrip("/"), config.system_dir + "/tombstones", 1
-        )
+        self.tombstones = Tombstones(spark, config)
+        self.created = False  # by this applier: the table is empty until its first write
 
     # ------------------------------------------------------------------ helpers
     def _table_ref(self) -> str:
@@ -233,6 +234,7 @@ class TableApplier:
         if not self._exists():
             desired = self.desired_types()
             self._create(desired)
+            self.created = True
             return desired
         current = {f.name: f.dataType.simpleString().upper() for f in self._schema_fields()}
         current = {k: _ddl_type(v) for k, v in current.items()}
@@ -369,48 +371,24 @@ class TableApplier:
         return actions.withColumn("_bad", F.expr(f"nullif({reasons}, '')"))
 
     def fold(self, actions: DataFrame) -> DataFrame:
-        """Per key, fold the ordered actions into one final action."""
-        from pyspark.sql import functions as F
-
-        # maps are not orderable: sort with a comparator on the ordering struct only
-        ordered = actions.groupBy("_key").agg(
-            F.expr(
-                "array_sort(collect_list(struct(struct(coalesce(position, '') AS p, source, "
-                "partition, offset, event_index) AS o, kind, image, full, ts_ms, op, "
-                "coalesce(position, '') AS position)), "
-                "(l, r) -> CASE WHEN l.o < r.o THEN -1 WHEN l.o > r.o THEN 1 ELSE 0 END)"
-            ).alias("evs")
-        )
-        empty = "cast(map() as map<string,string>)"
-        state = (
-            f"named_struct('kind', 'none', 'row', {empty}, 'full', false, 'pos', '', 'ts', "
-            "cast(null as bigint), 'op', cast(null as string))"
-        )
-        step = (
-            "(s, e) -> CASE "
-            "WHEN e.kind = 'delete' THEN named_struct('kind', 'delete', 'row', e.image, "
-            "'full', true, 'pos', e.position, 'ts', e.ts_ms, 'op', e.op) "
-            "WHEN e.full THEN named_struct('kind', 'upsert', 'row', e.image, 'full', true, "
-            "'pos', e.position, 'ts', e.ts_ms, 'op', e.op) "
-            "ELSE named_struct('kind', 'upsert', 'row', map_concat(s.row, e.image), "
-            "'full', s.full OR s.kind = 'delete', 'pos', e.position, 'ts', e.ts_ms, 'op', e.op) END"
-        )
-        return ordered.select(F.col("_key"), F.expr(f"aggregate(evs, {state}, {step})").alias("st"))
+        """Per key, fold the ordered actions into one final action (:func:`fold_actions`)."""
+        return fold_actions(actions)
 
     # ------------------------------------------------------------------ apply
     def apply(
         self, actions: DataFrame, types: dict[str, str], batch_id: int, has_deletes: bool = True
     ) -> None:
-        """Apply the batch's good actions: fold them per key, then one guarded MERGE."""
-        self.merge(self.fold(actions), types, batch_id, has_deletes=has_deletes)
+        """Apply the batch's good actions: fold them per key, then one guarded MERGE
+        (the pipeline folds every table at once and calls :meth:`merge` itself)."""
+        self.merge(self.fold(actions), types, batch_id)
 
     # ------------------------------------------------------------------ merge
-    def merge(
-        self, folded: DataFrame, types: dict[str, str], batch_id: int, has_deletes: bool = True
-    ) -> None:
+    def merge(self, folded: DataFrame, types: dict[str, str], batch_id: int) -> None:
+        """Write the folded actions: one MERGE guarded by positions and tombstones (an
+        append into a table this run just created: nothing there to match)."""
         from pyspark.sql import functions as F
 
-        tomb = self._tombstones()
+        tomb = self.tombstones.of(self.path)
         source = folded
         if tomb is not None:
             source = (
@@ -435,6 +413,21 @@ class TableApplier:
             F.col("st.op").alias("_op"),
         ]
         staged = source.select(*projections)
+        if self.created:
+            # nothing to match: an append (one job) does what the MERGE (three) would
+            staged.filter(F.col("_kind") == "upsert").select(
+                *[F.col(q(name)) for name in types],
+                F.col("_pos").alias("_cdc_position"),
+                F.col("_ts").alias("_cdc_ts"),
+                F.col("_op").alias("_cdc_op"),
+                F.lit(int(batch_id)).cast("bigint").alias("_cdc_batch"),
+            ).write.format("delta").mode("append").save(self.path)
+            self.created = False
+        else:
+            self._merge_staged(staged, types, batch_id)
+
+    def _merge_staged(self, staged: DataFrame, types: dict[str, str], batch_id: int) -> None:
+        """One MERGE of the staged rows, every clause guarded by the position."""
         keys = self.key_columns()
         on = " AND ".join(f"t.{q(k)} <=> s.{q(k)}" for k in keys)
         newer = "(s._pos IS NULL OR t._cdc_position IS NULL OR s._pos > t._cdc_position)"
@@ -469,46 +462,6 @@ class TableApplier:
             )
         finally:
             self.spark.catalog.dropTempView(view)
-        if has_deletes:
-            self._record_tombstones(folded, batch_id)
-
-    # ------------------------------------------------------------------ tombstones
-    def _tombstones(self) -> DataFrame | None:
-        from delta.tables import DeltaTable
-
-        if not DeltaTable.isDeltaTable(self.spark, self.tomb_path):
-            return None
-        return self.spark.read.format("delta").load(self.tomb_path)
-
-    def _record_tombstones(self, folded: DataFrame, batch_id: int) -> None:
-        from delta.tables import DeltaTable
-        from pyspark.sql import functions as F
-
-        deleted = folded.filter(F.col("st.kind") == "delete").select(
-            F.col("_key"),
-            F.col("st.pos").alias("position"),
-            F.current_timestamp().alias("deleted_at"),
-        )
-        if not DeltaTable.isDeltaTable(self.spark, self.tomb_path):
-            self.spark.sql(
-                f"CREATE TABLE IF NOT EXISTS delta.{q(self.tomb_path)} "
-                "(_key STRING, position STRING, deleted_at TIMESTAMP) USING delta"
-            )
-        view = f"anycdc_tomb_{abs(hash((self.tomb_path, batch_id)))}"
-        deleted.createOrReplaceTempView(view)
-        retention = float(self.config.tombstone_retention_hours)
-        try:
-            self.spark.sql(
-                f"MERGE INTO delta.{q(self.tomb_path)} t USING {view} s ON t._key = s._key "
-                "WHEN MATCHED AND s.position > t.position THEN "
-                "UPDATE SET position = s.position, deleted_at = s.deleted_at "
-                "WHEN NOT MATCHED THEN INSERT (_key, position, deleted_at) "
-                "VALUES (s._key, s.position, s.deleted_at) "
-                f"WHEN NOT MATCHED BY SOURCE AND t.deleted_at < current_timestamp() - "
-                f"make_interval(0, 0, 0, 0, 0, 0, {retention * 3600:.0f}) THEN DELETE"
-            )
-        finally:
-            self.spark.catalog.dropTempView(view)
 
     # ------------------------------------------------------------------ truncate
     def apply_truncate(self, position: str, batch_id: int) -> None:
@@ -523,6 +476,38 @@ class TableApplier:
         self.spark.sql(
             f"ALTER TABLE {self._table_ref()} SET TBLPROPERTIES ({lit(TRUNCATE_PROPERTY)} = {lit(position)})"
         )
+
+
+def fold_actions(actions: DataFrame, by: Sequence[str] = ("_key",)) -> DataFrame:
+    """Per ``by`` (the key; the pipeline adds the table), fold the actions, ordered by
+    source position then arrival, into one final state ``st``: the last full image
+    wins, partial images are overlaid on what came before, a delete resets."""
+    from pyspark.sql import functions as F
+
+    # maps are not orderable: sort with a comparator on the ordering struct only
+    ordered = actions.groupBy(*by).agg(
+        F.expr(
+            "array_sort(collect_list(struct(struct(coalesce(position, '') AS p, source, "
+            "partition, offset, event_index) AS o, kind, image, full, ts_ms, op, "
+            "coalesce(position, '') AS position)), "
+            "(l, r) -> CASE WHEN l.o < r.o THEN -1 WHEN l.o > r.o THEN 1 ELSE 0 END)"
+        ).alias("evs")
+    )
+    empty = "cast(map() as map<string,string>)"
+    state = (
+        f"named_struct('kind', 'none', 'row', {empty}, 'full', false, 'pos', '', 'ts', "
+        "cast(null as bigint), 'op', cast(null as string))"
+    )
+    step = (
+        "(s, e) -> CASE "
+        "WHEN e.kind = 'delete' THEN named_struct('kind', 'delete', 'row', e.image, "
+        "'full', true, 'pos', e.position, 'ts', e.ts_ms, 'op', e.op) "
+        "WHEN e.full THEN named_struct('kind', 'upsert', 'row', e.image, 'full', true, "
+        "'pos', e.position, 'ts', e.ts_ms, 'op', e.op) "
+        "ELSE named_struct('kind', 'upsert', 'row', map_concat(s.row, e.image), "
+        "'full', s.full OR s.kind = 'delete', 'pos', e.position, 'ts', e.ts_ms, 'op', e.op) END"
+    )
+    return ordered.select(*by, F.expr(f"aggregate(evs, {state}, {step})").alias("st"))
 
 
 def _apply_ddl(plan: TablePlan, statement: str) -> None:
@@ -586,6 +571,7 @@ __all__: Sequence[str] = [
     "TablePlan",
     "TableResult",
     "build_plans",
+    "fold_actions",
     "lit",
     "q",
     "settled_types",

@@ -27,8 +27,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -39,10 +40,12 @@ from anycdc.spark.apply import (
     TablePlan,
     TableResult,
     build_plans,
+    fold_actions,
 )
 from anycdc.spark.decode import decode_frame
 from anycdc.spark.scd2 import Scd2Applier
 from anycdc.spark.source import raw_stream
+from anycdc.spark.tombstones import MAINTENANCE_EVERY, Tombstones
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
@@ -82,6 +85,17 @@ class BatchMetrics:
     tables: list[TableResult] = field(default_factory=list)
     heartbeat_ts_ms: int | None = None
     seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)
+    """Seconds per stage of the batch (decode, plan, schema, apply, system), in order."""
+
+    @contextmanager
+    def timed(self, phase: str) -> Iterator[None]:
+        """Add the wall time of the ``with`` block to ``phases[phase]``."""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.phases[phase] = self.phases.get(phase, 0.0) + time.monotonic() - started
 
     def line(self) -> str:
         newest = max((t.max_ts_ms or 0 for t in self.tables), default=0)
@@ -91,8 +105,12 @@ class BatchMetrics:
         return (
             f"batch {self.batch_id}: {self.messages} messages, {self.events} events, "
             f"{len(self.tables)} tables, {self.dead_letters} dead letters, "
-            f"{rate:,.0f} events/s, {self.seconds:.1f}s, max source lag {lag}"
+            f"{rate:,.0f} events/s, {self.seconds:.1f}s ({self._phase_text()}), "
+            f"max source lag {lag}"
         )
+
+    def _phase_text(self) -> str:
+        return ", ".join(f"{name} {secs:.1f}s" for name, secs in self.phases.items())
 
 
 class Pipeline:
@@ -117,6 +135,7 @@ class Pipeline:
         self.history: list[BatchMetrics] = []
         self._lock = threading.Lock()
         self._registered: set[str] = set()  # tables this run has put in the catalog
+        self._batches_run = 0  # this run's batches (tombstone upkeep)
 
     # ------------------------------------------------------------------ query
     def start(self) -> StreamingQuery:
@@ -134,10 +153,18 @@ class Pipeline:
             writer = writer.trigger(processingTime=interval)
         return writer.start()
 
-    def run(self, timeout: float | None = None) -> list[BatchMetrics]:
-        """Start, and wait until the query ends (available-now) or ``timeout`` seconds pass."""
+    def run(
+        self,
+        timeout: float | None = None,
+        on_start: Callable[[StreamingQuery], None] | None = None,
+    ) -> list[BatchMetrics]:
+        """Start, and wait until the query ends (available-now) or ``timeout`` seconds pass.
+
+        ``on_start`` gets the running query first (e.g. to watch its ``lastProgress``)."""
         query = self.start()
         try:
+            if on_start is not None:
+                on_start(query)
             query.awaitTermination(int(timeout) if timeout is not None else None)
         finally:
             if query.isActive:
@@ -172,45 +199,51 @@ class Pipeline:
         from pyspark.sql import functions as F
 
         metrics = BatchMetrics(batch_id)
-        counts = _first(
-            decoded.agg(
-                F.count(F.lit(1)).alias("rows"),
-                F.sum(F.col("error").isNotNull().cast("int")).alias("errors"),
-                F.max(
-                    F.when(F.col("op").isin("heartbeat", "begin", "commit"), F.col("ts_ms"))
-                ).alias("hb"),
-                F.sum((F.col("event_index") == 0).cast("int")).alias("messages"),
+        with metrics.timed("decode"):
+            counts = _first(
+                decoded.agg(
+                    F.count(F.lit(1)).alias("rows"),
+                    F.sum(F.col("error").isNotNull().cast("int")).alias("errors"),
+                    F.max(
+                        F.when(F.col("op").isin("heartbeat", "begin", "commit"), F.col("ts_ms"))
+                    ).alias("hb"),
+                    F.sum((F.col("event_index") == 0).cast("int")).alias("messages"),
+                )
             )
-        )
         metrics.events = int(counts["rows"] or 0) - int(counts["errors"] or 0)
         metrics.dead_letters = int(counts["errors"] or 0)
         metrics.heartbeat_ts_ms = counts["hb"]
         metrics.messages = int(counts["messages"] or 0)
 
         wanted = decoded.filter(F.col("error").isNull() & F.col("table").isNotNull())
-        plans = {
-            ident: plan
-            for ident, plan in build_plans(self._summary(wanted), self.config).items()
-            if self.config.wants_table(plan.qualified)
-        }
-        prepared, failed = self._phase_a(spark, plans, batch_id)
+        with metrics.timed("plan"):
+            plans = {
+                ident: plan
+                for ident, plan in build_plans(self._summary(wanted), self.config).items()
+                if self.config.wants_table(plan.qualified)
+            }
+        with metrics.timed("schema"):
+            prepared, failed = self._phase_a(spark, plans, batch_id)
 
         spark.conf.set(TXN_APP_ID, self.config.query_name)
         spark.conf.set(TXN_VERSION, str(batch_id))
         try:
-            self._append(decoded.filter(F.col("error").isNull()), "changelog")
-            dead = decoded.filter(F.col("error").isNotNull()).select(
-                *DEAD_LETTER_COLUMNS, F.current_timestamp().alias("failed_at")
-            )
-            if failed:
-                dead = dead.unionByName(self._schema_dead_letters(wanted, failed))
-            if metrics.dead_letters or failed:
-                self._append(dead, "dead_letter")
-            metrics.tables = self._phase_b(wanted, prepared, batch_id)
+            with metrics.timed("log"):
+                self._append(decoded.filter(F.col("error").isNull()), "changelog")
+                dead = decoded.filter(F.col("error").isNotNull()).select(
+                    *DEAD_LETTER_COLUMNS, F.current_timestamp().alias("failed_at")
+                )
+                if failed:
+                    dead = dead.unionByName(self._schema_dead_letters(wanted, failed))
+                if metrics.dead_letters or failed:
+                    self._append(dead, "dead_letter")
+            with metrics.timed("apply"):
+                metrics.tables = self._phase_b(wanted, prepared, batch_id)
             metrics.tables += [
                 TableResult(plan.qualified, "", error=reason) for plan, reason in failed
             ]
-            self._append(self._batch_rows(spark, metrics), "batches")
+            with metrics.timed("log"):
+                self._append(self._batch_rows(spark, metrics), "batches")
         finally:
             spark.conf.unset(TXN_APP_ID)
             spark.conf.unset(TXN_VERSION)
@@ -289,6 +322,10 @@ class Pipeline:
                 applier.apply_truncate(plan.truncate_position, batch_id)
                 floor = plan.truncate_position
             prepared.append((applier, types, floor))
+        # the first batch of a run, then every so many: outside the idempotent window
+        if self._batches_run % MAINTENANCE_EVERY == 0:
+            Tombstones(spark, self.config).maintain()
+        self._batches_run += 1
         return prepared, failed
 
     def _register(self, applier: TableApplier) -> None:
@@ -304,76 +341,158 @@ class Pipeline:
         prepared: list[tuple[TableApplier, dict[str, str], str | None]],
         batch_id: int,
     ) -> list[TableResult]:
-        def apply_one(item: tuple[TableApplier, dict[str, str], str | None]) -> TableResult:
-            applier, types, floor = item
-            return self._apply_table(wanted, applier, types, floor, batch_id)
+        from pyspark.sql import functions as F
 
-        workers = min(self.config.max_concurrent_tables, max(len(prepared), 1))
-        if workers == 1:
-            return [apply_one(item) for item in prepared]
-        with ThreadPoolExecutor(workers, thread_name_prefix="anycdc-merge") as pool:
-            return list(pool.map(apply_one, prepared))
+        if not prepared:
+            return []
+        # every table's actions in one cached frame: counted, folded and read by each
+        # table's write without recomputing the batch's filters and casts per use
+        actions = self._all_actions(wanted, prepared).localCheckpoint(eager=True)
+        folded = None
+        try:
+            stats = self._action_stats(actions)
+            if self.config.mode == "scd1":
+                # one shuffle folds every table's keys; each MERGE then reads its slice
+                ok = actions.filter(F.col("_bad").isNull()).drop("_bad")
+                folded = fold_actions(ok, by=("_t", "_key")).localCheckpoint(eager=True)
+
+            def apply_one(index: int) -> TableResult:
+                applier, types, _ = prepared[index]
+                return self._apply_table(
+                    applier, types, actions, folded, index, stats.get(index), batch_id
+                )
+
+            workers = min(self.config.max_concurrent_tables, len(prepared))
+            if workers == 1:
+                results = [apply_one(i) for i in range(len(prepared))]
+            else:
+                with ThreadPoolExecutor(workers, thread_name_prefix="anycdc-merge") as pool:
+                    results = list(pool.map(apply_one, range(len(prepared))))
+            if folded is not None and any(r.deletes for r in results):
+                # after every MERGE: a tombstone never stands for a delete not yet applied
+                self._record_tombstones(folded, prepared)
+            return results
+        finally:
+            if folded is not None:
+                folded.unpersist()
+            actions.unpersist()
+
+    def _all_actions(
+        self,
+        wanted: DataFrame,
+        prepared: list[tuple[TableApplier, dict[str, str], str | None]],
+    ) -> DataFrame:
+        """Every table's row actions, tagged ``_t`` (its index in ``prepared``), each with
+        ``_bad`` (why it cannot be cast to its column, or null)."""
+        from pyspark.sql import functions as F
+
+        frames = []
+        for index, (applier, types, floor) in enumerate(prepared):
+            plan = applier.plan
+            events = wanted.filter(
+                F.col("database").eqNullSafe(F.lit(plan.database))
+                & F.col("schema").eqNullSafe(F.lit(plan.schema))
+                & (F.col("table") == F.lit(plan.table))
+            )
+            actions = applier.bad_casts(applier.actions(events, types, floor), types)
+            frames.append(actions.select(F.lit(index).alias("_t"), "*"))
+        union = frames[0]
+        for frame in frames[1:]:
+            union = union.unionByName(frame)
+        # each table's slice is a few partitions of the cached batch: a task per slice
+        # would be thousands of tiny tasks
+        width = int(self.spark.conf.get("spark.sql.shuffle.partitions") or 4)
+        return union.coalesce(max(1, width))
+
+    def _record_tombstones(
+        self,
+        folded: DataFrame,
+        prepared: list[tuple[TableApplier, dict[str, str], str | None]],
+    ) -> None:
+        """Every table's deleted keys with their position, in one append."""
+        from pyspark.sql import functions as F
+
+        spark = folded.sparkSession  # the batch's session: it holds the idempotency settings
+        store = Tombstones(spark, self.config)
+        ids = spark.createDataFrame(
+            [
+                (index, store.table_id(applier.path))
+                for index, (applier, _, _) in enumerate(prepared)
+            ],
+            "_t INT, table STRING",
+        )
+        deleted = folded.filter(F.col("st.kind") == "delete").select(
+            "_t", "_key", F.col("st.pos").alias("position")
+        )
+        store.record(deleted.join(F.broadcast(ids), "_t"))
+
+    @staticmethod
+    def _action_stats(actions: DataFrame) -> dict[int, Row]:
+        """Counts, newest position and time per table, for all tables in one job (a
+        job per table costs more than the table's MERGE when batches are small)."""
+        from pyspark.sql import functions as F
+
+        ok = F.col("_bad").isNull()
+        rows = (
+            actions.groupBy("_t")
+            .agg(
+                F.sum(ok.cast("int")).alias("n"),
+                F.sum(((F.col("kind") == "delete") & ok).cast("int")).alias("deletes"),
+                F.sum((~ok).cast("int")).alias("bad"),
+                F.max(F.when(ok, F.col("position"))).alias("pos"),
+                F.max(F.when(ok, F.col("ts_ms"))).alias("ts"),
+            )
+            .collect()
+        )
+        return {int(row["_t"]): row for row in rows}
 
     def _apply_table(
         self,
-        wanted: DataFrame,
         applier: TableApplier,
         types: dict[str, str],
-        floor: str | None,
+        actions: DataFrame,
+        folded: DataFrame | None,
+        index: int,
+        stats: Row | None,
         batch_id: int,
     ) -> TableResult:
         from pyspark.sql import functions as F
 
         plan = applier.plan
-        events = wanted.filter(
-            F.col("database").eqNullSafe(F.lit(plan.database))
-            & F.col("schema").eqNullSafe(F.lit(plan.schema))
-            & (F.col("table") == F.lit(plan.table))
-        )
-        actions = applier.bad_casts(applier.actions(events, types, floor), types).persist()
-        try:
-            stats = _first(
-                actions.agg(
-                    F.sum(F.col("_bad").isNull().cast("int")).alias("n"),
-                    F.sum(((F.col("kind") == "delete") & F.col("_bad").isNull()).cast("int")).alias(
-                        "deletes"
-                    ),
-                    F.sum(F.col("_bad").isNotNull().cast("int")).alias("bad"),
-                    F.max(F.when(F.col("_bad").isNull(), F.col("position"))).alias("pos"),
-                    F.max(F.when(F.col("_bad").isNull(), F.col("ts_ms"))).alias("ts"),
-                )
+        mine = F.col("_t") == F.lit(index)
+        n = int(stats["n"] or 0) if stats else 0
+        deletes = int(stats["deletes"] or 0) if stats else 0
+        dead = int(stats["bad"] or 0) if stats else 0
+        if dead:
+            bad = actions.filter(mine & F.col("_bad").isNotNull())
+            self._append(
+                bad.select(
+                    "source",
+                    "partition",
+                    "offset",
+                    F.lit(None).cast("binary").alias("kafka_key"),
+                    "raw",
+                    "format",
+                    F.concat(F.lit(f"{plan.qualified}: "), F.col("_bad")).alias("error"),
+                    F.current_timestamp().alias("failed_at"),
+                ),
+                "dead_letter",
+                app_suffix=f":{applier.path}",
             )
-            dead = int(stats["bad"] or 0)
-            if dead:
-                bad = actions.filter(F.col("_bad").isNotNull())
-                self._append(
-                    bad.select(
-                        "source",
-                        "partition",
-                        "offset",
-                        F.lit(None).cast("binary").alias("kafka_key"),
-                        "raw",
-                        "format",
-                        F.concat(F.lit(f"{plan.qualified}: "), F.col("_bad")).alias("error"),
-                        F.current_timestamp().alias("failed_at"),
-                    ),
-                    "dead_letter",
-                    app_suffix=f":{applier.path}",
-                )
-            if stats["n"]:
-                good = actions.filter(F.col("_bad").isNull()).drop("_bad")
-                applier.apply(good, types, batch_id, has_deletes=bool(stats["deletes"]))
-        finally:
-            actions.unpersist()
+        if n and folded is not None:
+            applier.merge(folded.filter(mine).drop("_t"), types, batch_id)
+        elif n:
+            good = actions.filter(mine & F.col("_bad").isNull()).drop("_t", "_bad")
+            applier.apply(good, types, batch_id, has_deletes=bool(deletes))
         return TableResult(
             table=plan.qualified,
             path=applier.path,
-            events=int(stats["n"] or 0),
-            deletes=int(stats["deletes"] or 0),
-            upserts=int(stats["n"] or 0) - int(stats["deletes"] or 0),
+            events=n,
+            deletes=deletes,
+            upserts=n - deletes,
             dead_letters=dead,
-            max_position=stats["pos"],
-            max_ts_ms=stats["ts"],
+            max_position=stats["pos"] if stats else None,
+            max_ts_ms=stats["ts"] if stats else None,
         )
 
     # ------------------------------------------------------------------ system tables

@@ -1,0 +1,96 @@
+"""Deleted keys, remembered so that a late older event cannot resurrect a row.
+
+One Delta table for the whole target, ``_anycdc/tombstones`` (``table`` — the
+source table's folder under the target —, ``_key``, ``position``,
+``deleted_at``; partitioned by ``table``). A micro-batch appends the keys its
+deletes removed, all tables at once, after every table's MERGE has committed:
+one write per batch however many tables saw deletes, and never a tombstone
+for a delete that is not applied yet (a crash in between replays the batch,
+whose MERGEs Delta then skips and whose tombstones it appends).
+
+Readers take the newest position per key among the tombstones younger than
+``tombstone_retention_hours``; :meth:`Tombstones.maintain` deletes the expired
+ones and compacts the small files of the per-batch appends.
+
+>>> Tombstones.SCHEMA
+'table STRING, _key STRING, position STRING, deleted_at TIMESTAMP'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, Final
+
+from anycdc.config import PipelineConfig
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+MAINTENANCE_EVERY: Final = 32  # batches between two purges (and the first batch of a run)
+
+
+def _q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+class Tombstones:
+    """The target's tombstone table (see the module docstring)."""
+
+    SCHEMA: ClassVar[str] = "table STRING, _key STRING, position STRING, deleted_at TIMESTAMP"
+
+    def __init__(self, spark: SparkSession, config: PipelineConfig) -> None:
+        self.spark = spark
+        self.config = config
+        self.path = f"{config.system_dir}/tombstones"
+
+    def table_id(self, table_path: str) -> str:
+        """A source table's id in the tombstone table: its folder under the target."""
+        root = self.config.target.rstrip("/") + "/"
+        return table_path[len(root) :] if table_path.startswith(root) else table_path
+
+    def exists(self) -> bool:
+        from delta.tables import DeltaTable
+
+        return bool(DeltaTable.isDeltaTable(self.spark, self.path))
+
+    def of(self, table_path: str) -> DataFrame | None:
+        """Per deleted key of that table, its newest delete position within the retention
+        (``_key``, ``position``); None while no table has had a delete."""
+        from pyspark.sql import functions as F
+
+        if not self.exists():
+            return None
+        # expired tombstones stop counting at once, whenever maintenance deletes them
+        return (
+            self.spark.read.format("delta")
+            .load(self.path)
+            .filter(
+                (F.col("table") == F.lit(self.table_id(table_path)))
+                & (F.col("deleted_at") >= F.expr(self._cutoff()))
+            )
+            .groupBy("_key")
+            .agg(F.max("position").alias("position"))
+        )
+
+    def record(self, deleted: DataFrame) -> None:
+        """Append deleted keys (``table``, ``_key``, ``position``): one write, stamped now."""
+        from pyspark.sql import functions as F
+
+        deleted.select(
+            "table", "_key", "position", F.current_timestamp().alias("deleted_at")
+        ).write.format("delta").mode("append").partitionBy("table").save(self.path)
+
+    def maintain(self) -> None:
+        """Delete the expired tombstones and compact the files. Idempotent: the pipeline
+        runs it outside the idempotent-write window."""
+        if not self.exists():
+            return
+        table = f"delta.{_q(self.path)}"
+        self.spark.sql(f"DELETE FROM {table} WHERE deleted_at < {self._cutoff()}")
+        self.spark.sql(f"OPTIMIZE {table}")
+
+    def _cutoff(self) -> str:
+        seconds = float(self.config.tombstone_retention_hours) * 3600
+        return f"current_timestamp() - make_interval(0, 0, 0, 0, 0, 0, {seconds:.0f})"
+
+
+__all__ = ["MAINTENANCE_EVERY", "Tombstones"]
