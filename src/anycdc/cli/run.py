@@ -6,11 +6,19 @@ import argparse
 import json
 import logging
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from anycdc.cli.base import Command, add_option_argument, fail, parse_key_values
 from anycdc.config import PipelineConfig
 from anycdc.errors import AnyCdcError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from rich.console import Console
+
+    from anycdc.spark.pipeline import BatchMetrics
+
+LOG_FORMAT: Final = "%(asctime)s %(name)s %(message)s"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,6 +83,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the configuration (secrets masked) and exit",
     )
+    run.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar, even on a terminal: one log line per batch, as in CI and "
+        "logs (the bar is only ever shown when stderr is a terminal)",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> PipelineConfig:
@@ -116,15 +130,20 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not config.source_dir and not config.kafka_bootstrap:
         return fail("give a source: --source-dir DIR or --kafka-bootstrap HOST:PORT --topics T")
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr
-    )
-    logging.getLogger("py4j").setLevel(logging.WARNING)
+    console = None
+    if wants_progress(args):
+        from rich.console import Console
+
+        console = Console(stderr=True)
+    setup_logging(console)
     from anycdc.spark.pipeline import Pipeline
     from anycdc.spark.session import get_spark
 
     spark = get_spark(app_name="anycdc run", master=args.master)
-    history = Pipeline(spark, config).run()
+    if console is None:
+        history = Pipeline(spark, config).run()
+    else:
+        history = run_with_progress(spark, config, console)
     events = sum(m.events for m in history)
     dead = sum(m.dead_letters for m in history)
     print(
@@ -132,6 +151,58 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def wants_progress(args: argparse.Namespace, stream: TextIO | None = None) -> bool:
+    """A progress bar is for a person watching: only when ``stream`` (default: stderr) is a
+    terminal and ``--no-progress`` was not given. CI, log files and pipes get plain lines."""
+    if getattr(args, "no_progress", False):
+        return False
+    stream = sys.stderr if stream is None else stream
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or odd stream is nobody's terminal
+        return False
+
+
+def setup_logging(console: Console | None) -> None:
+    """Log lines as ever without a bar; with one, through rich on the bar's console, which
+    prints them above the bar instead of through it."""
+    if console is None:
+        logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+    else:
+        # RichHandler prints the time itself
+        logging.basicConfig(
+            level=logging.INFO, format="%(name)s %(message)s", handlers=[rich_handler(console)]
+        )
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+
+
+def rich_handler(console: Console) -> logging.Handler:
+    from rich.logging import RichHandler
+
+    # markup off: a table name or a message excerpt in a log line is text, not rich markup;
+    # the time without the date leaves the message more of an 80-column line
+    return RichHandler(
+        console=console,
+        show_path=False,
+        markup=False,
+        rich_tracebacks=False,
+        log_time_format="[%X]",
+    )
+
+
+def run_with_progress(
+    spark: SparkSession, config: PipelineConfig, console: Console
+) -> list[BatchMetrics]:
+    """``Pipeline.run()`` with a progress bar fed by every batch and, about once a second,
+    by the query's progress."""
+    from anycdc.cli.progress import RunProgress
+    from anycdc.spark.pipeline import Pipeline
+
+    with RunProgress(console, available_now=config.trigger == "available-now") as progress:
+        pipeline = Pipeline(spark, config, on_batch=progress.on_batch)
+        return pipeline.run(on_start=lambda query: progress.watch(lambda: query.lastProgress))
 
 
 COMMAND = Command(
