@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import shutil
 import time
@@ -92,7 +93,12 @@ def run(args: argparse.Namespace) -> int:
         broker.start(timeout=180, quiet=True)
         bootstrap = broker.bootstrap
     try:
-        spark = get_spark("anycdc-bench", master=args.master)
+        # one line per micro-batch (with where its time went) instead of Spark's stage bars
+        logging.basicConfig(format="%(asctime)s %(name)s %(message)s")
+        logging.getLogger("anycdc.pipeline").setLevel(logging.INFO)
+        spark = get_spark(
+            "anycdc-bench", master=args.master, conf={"spark.ui.showConsoleProgress": "false"}
+        )
         started = time.monotonic()
         results = run_bench(spark, bootstrap, settings)
         print_table(
