@@ -68,3 +68,20 @@ def test_late_event_stopped_within_retention_and_applied_after_it(
     assert [r["name"] for r in rows(spark, out)] == ["later"]
     assert system(spark, out, "tombstones") == []
     assert "DELETE" in _writes(spark, out / "_anycdc" / "tombstones")
+
+
+def test_a_tombstone_guards_its_own_table_only(spark: Any, tmp_path: Path) -> None:
+    src, out = tmp_path / "in", tmp_path / "out"
+    write_messages(src, "001.jsonl", encode_all("canonical-json", [
+        ev("insert", 1, _row(1, "a")), ev("delete", 5, _row(1, "a")),
+        ev("insert", 1, _row(2, "x"), table="invoices"),
+    ]))  # fmt: skip
+    run(spark, src, out)
+    # one batch, both tables, the same key 1 at an older position than orders' delete
+    write_messages(src, "002.jsonl", encode_all("canonical-json", [
+        ev("update", 3, _row(1, "late")),
+        ev("insert", 3, _row(1, "other table"), table="invoices"),
+    ]))  # fmt: skip
+    run(spark, src, out)
+    assert rows(spark, out) == []
+    assert sorted(r["name"] for r in rows(spark, out, table="invoices")) == ["other table", "x"]

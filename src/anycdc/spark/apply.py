@@ -383,12 +383,16 @@ class TableApplier:
         self.merge(self.fold(actions), types, batch_id)
 
     # ------------------------------------------------------------------ merge
-    def merge(self, folded: DataFrame, types: dict[str, str], batch_id: int) -> None:
+    def merge(
+        self, folded: DataFrame, types: dict[str, str], batch_id: int, guarded: bool = False
+    ) -> None:
         """Write the folded actions: one MERGE guarded by positions and tombstones (an
-        append into a table this run just created: nothing there to match)."""
+        append into a table this run just created: nothing there to match). ``guarded``:
+        the caller has already dropped what the tombstones stop
+        (:meth:`~anycdc.spark.tombstones.Tombstones.guard`)."""
         from pyspark.sql import functions as F
 
-        tomb = self.tombstones.of(self.path)
+        tomb = None if guarded else self.tombstones.of(self.path)
         source = folded
         if tomb is not None:
             source = (

@@ -351,10 +351,15 @@ class Pipeline:
         folded = None
         try:
             stats = self._action_stats(actions)
+            # the batch's session: it holds the idempotency settings
+            store = Tombstones(wanted.sparkSession, self.config)
+            tables = self._table_ids(store, prepared)
             if self.config.mode == "scd1":
-                # one shuffle folds every table's keys; each MERGE then reads its slice
+                # one shuffle folds every table's keys and one read of the tombstones
+                # guards them all; each MERGE then reads its slice
                 ok = actions.filter(F.col("_bad").isNull()).drop("_bad")
-                folded = fold_actions(ok, by=("_t", "_key")).localCheckpoint(eager=True)
+                folded = store.guard(fold_actions(ok, by=("_t", "_key")), tables)
+                folded = folded.localCheckpoint(eager=True)
 
             def apply_one(index: int) -> TableResult:
                 applier, types, _ = prepared[index]
@@ -370,7 +375,7 @@ class Pipeline:
                     results = list(pool.map(apply_one, range(len(prepared))))
             if folded is not None and any(r.deletes for r in results):
                 # after every MERGE: a tombstone never stands for a delete not yet applied
-                self._record_tombstones(folded, prepared)
+                store.record(self._deleted_keys(folded, tables))
             return results
         finally:
             if folded is not None:
@@ -404,27 +409,26 @@ class Pipeline:
         width = int(self.spark.conf.get("spark.sql.shuffle.partitions") or 4)
         return union.coalesce(max(1, width))
 
-    def _record_tombstones(
-        self,
-        folded: DataFrame,
+    @staticmethod
+    def _table_ids(
+        store: Tombstones,
         prepared: list[tuple[TableApplier, dict[str, str], str | None]],
-    ) -> None:
-        """Every table's deleted keys with their position, in one append."""
+    ) -> DataFrame:
+        """``_t`` (a table's index in ``prepared``) -> its ``table`` id in the tombstones."""
+        ids = [
+            (index, store.table_id(applier.path)) for index, (applier, _, _) in enumerate(prepared)
+        ]
+        return store.spark.createDataFrame(ids, "_t INT, table STRING")
+
+    @staticmethod
+    def _deleted_keys(folded: DataFrame, tables: DataFrame) -> DataFrame:
+        """Every table's deleted keys with their position (``table``, ``_key``, ``position``)."""
         from pyspark.sql import functions as F
 
-        spark = folded.sparkSession  # the batch's session: it holds the idempotency settings
-        store = Tombstones(spark, self.config)
-        ids = spark.createDataFrame(
-            [
-                (index, store.table_id(applier.path))
-                for index, (applier, _, _) in enumerate(prepared)
-            ],
-            "_t INT, table STRING",
-        )
         deleted = folded.filter(F.col("st.kind") == "delete").select(
             "_t", "_key", F.col("st.pos").alias("position")
         )
-        store.record(deleted.join(F.broadcast(ids), "_t"))
+        return deleted.join(F.broadcast(tables), "_t").drop("_t")
 
     @staticmethod
     def _action_stats(actions: DataFrame) -> dict[int, Row]:
@@ -480,7 +484,7 @@ class Pipeline:
                 app_suffix=f":{applier.path}",
             )
         if n and folded is not None:
-            applier.merge(folded.filter(mine).drop("_t"), types, batch_id)
+            applier.merge(folded.filter(mine).drop("_t"), types, batch_id, guarded=True)
         elif n:
             good = actions.filter(mine & F.col("_bad").isNull()).drop("_t", "_bad")
             applier.apply(good, types, batch_id, has_deletes=bool(deletes))

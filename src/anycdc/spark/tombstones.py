@@ -9,7 +9,8 @@ for a delete that is not applied yet (a crash in between replays the batch,
 whose MERGEs Delta then skips and whose tombstones it appends).
 
 Readers take the newest position per key among the tombstones younger than
-``tombstone_retention_hours``; :meth:`Tombstones.maintain` deletes the expired
+``tombstone_retention_hours`` (the pipeline once per batch for all its tables,
+:meth:`Tombstones.guard`); :meth:`Tombstones.maintain` deletes the expired
 ones and compacts the small files of the per-batch appends.
 
 >>> Tombstones.SCHEMA
@@ -52,9 +53,9 @@ class Tombstones:
 
         return bool(DeltaTable.isDeltaTable(self.spark, self.path))
 
-    def of(self, table_path: str) -> DataFrame | None:
-        """Per deleted key of that table, its newest delete position within the retention
-        (``_key``, ``position``); None while no table has had a delete."""
+    def live(self) -> DataFrame | None:
+        """The tombstones within the retention, as read now (``table``, ``_key``,
+        ``position``); None while no table has had a delete."""
         from pyspark.sql import functions as F
 
         if not self.exists():
@@ -63,12 +64,43 @@ class Tombstones:
         return (
             self.spark.read.format("delta")
             .load(self.path)
-            .filter(
-                (F.col("table") == F.lit(self.table_id(table_path)))
-                & (F.col("deleted_at") >= F.expr(self._cutoff()))
-            )
+            .filter(F.col("deleted_at") >= F.expr(self._cutoff()))
+            .select("table", "_key", "position")
+        )
+
+    def of(self, table_path: str) -> DataFrame | None:
+        """Per deleted key of that table, its newest delete position within the retention
+        (``_key``, ``position``); None while no table has had a delete."""
+        from pyspark.sql import functions as F
+
+        live = self.live()
+        if live is None:
+            return None
+        return (
+            live.filter(F.col("table") == F.lit(self.table_id(table_path)))
             .groupBy("_key")
             .agg(F.max("position").alias("position"))
+        )
+
+    def guard(self, folded: DataFrame, tables: DataFrame) -> DataFrame:
+        """``folded`` (per ``_t`` and ``_key``, final state ``st``) without the keys whose
+        final position is not after their newest live tombstone: one read of the store
+        for every table of the batch instead of one inside each table's MERGE.
+        ``tables`` maps ``_t`` to the ``table`` id (:meth:`table_id`)."""
+        from pyspark.sql import functions as F
+
+        live = self.live()
+        if live is None:
+            return folded
+        newest = (
+            live.join(F.broadcast(tables), "table")
+            .groupBy("_t", "_key")
+            .agg(F.max("position").alias("_tomb_pos"))
+        )
+        return (
+            folded.join(newest, ["_t", "_key"], "left")
+            .filter(F.col("_tomb_pos").isNull() | (F.col("st.pos") > F.col("_tomb_pos")))
+            .drop("_tomb_pos")
         )
 
     def record(self, deleted: DataFrame) -> None:
