@@ -100,8 +100,14 @@ class MemorySampler:
         now = {"jvm": 0, "python_workers": 0, "driver_python": 0}
         now["driver_python"] = _rss_and_kind(self.root)[0]
         todo = _children(self.root)
+        # a process can show up under two of its parent's threads (one that forked it and
+        # one it was handed to when that thread ended): count it once
+        seen = {self.root}
         while todo:
             pid = todo.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
             rss, kind = _rss_and_kind(pid)
             now["jvm" if kind == "jvm" else "python_workers"] += rss
             todo += _children(pid)
