@@ -140,6 +140,9 @@ def run(args: argparse.Namespace) -> int:
     from anycdc.spark.session import get_spark
 
     spark = get_spark(app_name="anycdc run", master=args.master)
+    if console is not None:
+        # Spark's own warnings go straight to the terminal and would tear the bar apart
+        spark.sparkContext.setLogLevel("ERROR")
     if console is None:
         history = Pipeline(spark, config).run()
     else:
