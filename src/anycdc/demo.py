@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         from anycdc.spark.pipeline import Pipeline
         from anycdc.spark.session import get_spark
 
-        spark = get_spark("anycdc demo", conf={"spark.ui.showConsoleProgress": "false"})
+        spark = get_spark("anycdc demo")
         spark.sparkContext.setLogLevel("ERROR")
         config = PipelineConfig(
             kafka_bootstrap=broker.bootstrap, topics=(TOPIC,), target=str(out / "lake"),

@@ -48,6 +48,11 @@ def test_base_conf_for_tests() -> None:
     assert "spark.jars.packages" not in conf
 
 
+def test_base_conf_leaves_progress_to_anycdc() -> None:
+    # stage bars would tear the batch log lines and the progress bar apart
+    assert base_conf()["spark.ui.showConsoleProgress"] == "false"
+
+
 def test_merge_extensions_keeps_the_users() -> None:
     assert _merge_extensions(None) == DELTA_EXTENSION
     assert _merge_extensions("a.B") == f"a.B,{DELTA_EXTENSION}"

@@ -96,9 +96,7 @@ def run(args: argparse.Namespace) -> int:
         # one line per micro-batch (with where its time went) instead of Spark's stage bars
         logging.basicConfig(format="%(asctime)s %(name)s %(message)s")
         logging.getLogger("anycdc.pipeline").setLevel(logging.INFO)
-        spark = get_spark(
-            "anycdc-bench", master=args.master, conf={"spark.ui.showConsoleProgress": "false"}
-        )
+        spark = get_spark("anycdc-bench", master=args.master)
         started = time.monotonic()
         results = run_bench(spark, bootstrap, settings)
         print_table(

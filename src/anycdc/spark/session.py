@@ -78,6 +78,9 @@ def base_conf(*, for_tests: bool = False, local: bool = True) -> dict[str, str]:
         "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
         # CDC timestamps are instants: keep Spark's session zone fixed, not the machine's
         "spark.sql.session.timeZone": "UTC",
+        # anycdc reports per micro-batch (log line, progress bar); Spark's stage bars would
+        # tear those apart and fill log files with carriage-return lines
+        "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "4"
         if for_tests
         else str(max(4, 2 * (os.cpu_count() or 2))),
@@ -97,7 +100,6 @@ def base_conf(*, for_tests: bool = False, local: bool = True) -> dict[str, str]:
         conf.update(
             {
                 "spark.ui.enabled": "false",
-                "spark.ui.showConsoleProgress": "false",
                 "spark.sql.warehouse.dir": os.path.join(tmp, "warehouse"),
                 "spark.default.parallelism": "2",
                 "spark.databricks.delta.snapshotPartitions": "2",
