@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from anycdc.cli.base import Command
+from anycdc.cli.run import LOG_FORMAT
 
 DESCRIPTION = """\
 Measure anycdc end to end against the copy floor, on this machine, in one run:
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         bootstrap = broker.bootstrap
     try:
         # one line per micro-batch (with where its time went) instead of Spark's stage bars
-        logging.basicConfig(format="%(asctime)s %(name)s %(message)s")
+        logging.basicConfig(format=LOG_FORMAT)
         logging.getLogger("anycdc.pipeline").setLevel(logging.INFO)
         spark = get_spark("anycdc-bench", master=args.master)
         started = time.monotonic()

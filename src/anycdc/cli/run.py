@@ -140,12 +140,11 @@ def run(args: argparse.Namespace) -> int:
     from anycdc.spark.session import get_spark
 
     spark = get_spark(app_name="anycdc run", master=args.master)
-    if console is not None:
-        # Spark's own warnings go straight to the terminal and would tear the bar apart
-        spark.sparkContext.setLogLevel("ERROR")
     if console is None:
         history = Pipeline(spark, config).run()
     else:
+        # Spark's own warnings go straight to the terminal and would tear the bar apart
+        spark.sparkContext.setLogLevel("ERROR")
         history = run_with_progress(spark, config, console)
     events = sum(m.events for m in history)
     dead = sum(m.dead_letters for m in history)

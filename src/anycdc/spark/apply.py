@@ -392,14 +392,7 @@ class TableApplier:
         (:meth:`~anycdc.spark.tombstones.Tombstones.guard`)."""
         from pyspark.sql import functions as F
 
-        tomb = None if guarded else self.tombstones.of(self.path)
-        source = folded
-        if tomb is not None:
-            source = (
-                folded.join(tomb.withColumnRenamed("position", "_tomb_pos"), on="_key", how="left")
-                .filter(F.col("_tomb_pos").isNull() | (F.col("st.pos") > F.col("_tomb_pos")))
-                .drop("_tomb_pos", "deleted_at")
-            )
+        source = folded if guarded else self.tombstones.guard_table(folded, self.path)
         projections = [
             F.col("_key"),
             F.col("st.kind").alias("_kind"),

@@ -86,7 +86,7 @@ class BatchMetrics:
     heartbeat_ts_ms: int | None = None
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)
-    """Seconds per stage of the batch (decode, plan, schema, apply, system), in order."""
+    """Seconds per stage of the batch (decode, plan, schema, log, apply), in order."""
 
     @contextmanager
     def timed(self, phase: str) -> Iterator[None]:
@@ -351,10 +351,10 @@ class Pipeline:
         folded = None
         try:
             stats = self._action_stats(actions)
-            # the batch's session: it holds the idempotency settings
-            store = Tombstones(wanted.sparkSession, self.config)
-            tables = self._table_ids(store, prepared)
             if self.config.mode == "scd1":
+                # the batch's session: it holds the idempotency settings
+                store = Tombstones(wanted.sparkSession, self.config)
+                tables = store.table_ids([applier.path for applier, _, _ in prepared])
                 # one shuffle folds every table's keys and one read of the tombstones
                 # guards them all; each MERGE then reads its slice
                 ok = actions.filter(F.col("_bad").isNull()).drop("_bad")
@@ -408,17 +408,6 @@ class Pipeline:
         # would be thousands of tiny tasks
         width = int(self.spark.conf.get("spark.sql.shuffle.partitions") or 4)
         return union.coalesce(max(1, width))
-
-    @staticmethod
-    def _table_ids(
-        store: Tombstones,
-        prepared: list[tuple[TableApplier, dict[str, str], str | None]],
-    ) -> DataFrame:
-        """``_t`` (a table's index in ``prepared``) -> its ``table`` id in the tombstones."""
-        ids = [
-            (index, store.table_id(applier.path)) for index, (applier, _, _) in enumerate(prepared)
-        ]
-        return store.spark.createDataFrame(ids, "_t INT, table STRING")
 
     @staticmethod
     def _deleted_keys(folded: DataFrame, tables: DataFrame) -> DataFrame:

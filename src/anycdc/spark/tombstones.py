@@ -19,6 +19,7 @@ ones and compacts the small files of the per-batch appends.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar, Final
 
 from anycdc.config import PipelineConfig
@@ -68,25 +69,16 @@ class Tombstones:
             .select("table", "_key", "position")
         )
 
-    def of(self, table_path: str) -> DataFrame | None:
-        """Per deleted key of that table, its newest delete position within the retention
-        (``_key``, ``position``); None while no table has had a delete."""
-        from pyspark.sql import functions as F
-
-        live = self.live()
-        if live is None:
-            return None
-        return (
-            live.filter(F.col("table") == F.lit(self.table_id(table_path)))
-            .groupBy("_key")
-            .agg(F.max("position").alias("position"))
-        )
+    def table_ids(self, table_paths: Sequence[str]) -> DataFrame:
+        """``_t`` (an index into ``table_paths``) -> that table's ``table`` id."""
+        ids = [(index, self.table_id(path)) for index, path in enumerate(table_paths)]
+        return self.spark.createDataFrame(ids, "_t INT, table STRING")
 
     def guard(self, folded: DataFrame, tables: DataFrame) -> DataFrame:
         """``folded`` (per ``_t`` and ``_key``, final state ``st``) without the keys whose
         final position is not after their newest live tombstone: one read of the store
         for every table of the batch instead of one inside each table's MERGE.
-        ``tables`` maps ``_t`` to the ``table`` id (:meth:`table_id`)."""
+        ``tables`` maps ``_t`` to the ``table`` id (:meth:`table_ids`)."""
         from pyspark.sql import functions as F
 
         live = self.live()
@@ -102,6 +94,13 @@ class Tombstones:
             .filter(F.col("_tomb_pos").isNull() | (F.col("st.pos") > F.col("_tomb_pos")))
             .drop("_tomb_pos")
         )
+
+    def guard_table(self, folded: DataFrame, table_path: str) -> DataFrame:
+        """:meth:`guard` for one table's folded actions (no ``_t``)."""
+        from pyspark.sql import functions as F
+
+        tagged = folded.withColumn("_t", F.lit(0))
+        return self.guard(tagged, self.table_ids([table_path])).drop("_t")
 
     def record(self, deleted: DataFrame) -> None:
         """Append deleted keys (``table``, ``_key``, ``position``): one write, stamped now."""
