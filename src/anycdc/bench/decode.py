@@ -117,7 +117,7 @@ def bare_parsers(format_id: str) -> dict[str, Callable[[bytes], Any]]:
         import fastavro
 
         fmt = get_format(format_id)
-        schema = getattr(fmt, "schema", None) or getattr(fmt, "_schema", None)
+        schema = getattr(fmt, "avro_schema", None)
         if schema is None:
             return {}
         return {"fastavro": lambda b: fastavro.schemaless_reader(io.BytesIO(b), schema)}

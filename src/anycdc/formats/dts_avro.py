@@ -695,6 +695,11 @@ class DtsAvro(Format):
         super().__init__(options)
         _record_reader()  # loads the packaged schema (once per process) when first built
 
+    @property
+    def avro_schema(self) -> Any:
+        """The published ``Record`` schema, parsed by fastavro (what messages are written with)."""
+        return _writer_schema()
+
     # ---- detection
     @classmethod
     def sniff(cls, message: Any) -> float:
