@@ -17,13 +17,14 @@ from an image (a partial update) stays distinguishable from an explicit NULL.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from decimal import Decimal
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
-from anycdc.event import ChangeEvent, dumps, value_to_json
+from anycdc.event import ChangeEvent, Column, dumps, value_to_json
+from anycdc.values import format_datetime, format_time
 
 # (name, type) in Spark SQL DDL; the Spark layer builds its StructType from this
 CHANGELOG_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
@@ -55,9 +56,11 @@ CHANGELOG_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Coordinates:
-    """Where a message came from: (topic | file, partition, offset | line)."""
+class Coordinates(NamedTuple):
+    """Where a message came from: (topic | file, partition, offset | line).
+
+    A named tuple: the decode stage builds one per message (a frozen dataclass costs
+    several times more to build)."""
 
     source: str
     partition: int
@@ -66,8 +69,31 @@ class Coordinates:
     raw: bytes | None = None
 
 
+def _bool_text(value: bool) -> str:
+    return "true" if value else "false"
+
+
+# the common value types by exact type (the decode stage renders every value of every
+# event); anything else, subclasses included, goes through the checks of value_text
+_TEXT_BY_TYPE: Final[Mapping[type, Callable[[Any], str | None]]] = {
+    str: str,
+    int: int.__str__,
+    Decimal: Decimal.__str__,
+    float: float.__repr__,
+    bool: _bool_text,
+    type(None): lambda _: None,
+    dt.datetime: format_datetime,
+    dt.date: dt.date.isoformat,
+    dt.time: format_time,
+    bytes: lambda value: base64.b64encode(value).decode("ascii"),
+}
+
+
 def value_text(value: Any) -> str | None:
     """A typed value as the text the Spark layer casts from (canonical JSON rendering)."""
+    render = _TEXT_BY_TYPE.get(type(value))
+    if render is not None:
+        return render(value)
     if value is None:
         return None
     if isinstance(value, str):
@@ -89,15 +115,55 @@ def value_text(value: Any) -> str | None:
 def _image(image: Mapping[str, Any] | None) -> dict[str, str | None] | None:
     if image is None:
         return None
-    return {name: value_text(v) for name, v in image.items()}
+    by_type = _TEXT_BY_TYPE
+    out: dict[str, str | None] = {}
+    for name, value in image.items():
+        render = by_type.get(type(value))
+        out[name] = render(value) if render is not None else value_text(value)
+    return out
 
 
-def event_to_row(event: ChangeEvent, where: Coordinates, index: int) -> dict[str, Any]:
-    """One changelog row of an event."""
-    columns = [
+def column_rows(columns: Mapping[str, Column] | None) -> list[dict[str, Any]]:
+    """An event's ``columns`` as changelog structs (name, type, vendor type)."""
+    return [
         {"name": name, "type": str(col.type), "vendor_type": col.vendor_type}
-        for name, col in (event.columns or {}).items()
+        for name, col in (columns or {}).items()
     ]
+
+
+class ColumnRowsCache:
+    """:func:`column_rows` by the identity of the ``columns`` mapping.
+
+    A decoder hands the events of one schema the same (read-only) mapping, so a
+    stream renders each schema's columns once instead of once per event. Entries
+    hold their mapping, so an id is never reused while cached; bounded, oldest out.
+    """
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._rows: dict[int, tuple[Mapping[str, Column], list[dict[str, Any]]]] = {}
+
+    def __call__(self, columns: Mapping[str, Column] | None) -> list[dict[str, Any]]:
+        if columns is None:
+            return []
+        hit = self._rows.get(id(columns))
+        if hit is not None and hit[0] is columns:
+            return hit[1]
+        rows = column_rows(columns)
+        if len(self._rows) >= self._size:
+            del self._rows[next(iter(self._rows))]
+        self._rows[id(columns)] = (columns, rows)
+        return rows
+
+
+def event_to_row(
+    event: ChangeEvent,
+    where: Coordinates,
+    index: int,
+    columns: Callable[[Mapping[str, Column] | None], list[dict[str, Any]]] = column_rows,
+) -> dict[str, Any]:
+    """One changelog row of an event (``columns``: how to render its columns, e.g. a
+    :class:`ColumnRowsCache`; the rows it gives are shared, never mutated)."""
     return {
         "source": where.source,
         "partition": where.partition,
@@ -113,7 +179,7 @@ def event_to_row(event: ChangeEvent, where: Coordinates, index: int) -> dict[str
         "key": list(event.key) if event.key is not None else None,
         "before": _image(event.before),
         "after": _image(event.after),
-        "columns": columns,
+        "columns": columns(event.columns),
         "position": event.position.sort_key() if event.position is not None else None,
         "ts_ms": event.ts_ms,
         "tx": event.tx,

@@ -3,8 +3,9 @@
 For each format: N realistic messages (an ``orders`` row of ~10 mixed-type
 columns, encoded by the format's own encoder), then, on one core, the rate
 of (a) the bare parse of the same bytes with orjson and msgspec (fastavro for
-Avro) and (b) anycdc's decode + typing, measured side by side (chunk by chunk,
-best of 3 per chunk: see :func:`rates`). Then a streamed memory check: RSS
+Avro), (b) anycdc's decode + typing and (c) the pipeline's decode stage (decode
++ the changelog row a Spark worker hands to the JVM), measured side by side
+(chunk by chunk, best of 3 per chunk: see :func:`rates`). Then a streamed memory check: RSS
 while decoding ``--memory-events`` messages one at a time must stay flat.
 
 Run: ``python -m anycdc.bench.decode [--events 20000] [--memory-events 10000000]
@@ -27,6 +28,7 @@ from typing import Any
 from anycdc.errors import EncodeError
 from anycdc.event import ChangeEvent, Column, Op, Position
 from anycdc.formats import format_class, format_ids, get_format
+from anycdc.spark.decode import ChangelogRows
 from anycdc.values import LogicalType
 
 RICH_COLUMNS = {
@@ -110,6 +112,18 @@ def rates(
     return {name: len(data) / total if total else 0.0 for name, total in totals.items()}
 
 
+def stage_decoder(format_id: str) -> Callable[[bytes], None]:
+    """What a pipeline worker does per message: decode, then render the changelog row
+    (value texts, column structs) that Spark appends and merges from."""
+    stage = ChangelogRows(format_id, {})
+
+    def run(message: bytes) -> None:
+        for _ in stage.rows((("bench", 0, 0, None, message),)):
+            pass
+
+    return run
+
+
 def bare_parsers(format_id: str) -> dict[str, Callable[[bytes], Any]]:
     if format_class(format_id).binary:
         import io
@@ -140,8 +154,13 @@ def bench_formats(count: int, only: list[str] | None = None) -> list[list[str]]:
         fmt = get_format(format_id)
         events = sum(len(fmt.decode(m)) for m in data)
         gc.collect()
-        measured = rates({"decode": fmt.decode, **bare_parsers(format_id)}, data)
+        funcs: dict[str, Callable[[bytes], Any]] = {
+            "decode": fmt.decode,
+            "stage": stage_decoder(format_id),
+        }
+        measured = rates({**funcs, **bare_parsers(format_id)}, data)
         decode_rate = measured.pop("decode") * events / len(data)
+        stage_rate = measured.pop("stage") * events / len(data)
         bare = measured
         fastest = max(bare.values()) if bare else 0.0
         rows.append(
@@ -151,6 +170,7 @@ def bench_formats(count: int, only: list[str] | None = None) -> list[list[str]]:
                 " / ".join(f"{n} {r:,.0f}" for n, r in bare.items()),
                 f"{decode_rate:,.0f}",
                 f"{decode_rate / fastest:.0%}" if fastest else "-",
+                f"{stage_rate:,.0f}",
                 f"{sum(map(len, data)) / len(data):.0f} B/msg",
             ]
         )
@@ -231,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
             "bare parse (msg/s)",
             "anycdc decode (events/s)",
             "vs fastest bare",
+            "pipeline stage (events/s)",
             "size",
         ],
         rows,

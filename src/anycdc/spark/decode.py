@@ -11,10 +11,17 @@ Kafka partition keeps both halves of a split update).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from anycdc.changelog import CHANGELOG_COLUMNS, Coordinates, error_row, event_to_row
+from anycdc.changelog import (
+    CHANGELOG_COLUMNS,
+    ColumnRowsCache,
+    Coordinates,
+    error_row,
+    event_to_row,
+)
 from anycdc.decoding import MessageDecoder
 from anycdc.errors import AnyCdcError
 from anycdc.pairing import SplitUpdatePairer
@@ -37,49 +44,68 @@ def changelog_schema() -> StructType:
     return schema
 
 
+RawRecord = tuple[str | None, int | None, int | None, bytes | None, bytes | None]
+"""One raw record: the values of :data:`INPUT_COLUMNS`, in that order."""
+
+
+class ChangelogRows:
+    """Raw records -> changelog rows for one stream of records (a Spark partition).
+
+    The decoder (with its per-schema caches), the split-update pairer and the
+    column-struct cache live as long as the instance: feed :meth:`rows` as many
+    times as there are chunks, then :meth:`flush` once for a before-half still held.
+    """
+
+    def __init__(self, format_id: str, options: Mapping[str, str]) -> None:
+        self.format_id = format_id
+        self._decoder = MessageDecoder(format_id, options)
+        self._pairer = SplitUpdatePairer()
+        self._columns = ColumnRowsCache()
+        self._held: tuple[Coordinates, int] = (Coordinates("", 0, 0), 0)  # the held half's origin
+
+    def rows(self, records: Iterable[RawRecord]) -> Iterator[dict[str, Any]]:
+        """The changelog rows of ``records``, in order (a dead letter for a bad message)."""
+        format_id, decoder, columns = self.format_id, self._decoder, self._columns
+        for source, partition, offset, key, value in records:
+            where = Coordinates(source or "", int(partition or 0), int(offset or 0), key, value)
+            try:
+                _, events = decoder.decode(value, key)
+            except AnyCdcError as exc:
+                yield error_row(where, getattr(exc, "format_id", format_id), str(exc))
+                continue
+            except Exception as exc:
+                yield error_row(
+                    where, format_id, f"internal decoder error: {type(exc).__name__}: {exc}"
+                )
+                continue
+            for index, event in enumerate(events):
+                for ready in self._pairer.push(event):
+                    # a flushed lone before-half keeps its own coordinates; a joined
+                    # update takes those of its after-half (the message that completed it)
+                    lone = ready.split == "before" and ready is not event
+                    origin = self._held if lone else (where, index)
+                    try:
+                        ready = patch_as_partial_update(ready)
+                    except PatchError as exc:
+                        yield error_row(origin[0], ready.format, str(exc))
+                        continue
+                    yield event_to_row(ready, *origin, columns)
+                if event.split == "before":
+                    self._held = (where, index)
+
+    def flush(self) -> Iterator[dict[str, Any]]:
+        """The row of a before-half still waiting for its after-half (at the stream's end)."""
+        for ready in self._pairer.flush():
+            yield event_to_row(ready, *self._held, self._columns)
+
+
 def decode_rows(
-    records: Iterator[Mapping[str, Any]], format_id: str, options: Mapping[str, str]
+    records: Iterable[RawRecord], format_id: str, options: Mapping[str, str]
 ) -> Iterator[dict[str, Any]]:
-    """Decode raw records (dicts of :data:`INPUT_COLUMNS`) into changelog rows, in order."""
-    decoder = MessageDecoder(format_id, options)
-    pairer = SplitUpdatePairer()
-    held: tuple[Coordinates, int] = (
-        Coordinates("", 0, 0),
-        0,
-    )  # where the held before-half came from
-    for record in records:
-        where = Coordinates(
-            record["source"] or "",
-            int(record["partition"] or 0),
-            int(record["offset"] or 0),
-            record["key"],
-            record["value"],
-        )
-        try:
-            _, events = decoder.decode(record["value"], record["key"])
-        except AnyCdcError as exc:
-            yield error_row(where, getattr(exc, "format_id", format_id), str(exc))
-            continue
-        except Exception as exc:
-            yield error_row(
-                where, format_id, f"internal decoder error: {type(exc).__name__}: {exc}"
-            )
-            continue
-        for index, event in enumerate(events):
-            for ready in pairer.push(event):
-                # a flushed lone before-half keeps its own coordinates; a joined
-                # update takes those of its after-half (the message that completed it)
-                origin = held if ready.split == "before" and ready is not event else (where, index)
-                try:
-                    ready = patch_as_partial_update(ready)
-                except PatchError as exc:
-                    yield error_row(origin[0], ready.format, str(exc))
-                    continue
-                yield event_to_row(ready, *origin)
-            if event.split == "before":
-                held = (where, index)
-    for ready in pairer.flush():
-        yield event_to_row(ready, *held)
+    """Decode raw records into changelog rows, in order (one :class:`ChangelogRows`)."""
+    stage = ChangelogRows(format_id, options)
+    yield from stage.rows(records)
+    yield from stage.flush()
 
 
 def _arrow_mapper(
@@ -91,13 +117,16 @@ def _arrow_mapper(
 
         arrow_schema = to_arrow_schema(schema)
 
-        def records() -> Iterator[Mapping[str, Any]]:
-            for batch in batches:
-                yield from batch.to_pylist()
+        def records() -> Iterator[RawRecord]:
+            for batch in batches:  # column by column: no dict per record
+                yield from zip(
+                    *(batch.column(name).to_pylist() for name in INPUT_COLUMNS), strict=True
+                )
 
+        ready = _arrow_ready if not _arrow_takes_dict_maps() else None
         chunk: list[dict[str, Any]] = []
         for row in decode_rows(records(), format_id, options):
-            chunk.append(_arrow_ready(row))
+            chunk.append(ready(row) if ready is not None else row)
             if len(chunk) >= 2048:
                 yield pa.RecordBatch.from_pylist(chunk, schema=arrow_schema)
                 chunk = []
@@ -107,8 +136,20 @@ def _arrow_mapper(
     return decode_batches
 
 
+@functools.cache
+def _arrow_takes_dict_maps() -> bool:
+    """Whether this pyarrow builds a map from a dict (recent ones do; a cluster's may not)."""
+    import pyarrow as pa
+
+    try:
+        built = pa.array([{"k": "v"}], type=pa.map_(pa.string(), pa.string()))
+    except (TypeError, pa.ArrowException):
+        return False
+    return bool(built.to_pylist() == [[("k", "v")]])
+
+
 def _arrow_ready(row: dict[str, Any]) -> dict[str, Any]:
-    # Arrow maps are lists of (key, value) pairs
+    # older pyarrow: a map is a list of (key, value) pairs
     for name in ("before", "after"):
         image = row[name]
         if image is not None:

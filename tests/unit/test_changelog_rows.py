@@ -1,0 +1,78 @@
+"""The decode stage each Spark Python worker runs (``anycdc.spark.decode``), without Spark:
+raw records in, changelog rows out — split halves joined, bad messages kept as dead
+letters with their coordinates, chunked feeding the same as one pass."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from anycdc.bench.decode import messages as bench_messages
+from anycdc.spark.decode import ChangelogRows, RawRecord, decode_rows
+
+CASES = Path(__file__).parents[1] / "cases" / "dataworks-json"
+
+
+def split_halves() -> tuple[bytes, bytes]:
+    before = json.loads((CASES / "seed_update_split_before.json").read_text())
+    after = json.loads((CASES / "seed_update_split_after.json").read_text())
+    return json.dumps(before).encode(), json.dumps(after).encode()
+
+
+def records(values: list[bytes | None], topic: str = "t") -> list[RawRecord]:
+    return [(topic, 3, 100 + n, None, value) for n, value in enumerate(values)]
+
+
+def test_split_halves_become_one_update_at_the_after_half() -> None:
+    before, after = split_halves()
+    [row] = decode_rows(records([before, after]), "dataworks-json", {})
+    assert row["op"] == "update" and row["split"] is None
+    assert row["before"]["name"] == "name11" and row["after"] is not None
+    assert (row["partition"], row["offset"], row["raw"]) == (3, 101, after)
+
+
+def test_a_lone_before_half_is_flushed_with_its_own_coordinates() -> None:
+    before, _ = split_halves()
+    insert = bench_messages("dataworks-json", 1)[0]
+    rows = list(decode_rows(records([insert, before]), "dataworks-json", {}))
+    assert [r["op"] for r in rows] == ["insert", "update"]
+    assert rows[1]["split"] == "before" and rows[1]["offset"] == 101
+    assert rows[1]["raw"] == before
+
+
+def test_bad_messages_become_dead_letters_and_the_stream_goes_on() -> None:
+    good = bench_messages("canal-json", 2)
+    rows = list(decode_rows(records([good[0], b"{not json", b"", good[1]]), "canal-json", {}))
+    assert [r["error"] is None for r in rows] == [True, False, False, True]
+    bad = rows[1]
+    assert (bad["source"], bad["partition"], bad["offset"], bad["raw"]) == (
+        "t",
+        3,
+        101,
+        b"{not json",
+    )
+    assert bad["format"] == "canal-json" and "canal-json" in bad["error"]
+    assert rows[3]["offset"] == 103
+
+
+def test_chunked_feeding_gives_the_rows_of_one_pass() -> None:
+    before, after = split_halves()
+    values: list[bytes | None] = [*bench_messages("dataworks-json", 7), before, after, before]
+    whole = list(decode_rows(records(values), "dataworks-json", {}))
+    stage = ChangelogRows("dataworks-json", {})
+    chunked = []
+    for start in range(0, len(values), 3):  # a split pair straddles two chunks
+        chunked += stage.rows(records(values)[start : start + 3])
+    chunked += stage.flush()
+    assert chunked == whole
+    assert [r["op"] for r in whole[-2:]] == ["update", "update"]
+    assert whole[-1]["split"] == "before"
+
+
+def test_rows_of_one_schema_share_their_column_structs() -> None:
+    rows = list(decode_rows(records(bench_messages("canal-json", 50)), "canal-json", {}))
+    assert rows[0]["columns"] is rows[-1]["columns"]  # rendered once per schema
+    assert [c["name"] for c in rows[0]["columns"]][:2] == ["id", "customer_id"]
+    assert rows[0]["columns"][4] == {
+        "name": "price", "type": "decimal(12,2)", "vendor_type": "decimal(12,2)",
+    }  # fmt: skip
