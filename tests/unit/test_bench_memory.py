@@ -58,3 +58,35 @@ def test_a_child_listed_under_two_threads_is_counted_once(
     )
     rss = bench._rss_and_kind(child)[0]
     assert MemorySampler(root).sample()["python_workers"] < 2 * rss
+
+
+def test_programs_are_told_apart_by_name_not_by_path() -> None:
+    jdk = "/usr/lib/jvm/java-17-openjdk-amd64"
+    assert bench.process_kind(f"{jdk}/bin/java -cp hive-jackson/* org.apache.spark.deploy") == "jvm"
+    assert bench.process_kind("/usr/bin/java -Xmx512m kafka.Kafka") == "jvm"
+    assert bench.process_kind(f"{jdk}/lib/jspawnhelper 17.0.15+6:3:4") == "helper"
+    assert bench.process_kind("/work/.venv/bin/python -m pyspark.daemon") == "python"
+
+
+def test_a_jvm_child_being_spawned_is_not_counted_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the JVM spawns Python workers through jspawnhelper; until the child runs it, /proc
+    # shows it with the JVM's command line and the JVM's RSS: a sample caught in that
+    # window reported the driver at twice its size (9.3 GiB for a 4.5 GiB JVM)
+    gib = 1 << 30
+    table = {  # pid: (rss, command line, children)
+        1: (100 << 20, "python -m anycdc bench", [2, 9]),
+        2: (4 * gib, "/usr/bin/java -Xmx4g spark", [3, 4, 5]),
+        3: (4 * gib, "/usr/bin/java -Xmx4g spark", []),  # spawned, not yet running its program
+        4: (1 << 20, "/usr/lib/jvm/x/lib/jspawnhelper 17", []),
+        5: (60 << 20, "python -m pyspark.daemon", [6]),
+        6: (70 << 20, "python -m pyspark.worker", []),
+        9: (300 << 20, "/usr/bin/java -Xmx512m kafka.Kafka", []),  # the broker: a JVM of its own
+    }
+    monkeypatch.setattr(bench, "_children", lambda pid: table[pid][2])
+    monkeypatch.setattr(
+        bench, "_rss_and_kind", lambda pid: (table[pid][0], bench.process_kind(table[pid][1]))
+    )
+    sample = MemorySampler(1).sample()
+    assert sample["jvm"] == 4 * gib + (300 << 20)
+    assert sample["python_workers"] == (60 << 20) + (70 << 20)
+    assert sample["driver_python"] == 100 << 20

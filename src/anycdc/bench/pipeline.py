@@ -74,6 +74,15 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def process_kind(cmdline: str) -> str:
+    """``jvm``, ``helper`` (the JVM's ``jspawnhelper``: its path holds "java" but it is a
+    spawn stub) or ``python`` (the driver's and Spark's Python processes), by the program."""
+    program = os.path.basename(cmdline.split(" ", 1)[0])
+    if program == "java":
+        return "jvm"
+    return "helper" if program == "jspawnhelper" else "python"
+
+
 def _rss_and_kind(pid: int) -> tuple[int, str]:
     try:
         with open(f"/proc/{pid}/status") as handle:
@@ -82,8 +91,7 @@ def _rss_and_kind(pid: int) -> tuple[int, str]:
             cmd = handle.read().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return 0, "gone"
-    kind = "jvm" if "java" in cmd.split(" ", 1)[0] else "python"
-    return rss * 1024, kind
+    return rss * 1024, process_kind(cmd)
 
 
 class MemorySampler:
@@ -99,18 +107,24 @@ class MemorySampler:
     def sample(self) -> dict[str, int]:
         now = {"jvm": 0, "python_workers": 0, "driver_python": 0}
         now["driver_python"] = _rss_and_kind(self.root)[0]
-        todo = _children(self.root)
+        todo = [(child, "python") for child in _children(self.root)]
         # a process can show up under two of its parent's threads (one that forked it and
         # one it was handed to when that thread ended): count it once
         seen = {self.root}
         while todo:
-            pid = todo.pop()
+            pid, parent_kind = todo.pop()
             if pid in seen:
                 continue
             seen.add(pid)
             rss, kind = _rss_and_kind(pid)
-            now["jvm" if kind == "jvm" else "python_workers"] += rss
-            todo += _children(pid)
+            # a JVM's child that reads as a JVM is one being spawned: until it runs its
+            # program it shares the JVM's pages and shows the JVM's command line and RSS
+            # (the sampler once reported the driver at twice its size); helpers are stubs
+            if kind == "jvm" and parent_kind != "jvm":
+                now["jvm"] += rss
+            elif kind == "python":
+                now["python_workers"] += rss
+            todo += [(child, kind) for child in _children(pid)]
         for name, value in now.items():
             self.peak[name] = max(self.peak[name], value)
         return now
