@@ -287,7 +287,7 @@ def _read_double(buf: bytes, pos: int) -> tuple[float, int]:
     return _DOUBLE.unpack_from(buf, pos)[0], pos + 8
 
 
-# The readers below inline the one-byte case of _read_long (every length under 64):
+# Lengths and union indexes inline the one-byte case of _read_long (every value under 64):
 # most values are short, and a call per length was a quarter of the reading time.
 
 
@@ -304,16 +304,9 @@ def _read_bytes(buf: bytes, pos: int) -> tuple[bytes, int]:
 
 
 def _read_string(buf: bytes, pos: int) -> tuple[str, int]:
-    size = buf[pos]
-    if size < 0x80:
-        size, pos = (size >> 1) ^ -(size & 1), pos + 1
-    else:
-        size, pos = _read_long(buf, pos)
-    end = pos + size
-    if size < 0 or end > len(buf):
-        raise AvroDataError(f"length {size} does not fit the {len(buf) - pos} bytes left")
+    raw, pos = _read_bytes(buf, pos)
     try:
-        return buf[pos:end].decode("utf-8"), end
+        return raw.decode("utf-8"), pos
     except UnicodeDecodeError:
         raise AvroDataError("string is not valid UTF-8") from None
 
