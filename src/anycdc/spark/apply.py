@@ -54,6 +54,7 @@ META_COLUMNS: Final = (
 TRUNCATE_PROPERTY: Final = "anycdc.truncatePosition"
 HISTORY_MARKER: Final = "_cdc_is_current"  # only SCD2 history tables have it
 UPSERT_OPS: Final = ("insert", "snapshot", "update")
+BATCH_COLUMN: Final = "_batch"  # the micro-batch id, carried in the MERGE source's rows
 
 
 def q(name: str) -> str:
@@ -393,6 +394,8 @@ class TableApplier:
         from pyspark.sql import functions as F
 
         source = folded if guarded else self.tombstones.guard_table(folded, self.path)
+        if BATCH_COLUMN not in source.columns:
+            source = with_batch(source, batch_id)
         projections = [
             F.col("_key"),
             F.col("st.kind").alias("_kind"),
@@ -408,6 +411,7 @@ class TableApplier:
             F.expr("nullif(st.pos, '')").alias("_pos"),
             F.expr("timestamp_millis(st.ts)").alias("_ts"),
             F.col("st.op").alias("_op"),
+            F.col(BATCH_COLUMN),
         ]
         staged = source.select(*projections)
         if self.created:
@@ -417,7 +421,7 @@ class TableApplier:
                 F.col("_pos").alias("_cdc_position"),
                 F.col("_ts").alias("_cdc_ts"),
                 F.col("_op").alias("_cdc_op"),
-                F.lit(int(batch_id)).cast("bigint").alias("_cdc_batch"),
+                F.col(BATCH_COLUMN).alias("_cdc_batch"),
             ).write.format("delta").mode("append").save(self.path)
             self.created = False
         else:
@@ -441,7 +445,7 @@ class TableApplier:
             "_cdc_position": "s._pos",
             "_cdc_ts": "s._ts",
             "_cdc_op": "s._op",
-            "_cdc_batch": str(int(batch_id)),
+            "_cdc_batch": f"s.{BATCH_COLUMN}",
         }
         inserts = {q(name): f"s.{q(name)}" for name in types}
         inserts.update(meta)
@@ -473,6 +477,18 @@ class TableApplier:
         self.spark.sql(
             f"ALTER TABLE {self._table_ref()} SET TBLPROPERTIES ({lit(TRUNCATE_PROPERTY)} = {lit(position)})"
         )
+
+
+def with_batch(frame: DataFrame, batch_id: int) -> DataFrame:
+    """``frame`` with the batch id as a column (:data:`BATCH_COLUMN`).
+
+    The pipeline adds it before it caches a batch's folded actions, so the MERGEs read
+    it as data: as a literal in the MERGE it would be compiled into every table's
+    generated code, in every batch (see :func:`~anycdc.spark.tombstones.table_tag`).
+    """
+    from pyspark.sql import functions as F
+
+    return frame.withColumn(BATCH_COLUMN, F.lit(int(batch_id)).cast("bigint"))
 
 
 def fold_actions(actions: DataFrame, by: Sequence[str] = ("_key",)) -> DataFrame:

@@ -41,11 +41,12 @@ from anycdc.spark.apply import (
     TableResult,
     build_plans,
     fold_actions,
+    with_batch,
 )
 from anycdc.spark.decode import decode_frame
 from anycdc.spark.scd2 import Scd2Applier
 from anycdc.spark.source import raw_stream
-from anycdc.spark.tombstones import MAINTENANCE_EVERY, Tombstones
+from anycdc.spark.tombstones import MAINTENANCE_EVERY, Tombstones, table_tag
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
@@ -359,7 +360,7 @@ class Pipeline:
                 # guards them all; each MERGE then reads its slice
                 ok = actions.filter(F.col("_bad").isNull()).drop("_bad")
                 folded = store.guard(fold_actions(ok, by=("_t", "_key")), tables)
-                folded = folded.localCheckpoint(eager=True)
+                folded = with_batch(folded, batch_id).localCheckpoint(eager=True)
 
             def apply_one(index: int) -> TableResult:
                 applier, types, _ = prepared[index]
@@ -387,7 +388,8 @@ class Pipeline:
         wanted: DataFrame,
         prepared: list[tuple[TableApplier, dict[str, str], str | None]],
     ) -> DataFrame:
-        """Every table's row actions, tagged ``_t`` (its index in ``prepared``), each with
+        """Every table's row actions, tagged ``_t`` (:func:`table_tag` of its index in
+        ``prepared``), each with
         ``_bad`` (why it cannot be cast to its column, or null)."""
         from pyspark.sql import functions as F
 
@@ -400,7 +402,7 @@ class Pipeline:
                 & (F.col("table") == F.lit(plan.table))
             )
             actions = applier.bad_casts(applier.actions(events, types, floor), types)
-            frames.append(actions.select(F.lit(index).alias("_t"), "*"))
+            frames.append(actions.select(F.lit(table_tag(index)).alias("_t"), "*"))
         union = frames[0]
         for frame in frames[1:]:
             union = union.unionByName(frame)
@@ -452,7 +454,7 @@ class Pipeline:
         from pyspark.sql import functions as F
 
         plan = applier.plan
-        mine = F.col("_t") == F.lit(index)
+        mine = F.col("_t") == F.lit(table_tag(index))
         n = int(stats["n"] or 0) if stats else 0
         deletes = int(stats["deletes"] or 0) if stats else 0
         dead = int(stats["bad"] or 0) if stats else 0

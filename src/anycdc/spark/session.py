@@ -47,6 +47,7 @@ DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 DEFAULT_MASTER = "local[*]"
 DEFAULT_DRIVER_MEMORY = "4g"  # a 24 GiB machine shares it with Kafka and the OS
 TEST_DRIVER_MEMORY = "1g"
+CODEGEN_CACHE_ENTRIES = 4096  # compiled query classes kept (Spark: 100); see base_conf
 
 # settings only a fresh JVM / SparkContext takes (ignored on an existing session)
 _STATIC_PREFIXES = (
@@ -84,6 +85,10 @@ def base_conf(*, for_tests: bool = False, local: bool = True) -> dict[str, str]:
         "spark.sql.shuffle.partitions": "4"
         if for_tests
         else str(max(4, 2 * (os.cpu_count() or 2))),
+        # Spark keeps 100 compiled query classes; each table's MERGE needs ~10 of its own
+        # (one set per table shape), so with a few dozen tables every batch compiled them
+        # all again (Janino, then the JIT: ~15 s of CPU per 24 MERGEs, measured)
+        "spark.sql.codegen.cache.maxEntries": str(CODEGEN_CACHE_ENTRIES),
     }
     if local:
         memory = os.environ.get("ANYCDC_SPARK_DRIVER_MEMORY") or (
