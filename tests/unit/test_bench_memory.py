@@ -27,7 +27,7 @@ def tree() -> Iterator[tuple[int, int]]:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             kids = bench._children(parent.pid)
-            if kids and bench._rss_and_kind(kids[0])[0] >= 60 << 20:
+            if kids and bench._pss_and_kind(kids[0])[0] >= 60 << 20:
                 break
             time.sleep(0.05)
         yield parent.pid, kids[0]
@@ -40,7 +40,7 @@ def tree() -> Iterator[tuple[int, int]]:
 
 def test_a_child_is_counted_once_by_kind(tree: tuple[int, int]) -> None:
     root, child = tree
-    rss = bench._rss_and_kind(child)[0]
+    rss = bench._pss_and_kind(child)[0]
     sample = MemorySampler(root).sample()
     assert sample["jvm"] == 0
     assert rss <= sample["python_workers"] < 2 * rss
@@ -56,8 +56,42 @@ def test_a_child_listed_under_two_threads_is_counted_once(
     monkeypatch.setattr(
         bench, "_children", lambda pid: listed(pid) * 2 if pid == root else listed(pid)
     )
-    rss = bench._rss_and_kind(child)[0]
+    rss = bench._pss_and_kind(child)[0]
     assert MemorySampler(root).sample()["python_workers"] < 2 * rss
+
+
+def test_pages_a_forked_worker_shares_with_its_parent_are_counted_once() -> None:
+    # Spark forks its Python workers from one daemon: summed RSS counted the daemon's pages
+    # once per worker (the bench printed 4.7 GiB of workers); PSS splits shared pages
+    fork = "import os, time; block = bytearray(os.urandom(1 << 20)) * 64; os.fork(); time.sleep(60)"
+    root = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import subprocess, sys, time; "
+            f"subprocess.Popen([sys.executable, '-c', {fork!r}]); time.sleep(60)",
+        ]
+    )
+    try:
+        deadline = time.monotonic() + 20
+        tree: list[int] = []
+        while time.monotonic() < deadline:
+            tree = [p for c in bench._children(root.pid) for p in [c, *bench._children(c)]]
+            if len(tree) == 2 and all(bench._pss_and_kind(p)[0] >= 30 << 20 for p in tree):
+                break
+            time.sleep(0.05)
+        assert len(tree) == 2, tree
+        block = 64 << 20
+        rss = sum(
+            int(open(f"/proc/{p}/status").read().split("VmRSS:")[1].split()[0]) << 10 for p in tree
+        )
+        assert rss >= 2 * block  # what summing RSS reported
+        assert block <= MemorySampler(root.pid).sample()["python_workers"] < 1.5 * block
+    finally:
+        for pid in [p for c in bench._children(root.pid) for p in [c, *bench._children(c)]]:
+            os.kill(pid, 9)
+        root.kill()
+        root.wait()
 
 
 def test_programs_are_told_apart_by_name_not_by_path() -> None:
@@ -84,7 +118,7 @@ def test_a_jvm_child_being_spawned_is_not_counted_again(monkeypatch: pytest.Monk
     }
     monkeypatch.setattr(bench, "_children", lambda pid: table[pid][2])
     monkeypatch.setattr(
-        bench, "_rss_and_kind", lambda pid: (table[pid][0], bench.process_kind(table[pid][1]))
+        bench, "_pss_and_kind", lambda pid: (table[pid][0], bench.process_kind(table[pid][1]))
     )
     sample = MemorySampler(1).sample()
     assert sample["jvm"] == 4 * gib + (300 << 20)

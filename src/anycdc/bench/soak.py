@@ -9,7 +9,7 @@ Steps: a broker of its own on 127.0.0.1; the simulated stream produced lazily
 the ground truth written beside it; ``anycdc run`` killed with SIGKILL
 ``kills`` times at every kind of moment (see :mod:`anycdc.devtools.chaos`) and
 then run to the end while its memory is sampled; ``anycdc verify``. Prints
-events/s, peak memory of the driver JVM and the Python workers per run, RSS at
+events/s, peak memory (PSS) of the driver JVM and the Python workers per run, memory at
 every tenth of the final run (flat is the requirement), and the verify result.
 
 Run: ``python -m anycdc.bench.soak [--events N] [--tables T] [--kills K]``
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         report = runner.loop(args.kills, random.Random(args.seed))
         print(report.summary(), flush=True)
 
-        samples: list[tuple[int, int, int]] = []  # (batches committed, jvm RSS, workers RSS)
+        samples: list[tuple[int, int, int]] = []  # (batches committed, jvm PSS, workers PSS)
 
         def watch(pid: int) -> None:
             now = MemorySampler(pid).sample()
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             "events": produced, "tables": args.tables, "kills": report.kills,
             "replayed_batches": report.replayed_batches, "skipped_writes": report.skipped_writes,
             "seconds": round(seconds), "verify_exit": verify.returncode,
-            "final_run_rss": samples,
+            "final_run_memory": samples,
         }  # fmt: skip
         (work / "soak.json").write_text(json.dumps(summary, indent=2) + "\n")
         return 0 if verify.returncode == 0 and final.returncode == 0 else 1

@@ -348,7 +348,8 @@ class Pipeline:
             return []
         # every table's actions in one cached frame: counted, folded and read by each
         # table's write without recomputing the batch's filters and casts per use
-        actions = self._all_actions(wanted, prepared).localCheckpoint(eager=True)
+        actions = with_batch(self._all_actions(wanted, prepared), batch_id)
+        actions = actions.localCheckpoint(eager=True)
         folded = None
         try:
             stats = self._action_stats(actions)

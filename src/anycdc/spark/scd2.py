@@ -63,11 +63,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
 from anycdc.spark.apply import (
+    BATCH_COLUMN,
     META_COLUMNS,
     TableApplier,
     TablePlan,
     lit,
     q,
+    with_batch,
 )
 from anycdc.spark.sql_types import cast_sql
 
@@ -156,15 +158,15 @@ class Scd2Applier(TableApplier):
         """Add the batch's versions and end markers; recompute the touched keys' history."""
         from pyspark.sql import functions as F
 
+        if BATCH_COLUMN not in actions.columns:
+            actions = with_batch(actions, batch_id)
         acts = actions.withColumn("_seq", _seq(batch_id))
         # computed once (each is read several times below); batch-sized, so cheap to hold
-        versions = self._versions(
-            acts.filter(F.col("kind") == "upsert"), types, batch_id
-        ).localCheckpoint()
+        versions = self._versions(acts.filter(F.col("kind") == "upsert"), types).localCheckpoint()
         ends = (
             _first_per(
                 acts.filter(F.col("kind").isin("delete", "truncate")).select(
-                    "_key", "_seq", "ts_ms", "kind", *ARRIVAL
+                    "_key", "_seq", "ts_ms", "kind", BATCH_COLUMN, *ARRIVAL
                 ),
                 ["_key", "_seq", "kind"],
             )
@@ -173,7 +175,7 @@ class Scd2Applier(TableApplier):
                 F.col("_seq").alias("seq"),
                 F.col("ts_ms"),
                 F.col("kind"),
-                F.lit(batch_id).cast("bigint").alias("batch"),
+                F.col(BATCH_COLUMN).alias("batch"),
             )
             .localCheckpoint()
         )
@@ -210,7 +212,7 @@ class Scd2Applier(TableApplier):
         if has_deletes or batch_truncates:
             self._record_ends(ends, batch_id)
 
-    def _versions(self, upserts: DataFrame, types: dict[str, str], batch_id: int) -> DataFrame:
+    def _versions(self, upserts: DataFrame, types: dict[str, str]) -> DataFrame:
         """The batch's versions, typed, one per ``(key, seq)`` (first arrival wins)."""
         from pyspark.sql import functions as F
 
@@ -227,7 +229,7 @@ class Scd2Applier(TableApplier):
             F.col("position").alias("_cdc_position"),
             ts.alias("_cdc_ts"),
             F.col("op").alias("_cdc_op"),
-            F.lit(batch_id).cast("bigint").alias("_cdc_batch"),
+            F.col(BATCH_COLUMN).alias("_cdc_batch"),
             F.col("_key").alias("_cdc_key"),
             F.col("_seq").alias("_cdc_seq"),
             # sorted: the same image gives the same row whatever the message's column order
