@@ -87,8 +87,8 @@ def _pss_and_kind(pid: int) -> tuple[int, str]:
     """The process's proportional set size (bytes) and :func:`process_kind`.
 
     PSS, not RSS: Spark's Python workers are forked from one daemon and share its pages;
-    summed, their RSS counted those pages once per worker (the bench printed 4.7 GiB for
-    workers that held about 1 GiB). Kernels without ``smaps_rollup`` give RSS.
+    summed, their RSS counted those pages once per worker (the bench printed 4.7 GiB of
+    workers). Kernels without ``smaps_rollup`` give RSS.
     """
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
