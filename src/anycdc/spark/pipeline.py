@@ -390,8 +390,7 @@ class Pipeline:
         prepared: list[tuple[TableApplier, dict[str, str], str | None]],
     ) -> DataFrame:
         """Every table's row actions, tagged ``_t`` (:func:`table_tag` of its index in
-        ``prepared``), each with
-        ``_bad`` (why it cannot be cast to its column, or null)."""
+        ``prepared``), each with ``_bad`` (why it cannot be cast to its column, or null)."""
         from pyspark.sql import functions as F
 
         frames = []
