@@ -83,6 +83,12 @@ def process_kind(cmdline: str) -> str:
     return "helper" if program == "jspawnhelper" else "python"
 
 
+def _proc_field_kib(path: str, field: str) -> int:
+    """The first ``field`` line's value (kB) in a /proc file, 0 when absent."""
+    with open(path) as handle:
+        return next((int(line.split()[1]) for line in handle if line.startswith(field)), 0)
+
+
 def _pss_and_kind(pid: int) -> tuple[int, str]:
     """The process's proportional set size (bytes) and :func:`process_kind`.
 
@@ -94,11 +100,9 @@ def _pss_and_kind(pid: int) -> tuple[int, str]:
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
             cmd = handle.read().replace(b"\0", b" ").decode(errors="replace")
         try:
-            with open(f"/proc/{pid}/smaps_rollup") as handle:
-                kib = next((int(line.split()[1]) for line in handle if line.startswith("Pss:")), 0)
+            kib = _proc_field_kib(f"/proc/{pid}/smaps_rollup", "Pss:")
         except FileNotFoundError:
-            with open(f"/proc/{pid}/status") as handle:
-                kib = next((int(line.split()[1]) for line in handle if line.startswith("VmRSS:")), 0)
+            kib = _proc_field_kib(f"/proc/{pid}/status", "VmRSS:")
     except (OSError, ValueError):
         return 0, "gone"
     return kib * 1024, process_kind(cmd)
