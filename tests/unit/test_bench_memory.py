@@ -82,9 +82,7 @@ def test_pages_a_forked_worker_shares_with_its_parent_are_counted_once() -> None
             time.sleep(0.05)
         assert len(tree) == 2, tree
         block = 64 << 20
-        rss = sum(
-            int(open(f"/proc/{p}/status").read().split("VmRSS:")[1].split()[0]) << 10 for p in tree
-        )
+        rss = sum(bench._proc_field_kib(f"/proc/{p}/status", "VmRSS:") << 10 for p in tree)
         assert rss >= 2 * block  # what summing RSS reported
         assert block <= MemorySampler(root.pid).sample()["python_workers"] < 1.5 * block
     finally:

@@ -394,8 +394,7 @@ class TableApplier:
         from pyspark.sql import functions as F
 
         source = folded if guarded else self.tombstones.guard_table(folded, self.path)
-        if BATCH_COLUMN not in source.columns:
-            source = with_batch(source, batch_id)
+        source = with_batch(source, batch_id)
         projections = [
             F.col("_key"),
             F.col("st.kind").alias("_kind"),
@@ -480,7 +479,7 @@ class TableApplier:
 
 
 def with_batch(frame: DataFrame, batch_id: int) -> DataFrame:
-    """``frame`` with the batch id as a column (:data:`BATCH_COLUMN`).
+    """``frame`` with the batch id as a column (:data:`BATCH_COLUMN`), unless it has one.
 
     The pipeline adds it before it caches a batch's folded actions, so the MERGEs read
     it as data: as a literal in the MERGE it would be compiled into every table's
@@ -488,6 +487,8 @@ def with_batch(frame: DataFrame, batch_id: int) -> DataFrame:
     """
     from pyspark.sql import functions as F
 
+    if BATCH_COLUMN in frame.columns:
+        return frame
     return frame.withColumn(BATCH_COLUMN, F.lit(int(batch_id)).cast("bigint"))
 
 

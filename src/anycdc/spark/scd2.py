@@ -158,8 +158,7 @@ class Scd2Applier(TableApplier):
         """Add the batch's versions and end markers; recompute the touched keys' history."""
         from pyspark.sql import functions as F
 
-        if BATCH_COLUMN not in actions.columns:
-            actions = with_batch(actions, batch_id)
+        actions = with_batch(actions, batch_id)
         acts = actions.withColumn("_seq", _seq(batch_id))
         # computed once (each is read several times below); batch-sized, so cheap to hold
         versions = self._versions(acts.filter(F.col("kind") == "upsert"), types).localCheckpoint()
