@@ -1,9 +1,10 @@
 """Typed, validated configuration of ``anycdc run`` (from a YAML/TOML file and flags).
 
 Every field is documented where it is declared; raw dicts stop at
-:func:`PipelineConfig.from_mapping`. Secrets (any ``kafka.*`` option whose
-name mentions password, secret, jaas, token or key) never leave this module
-unmasked: :meth:`PipelineConfig.redacted` is what gets printed or logged.
+:func:`PipelineConfig.from_mapping`. Secrets (a ``kafka.*`` option or a Spark
+setting whose name mentions a password, secret, JAAS config, token, credential
+or access/account key) never leave this module unmasked:
+:meth:`PipelineConfig.redacted` is what gets printed or logged.
 
 >>> cfg = PipelineConfig.from_mapping({"source_dir": "in", "target": "out",
 ...     "kafka_options": {"kafka.sasl.jaas.config": "... password=\\"s3cret\\";"}})
@@ -22,14 +23,44 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from anycdc.errors import OptionError
+from anycdc.errors import AnyCdcError, OptionError
+from anycdc.source.routing import DecodeRoute, SourceRouting
 
-SECRET_WORDS: Final = ("password", "secret", "jaas", "token", "credential", "key.password")
+SECRET_WORDS: Final = (
+    "password",
+    "secret",
+    "jaas",
+    "token",
+    "credential",
+    "key.password",
+    "access.key",  # fs.s3a.access.key
+    "account.key",  # fs.azure.account.key.<account>...
+)
+MASK: Final = "***"
+MAPPING_KEYS: Final = (
+    "kafka_options",
+    "format_options",
+    "primary_keys",
+    "spark_conf",
+    "per_topic",
+)
+TOPIC_KEYS: Final = ("format", "options")  # what a per_topic entry may set
 
 
 def is_secret(option: str) -> bool:
     lowered = option.lower()
     return any(word in lowered for word in SECRET_WORDS)
+
+
+@dataclass(frozen=True)
+class TopicDecoding:
+    """A topic's own decoding (``per_topic``): a format, and options over the run's (those
+    of the run's options that its format takes)."""
+
+    format: str | None = None
+    """Format id or ``auto``; ``None``: the run's ``format``."""
+    options: Mapping[str, str] = field(default_factory=dict)
+    """Added to the run's ``format_options`` (a name set in both: this one)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +89,10 @@ class PipelineConfig:
     """A format id, or ``auto`` to detect every message's format."""
     format_options: Mapping[str, str] = field(default_factory=dict)
     """``--option K=V`` pairs for the decoder (legacy, primary_key, timezone, ...)."""
+    per_topic: Mapping[str, TopicDecoding] = field(default_factory=dict)
+    """Topic -> its own ``format`` and ``options`` (over the run's), for a run reading
+    topics of several tasks; a ``source_dir``'s "topics" are its first-level folders
+    (:mod:`anycdc.source.routing`)."""
     table_name: str | None = None
     """Also register each target table in the Spark catalog under this name template
     (``{database}``, ``{schema}``, ``{table}``; dots separate catalog/database/table, e.g.
@@ -83,6 +118,14 @@ class PipelineConfig:
     """How many tables of one micro-batch are merged at the same time."""
     query_name: str = "anycdc"
     """Streaming query name (also the idempotent-write application id prefix)."""
+    master: str | None = None
+    """Spark master of the session anycdc creates (default ``$ANYCDC_SPARK_MASTER`` or
+    ``local[*]``); ignored under ``spark-submit``, which has its own ``--master``."""
+    spark_conf: Mapping[str, str] = field(default_factory=dict)
+    """Spark settings for the session anycdc creates, over anycdc's defaults, e.g.
+    ``spark.driver.memory: 8g`` or ``spark.hadoop.fs.s3a.endpoint``. Under ``spark-submit``
+    only runtime SQL settings still apply (the rest are logged and ignored: give them to
+    spark-submit's ``--conf``). Secrets among them are masked like Kafka's."""
 
     def __post_init__(self) -> None:
         # Delta's path identifiers (delta.`/path`) must be absolute: resolve local paths once
@@ -109,11 +152,13 @@ class PipelineConfig:
             values["primary_keys"] = {
                 str(t): _as_tuple(cols) for t, cols in dict(values["primary_keys"]).items()
             }
-        for name in ("kafka_options", "format_options"):
+        for name in ("kafka_options", "format_options", "spark_conf"):
             if name in values:
-                values[name] = {str(k): str(v) for k, v in dict(values[name]).items()}
+                values[name] = {str(k): _text(v) for k, v in dict(values[name]).items()}
         if "decimal_default" in values:
             values["decimal_default"] = _as_precision(values["decimal_default"])
+        if "per_topic" in values:
+            values["per_topic"] = _as_topic_decodings(values["per_topic"])
         config = cls(**values)
         config.validate()
         return config
@@ -124,7 +169,12 @@ class PipelineConfig:
     ) -> PipelineConfig:
         """Read a ``.yaml``/``.yml``/``.toml`` file; ``overrides`` (flags) win."""
         raw = load_config_file(path)
-        raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        for key, value in (overrides or {}).items():
+            if value is None:
+                continue
+            if key in MAPPING_KEYS and isinstance(raw.get(key), Mapping):
+                value = _merged(key, raw[key], value)
+            raw[key] = value
         return cls.from_mapping(raw)
 
     def with_overrides(self, **changes: Any) -> PipelineConfig:
@@ -154,8 +204,32 @@ class PipelineConfig:
                 raise OptionError(f"invalid table regex {pattern!r}: {exc}") from None
         if self.max_concurrent_tables < 1:
             raise OptionError("max_concurrent_tables must be >= 1")
+        if self.tombstone_retention_hours < 0:
+            raise OptionError("tombstone_retention_hours must be >= 0")
+        for name in ("max_offsets_per_trigger", "max_files_per_trigger"):
+            cap = getattr(self, name)
+            if cap is not None and cap < 1:
+                raise OptionError(f"{name} must be >= 1, got {cap}")
+        for key in self.spark_conf:
+            if not key.startswith("spark."):
+                raise OptionError(
+                    f"spark_conf: {key!r} is not a Spark setting (they start with 'spark.'; "
+                    "Hadoop settings go as spark.hadoop.<name>)"
+                )
         if self.table_name is not None:
             self.catalog_name("db", "schema", "table")  # a bad template fails now, not mid-run
+        self._check_decoding()
+
+    def _check_decoding(self) -> None:
+        """Unknown format ids and options fail here, not in a Spark task mid-run."""
+        from anycdc.decoding import MessageDecoder
+
+        for topic, route in [(None, self.routing.default), *self.routing.per_topic.items()]:
+            try:
+                MessageDecoder(route.format, route.option_map)
+            except AnyCdcError as exc:
+                where = f"per_topic {topic!r}: " if topic is not None else ""
+                raise OptionError(f"{where}{exc}") from None
 
     # ------------------------------------------------------------------ derived
     @property
@@ -170,6 +244,18 @@ class PipelineConfig:
             return None
         unit = {"ms": "milliseconds", "s": "seconds", "m": "minutes"}[match.group(2)]
         return f"{match.group(1)} {unit}"
+
+    @property
+    def routing(self) -> SourceRouting:
+        """How each source's messages are decoded (the run's format, or its topic's)."""
+        routes = {}
+        for topic, own in self.per_topic.items():
+            format_id = own.format or self.format
+            # the run's options go where they apply (as with auto); the topic's must apply
+            shared = _options_for(format_id, self.format_options)
+            routes[topic] = DecodeRoute(format_id, tuple({**shared, **own.options}.items()))
+        default = DecodeRoute(self.format, tuple(self.format_options.items()))
+        return SourceRouting(default, routes, root=self.source_dir)
 
     @property
     def system_dir(self) -> str:
@@ -238,9 +324,8 @@ class PipelineConfig:
     def redacted(self) -> dict[str, Any]:
         """The configuration as a dict with every secret masked (for printing and logs)."""
         out = asdict(self)
-        out["kafka_options"] = {
-            k: ("***" if is_secret(k) else v) for k, v in self.kafka_options.items()
-        }
+        for name in ("kafka_options", "spark_conf"):
+            out[name] = {k: (MASK if is_secret(k) else v) for k, v in getattr(self, name).items()}
         return out
 
 
@@ -256,11 +341,77 @@ def _as_tuple(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value)
 
 
+def _text(value: Any) -> str:
+    """A setting's value as text; YAML/TOML booleans as ``true``/``false`` (not Python's
+    ``True``), the spelling Kafka, Spark and the format options take."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _options_for(format_id: str, options: Mapping[str, str]) -> dict[str, str]:
+    """The ``options`` that ``format_id`` takes (all of them for ``auto``, or an unknown id:
+    validation reports that)."""
+    from anycdc.decoding import AUTO
+    from anycdc.errors import UnknownFormatError
+    from anycdc.formats import format_class
+
+    if format_id == AUTO:
+        return dict(options)
+    try:
+        names = {spec.name for spec in format_class(format_id).option_specs()}
+    except UnknownFormatError:
+        return dict(options)
+    return {k: v for k, v in options.items() if k in names}
+
+
+def _merged(
+    key: str, from_file: Mapping[str, Any], from_flags: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A mapping of the file with the flags' entries over it, one by one (a topic's
+    options, too: ``--topic-option`` adds to the file's options of that topic)."""
+    out = {**from_file, **from_flags}
+    if key == "per_topic":
+        for topic in set(from_file) & set(from_flags):
+            mine, theirs = from_file[topic], from_flags[topic]
+            if isinstance(mine, Mapping) and isinstance(theirs, Mapping):
+                options = {**(mine.get("options") or {}), **(theirs.get("options") or {})}
+                out[topic] = {**mine, **theirs, "options": options}
+    return out
+
+
+def _as_topic_decodings(value: Any) -> dict[str, TopicDecoding]:
+    if not isinstance(value, Mapping):
+        raise OptionError(f"per_topic must map topics to {{format, options}}, got {value!r}")
+    out = {}
+    for topic, entry in value.items():
+        if isinstance(entry, TopicDecoding):
+            out[str(topic)] = entry
+            continue
+        if not isinstance(entry, Mapping) or set(entry) - set(TOPIC_KEYS):
+            raise OptionError(
+                f"per_topic {topic!r}: expected keys {' and/or '.join(TOPIC_KEYS)}, got {entry!r}"
+            )
+        options = entry.get("options") or {}
+        if not isinstance(options, Mapping):
+            raise OptionError(f"per_topic {topic!r}: options must be a mapping, got {options!r}")
+        own_format = entry.get("format")
+        out[str(topic)] = TopicDecoding(
+            None if own_format is None else str(own_format),
+            {str(k): _text(v) for k, v in options.items()},
+        )
+    return out
+
+
 def _as_precision(value: Any) -> tuple[int, int]:
     parts = _as_tuple(value) if isinstance(value, str) else tuple(value)
-    if len(parts) != 2:
-        raise OptionError(f"decimal_default must be P,S, got {value!r}")
-    return int(parts[0]), int(parts[1])
+    try:
+        precision, scale = (int(part) for part in parts)
+    except ValueError:
+        raise OptionError(f"decimal_default must be P,S (two integers), got {value!r}") from None
+    if not 0 <= scale <= precision <= 38 or precision == 0:
+        raise OptionError(f"decimal_default must be P,S with 0 <= S <= P <= 38, got {value!r}")
+    return precision, scale
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:

@@ -22,7 +22,8 @@ pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.faults]
 
 PASSWORD = "pw-7f3c1e9a-do-not-log"
 KEY_PASSWORD = "kp-51b2d8aa-do-not-log"
-SECRETS = (PASSWORD, KEY_PASSWORD)
+STORE_SECRET = "s3-90c4e2b7-do-not-log"
+SECRETS = (PASSWORD, KEY_PASSWORD, STORE_SECRET)
 JAAS = (
     "org.apache.kafka.common.security.plain.PlainLoginModule required "
     f'username="anycdc" password="{PASSWORD}";'
@@ -31,6 +32,8 @@ SECRET_OPTIONS = [
     "--kafka-option", f"kafka.sasl.jaas.config={JAAS}",
     "--kafka-option", "kafka.sasl.mechanism=PLAIN",
     "--kafka-option", f"kafka.ssl.key.password={KEY_PASSWORD}",
+    # an object store's secret as a Spark setting (unused by a local run, kept by the session)
+    "--spark-conf", f"spark.hadoop.fs.s3a.secret.key={STORE_SECRET}",
 ]  # fmt: skip
 
 
@@ -71,12 +74,24 @@ def test_secrets_never_leave_the_configuration(
     printed = _anycdc("run", *source, *SECRET_OPTIONS, "--print-config")
     assert printed.returncode == 0, printed.stderr
     assert "kafka.sasl.jaas.config" in printed.stdout and "***" in printed.stdout
+    assert "spark.hadoop.fs.s3a.secret.key" in printed.stdout
     assert _leaks(printed.stdout + printed.stderr) == []
 
-    run = _anycdc("run", *source, *SECRET_OPTIONS, "--master", "local[2]")
+    # Spark's event log records the session's settings: it shows that --spark-conf reached
+    # the session, and it is one more file a secret must not reach
+    events = tmp_path / "spark-events"
+    events.mkdir()
+    event_log = ["--spark-conf", "spark.eventLog.enabled=true",
+                 "--spark-conf", f"spark.eventLog.dir={events.as_uri()}",
+                 # plain text, so that searching it for the secrets means something
+                 "--spark-conf", "spark.eventLog.compress=false"]  # fmt: skip
+    run = _anycdc("run", *source, *SECRET_OPTIONS, *event_log, "--master", "local[2]")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "batch 0:" in run.stdout + run.stderr  # the run really logged its batches
     assert _leaks(run.stdout + run.stderr) == []
+    logged = "".join(p.read_text(errors="replace") for p in events.rglob("*") if p.is_file())
+    assert "spark.hadoop.fs.s3a.secret.key" in logged  # the setting was there, value redacted
+    assert _files_with_secrets(events) == []
 
     capsys.readouterr()
     assert cli(["status", "--target", str(target)]) == 0

@@ -89,3 +89,103 @@ def test_catalog_names_come_from_the_template_part_by_part() -> None:
 def test_a_bad_catalog_template_is_refused_up_front(template: str) -> None:
     with pytest.raises(OptionError, match="table_name"):
         PipelineConfig.from_mapping({"source_dir": "in", "target": "lake", "table_name": template})
+
+
+def test_every_configuration_key_has_a_flag(tmp_path: Path) -> None:
+    """Flags override the file key by key: each key of the file can be given as a flag."""
+    import argparse
+    from dataclasses import fields
+
+    from anycdc.cli.run import add_arguments, config_from_args
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args([
+        "--kafka-bootstrap", "h:9092", "--topics", "a,b", "--kafka-option", "kafka.x=1",
+        "--starting-offsets", "latest", "--max-offsets-per-trigger", "500",
+        "--max-files-per-trigger", "7", "--format", "dts-canal-json", "-o", "legacy=true",
+        "--topic-format", "cn=drs-json", "--topic-option", "cn:timezone=Asia/Shanghai",
+        "--decimal-default", "20,4", "--target", str(tmp_path / "lake"), "--include", "shop\\..*",
+        "--exclude", "shop\\.tmp", "--primary-key", "shop.audit=id,ts",
+        "--table-name", "lake.{table}", "--checkpoint", str(tmp_path / "ck"),
+        "--trigger", "interval=5s", "--mode", "scd2", "--tombstone-retention-hours", "1.5",
+        "--max-concurrent-tables", "2", "--query-name", "orders_sync", "--master", "local[1]",
+        "--spark-conf", "spark.driver.memory=6g",
+    ])  # fmt: skip
+    config = config_from_args(args)
+    defaults = PipelineConfig()
+    unset = [
+        f.name
+        for f in fields(PipelineConfig)
+        if getattr(config, f.name) == getattr(defaults, f.name)
+    ]
+    # the other sources: each excludes the Kafka topics given above
+    assert unset == ["source_dir", "topic_pattern"]
+    other = config_from_args(parser.parse_args(["--source-dir", str(tmp_path)]))
+    assert other.source_dir == str(tmp_path)
+    pattern = config_from_args(
+        parser.parse_args(["--kafka-bootstrap", "h:1", "--topic-pattern", "db_.*"])
+    )
+    assert pattern.topic_pattern == "db_.*"
+    assert config.decimal_default == (20, 4)
+    assert config.tombstone_retention_hours == 1.5
+    assert config.spark_conf == {"spark.driver.memory": "6g"}
+    assert config.master == "local[1]"
+
+
+def test_spark_settings_from_flags_and_files_with_secrets_masked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "pipeline.toml"
+    path.write_text(
+        'source_dir = "in"\n[spark_conf]\n"spark.driver.memory" = "8g"\n'
+        f'"spark.hadoop.fs.s3a.secret.key" = "{SECRET}"\n'
+    )
+    code = cli([
+        "run", "--config", str(path), "--target", "lake", "--print-config",
+        "--spark-conf", f"spark.hadoop.fs.azure.account.key.acct.dfs.core.windows.net={SECRET}",
+        "--spark-conf", "spark.driver.memory=10g",
+    ])  # fmt: skip
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert SECRET not in out.out + out.err
+    printed = json.loads(out.out)["spark_conf"]
+    # flags are merged into the file's mapping, setting by setting
+    assert printed == {
+        "spark.driver.memory": "10g",
+        "spark.hadoop.fs.s3a.secret.key": "***",
+        "spark.hadoop.fs.azure.account.key.acct.dfs.core.windows.net": "***",
+    }
+    file_only = PipelineConfig.from_file(path)
+    assert file_only.redacted()["spark_conf"] == {
+        "spark.driver.memory": "8g",
+        "spark.hadoop.fs.s3a.secret.key": "***",
+    }
+    assert file_only.spark_conf["spark.hadoop.fs.s3a.secret.key"] == SECRET  # masked, not lost
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"spark_conf": {"driver.memory": "8g"}}, "not a Spark setting"),
+        ({"decimal_default": "38"}, "decimal_default must be P,S"),
+        ({"decimal_default": "p,s"}, "two integers"),
+        ({"decimal_default": [10, 12]}, "0 <= S <= P <= 38"),
+        ({"decimal_default": "39,2"}, "0 <= S <= P <= 38"),
+        ({"max_offsets_per_trigger": 0}, "max_offsets_per_trigger must be >= 1"),
+        ({"tombstone_retention_hours": -1}, "tombstone_retention_hours must be >= 0"),
+    ],
+)
+def test_bad_settings_are_refused_with_their_name(raw: dict[str, object], message: str) -> None:
+    with pytest.raises(OptionError, match=message):
+        PipelineConfig.from_mapping({"source_dir": "in", **raw})
+
+
+def test_a_malformed_secret_pair_is_not_echoed(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli([
+        "run", "--source-dir", "in", "--print-config",
+        "--spark-conf", f"spark.hadoop.fs.s3a.secret.key:{SECRET}",
+    ])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code != 0 and "--spark-conf expects K=V" in err
+    assert SECRET not in err

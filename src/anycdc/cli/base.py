@@ -38,7 +38,10 @@ def parse_key_values(pairs: Sequence[str] | None, what: str = "--option") -> dic
     for pair in pairs or ():
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise OptionError(f"{what} expects K=V, got {pair!r}")
+            from anycdc.config import is_secret
+
+            shown = "(hidden: it looks like a secret)" if is_secret(pair) else repr(pair)
+            raise OptionError(f"{what} expects K=V, got {shown}")
         out[key.strip()] = value
     return out
 

@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     from anycdc.spark.pipeline import replay_dead_letters
     from anycdc.spark.session import get_spark
 
-    spark = get_spark("anycdc replay-dead-letters", master=args.master)
+    spark = get_spark("anycdc replay-dead-letters", master=config.master, conf=config.spark_conf)
     replayed, left = replay_dead_letters(spark, config)
     print(f"{replayed} dead letters replayed and applied, {left} still failing")
     return 0

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from anycdc.cli.base import Command, add_option_argument, fail, parse_key_values
 from anycdc.config import PipelineConfig
-from anycdc.errors import AnyCdcError
+from anycdc.errors import AnyCdcError, OptionError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -35,13 +35,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="passed to Spark's Kafka source, e.g. kafka.security.protocol=SASL_SSL (secrets are never printed)",
     )
     src.add_argument("--starting-offsets", help="earliest (default) | latest | Spark's JSON")
-    src.add_argument("--max-offsets-per-trigger", type=int, help="cap messages per micro-batch")
+    src.add_argument(
+        "--max-offsets-per-trigger", type=int, metavar="N", help="cap messages per micro-batch"
+    )
     src.add_argument(
         "--source-dir", metavar="DIR", help="folder of .jsonl/.json/.avro message files"
+    )
+    src.add_argument(
+        "--max-files-per-trigger", type=int, metavar="N", help="cap files per micro-batch"
     )
     dec = parser.add_argument_group("decoding")
     dec.add_argument("--format", "-f", help="format id or auto (default)")
     add_option_argument(dec)
+    dec.add_argument(
+        "--topic-format",
+        action="append",
+        default=[],
+        metavar="TOPIC=ID",
+        help="a topic's own format (a folder's, under --source-dir), repeatable",
+    )
+    dec.add_argument(
+        "--topic-option",
+        action="append",
+        default=[],
+        metavar="TOPIC:K=V",
+        help="a topic's own format option, over the --option ones, repeatable "
+        "(e.g. dts_2021:legacy=true)",
+    )
+    dec.add_argument(
+        "--decimal-default",
+        metavar="P,S",
+        help="DECIMAL(P,S) for decimals whose precision the format does not send (default 38,18)",
+    )
     tgt = parser.add_argument_group("target")
     tgt.add_argument("--target", "-t", metavar="DIR", help="folder of the Delta tables")
     tgt.add_argument(
@@ -76,7 +101,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "_cdc_valid_from, _cdc_valid_to (NULL while current) and _cdc_is_current",
     )
     run.add_argument(
+        "--tombstone-retention-hours",
+        type=float,
+        metavar="H",
+        help="how long deleted keys are remembered to stop late older events (default 168)",
+    )
+    run.add_argument(
+        "--max-concurrent-tables",
+        type=int,
+        metavar="N",
+        help="tables merged at the same time in one micro-batch (default 4)",
+    )
+    run.add_argument(
+        "--query-name",
+        help="streaming query name and idempotent-write app id (default anycdc): one per "
+        "checkpoint",
+    )
+    spk = parser.add_argument_group("Spark")
+    spk.add_argument(
         "--master", help="Spark master (default local[*]; on a cluster use spark-submit)"
+    )
+    spk.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="a Spark setting for the session anycdc starts, repeatable, e.g. "
+        "spark.driver.memory=8g or spark.hadoop.fs.s3a.endpoint=...; secrets are never "
+        "printed (under spark-submit use its --conf)",
     )
     run.add_argument(
         "--print-config",
@@ -106,6 +158,12 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
         "checkpoint": args.checkpoint,
         "trigger": args.trigger,
         "mode": args.mode,
+        "max_files_per_trigger": args.max_files_per_trigger,
+        "decimal_default": args.decimal_default,
+        "tombstone_retention_hours": args.tombstone_retention_hours,
+        "max_concurrent_tables": args.max_concurrent_tables,
+        "query_name": args.query_name,
+        "master": args.master,
     }
     if args.table_name or args.catalog:
         flags["table_name"] = args.table_name or "{database}.{table}"
@@ -115,9 +173,31 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
         flags["format_options"] = parse_key_values(args.option)
     if args.primary_key:
         flags["primary_keys"] = parse_key_values(args.primary_key, "--primary-key")
+    if args.spark_conf:
+        flags["spark_conf"] = parse_key_values(args.spark_conf, "--spark-conf")
+    if args.topic_format or args.topic_option:
+        flags["per_topic"] = per_topic_flags(args.topic_format, args.topic_option)
     if args.config:
         return PipelineConfig.from_file(args.config, flags)
     return PipelineConfig.from_mapping({k: v for k, v in flags.items() if v is not None})
+
+
+def per_topic_flags(formats: list[str], options: list[str]) -> dict[str, dict[str, Any]]:
+    """``--topic-format T=ID`` and ``--topic-option T:K=V`` -> the ``per_topic`` mapping.
+
+    >>> per_topic_flags(["old=dts-canal-json"], ["old:legacy=true", "cn:timezone=Asia/Shanghai"])
+    {'old': {'format': 'dts-canal-json', 'options': {'legacy': 'true'}}, 'cn': {'options': {'timezone': 'Asia/Shanghai'}}}
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for topic, format_id in parse_key_values(formats, "--topic-format").items():
+        out.setdefault(topic, {})["format"] = format_id
+    for item in options:
+        topic, sep, pair = item.partition(":")
+        if not sep or not topic:
+            raise OptionError(f"--topic-option expects TOPIC:K=V, got {item.split('=')[0]!r}...")
+        entry = out.setdefault(topic, {})
+        entry.setdefault("options", {}).update(parse_key_values([pair], "--topic-option"))
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -139,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
     from anycdc.spark.pipeline import Pipeline
     from anycdc.spark.session import get_spark
 
-    spark = get_spark(app_name="anycdc run", master=args.master)
+    spark = get_spark(app_name="anycdc run", master=config.master, conf=config.spark_conf)
     if console is None:
         history = Pipeline(spark, config).run()
     else:
@@ -221,7 +301,10 @@ COMMAND = Command(
     "  anycdc run --kafka-bootstrap 127.0.0.1:9092 --topics dts_shop --target lake/ \\\n"
     "      --kafka-option kafka.security.protocol=SASL_SSL --trigger interval=10s\n"
     "  anycdc run --config pipeline.yaml --primary-key shop.audit=id,ts\n"
-    "  anycdc run --source-dir captures/ --target history/ --mode scd2",
+    "  anycdc run --source-dir captures/ --target history/ --mode scd2\n"
+    "  anycdc run --kafka-bootstrap broker:9093 --topics dts_2021,dts_shop --target lake/ \\\n"
+    "      --topic-format dts_2021=dts-canal-json --topic-option dts_2021:legacy=true\n"
+    "  anycdc run --source-dir captures/ --target lake/ --spark-conf spark.driver.memory=8g",
     add_arguments=add_arguments,
     run=run,
 )

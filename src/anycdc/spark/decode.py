@@ -5,13 +5,16 @@ Input columns (both sources are brought to this shape by
 ``offset`` (Kafka offset or line), ``key`` and ``value`` (binary). Output: the
 static :data:`anycdc.changelog.CHANGELOG_COLUMNS` schema; a message that fails
 to decode becomes one row with ``error`` set (a dead letter), never a failed
-task. One decoder and one split-update pairer live per Spark partition (a
-Kafka partition keeps both halves of a split update).
+task. One decoder and one split-update pairer live per Spark partition and
+route (a Kafka partition keeps both halves of a split update); the route — the
+format and options — is the run's, or the record's topic's
+(:class:`~anycdc.source.routing.SourceRouting`).
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +29,7 @@ from anycdc.decoding import MessageDecoder
 from anycdc.errors import AnyCdcError
 from anycdc.pairing import SplitUpdatePairer
 from anycdc.patch import PatchError, patch_as_partial_update
+from anycdc.source.routing import DecodeRoute, SourceRouting
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -100,16 +104,34 @@ class ChangelogRows:
 
 
 def decode_rows(
-    records: Iterable[RawRecord], format_id: str, options: Mapping[str, str]
+    records: Iterable[RawRecord],
+    format_id: str | SourceRouting,
+    options: Mapping[str, str] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Decode raw records into changelog rows, in order (one :class:`ChangelogRows`)."""
-    stage = ChangelogRows(format_id, options)
-    yield from stage.rows(records)
-    yield from stage.flush()
+    """Decode raw records into changelog rows, in order: one :class:`ChangelogRows` per
+    route (``format_id`` and ``options``, or a :class:`SourceRouting`'s per source)."""
+    routing = (
+        format_id
+        if isinstance(format_id, SourceRouting)
+        else SourceRouting.build(format_id, options or {}, {})
+    )
+    stages: dict[DecodeRoute, ChangelogRows] = {}
+    runs: Iterable[tuple[DecodeRoute, Iterable[RawRecord]]]
+    if routing.per_topic:
+        runs = itertools.groupby(records, key=lambda record: routing.route(record[0] or ""))
+    else:
+        runs = iter([(routing.default, iter(records))])
+    for route, run in runs:
+        stage = stages.get(route)
+        if stage is None:
+            stage = stages[route] = ChangelogRows(route.format, route.option_map)
+        yield from stage.rows(run)
+    for stage in stages.values():
+        yield from stage.flush()
 
 
 def _arrow_mapper(
-    format_id: str, options: Mapping[str, str], schema: StructType
+    routing: SourceRouting, schema: StructType
 ) -> Callable[[Iterable[pa.RecordBatch]], Iterable[pa.RecordBatch]]:
     def decode_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
@@ -125,7 +147,7 @@ def _arrow_mapper(
 
         ready = _arrow_ready if not _arrow_takes_dict_maps() else None
         chunk: list[dict[str, Any]] = []
-        for row in decode_rows(records(), format_id, options):
+        for row in decode_rows(records(), routing):
             chunk.append(ready(row) if ready is not None else row)
             if len(chunk) >= 2048:
                 yield pa.RecordBatch.from_pylist(chunk, schema=arrow_schema)
@@ -157,9 +179,7 @@ def _arrow_ready(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def decode_frame(raw: DataFrame, format_id: str, options: Mapping[str, str]) -> DataFrame:
+def decode_frame(raw: DataFrame, routing: SourceRouting) -> DataFrame:
     """Decode a DataFrame of raw records into changelog rows (dead letters included)."""
     schema = changelog_schema()
-    return raw.select(*INPUT_COLUMNS).mapInArrow(
-        _arrow_mapper(format_id, dict(options), schema), schema
-    )
+    return raw.select(*INPUT_COLUMNS).mapInArrow(_arrow_mapper(routing, schema), schema)

@@ -184,7 +184,7 @@ class Pipeline:
         # (a pure function of the batch's offsets, folded in a total order) and already
         # cached: the copy is a job and a local checkpoint per table per batch for nothing
         spark.conf.set(MATERIALIZE_SOURCE, "none")
-        decoded = decode_frame(raw, self.config.format, self.config.format_options).persist()
+        decoded = decode_frame(raw, self.config.routing).persist()
         try:
             metrics = self._process(spark, decoded, batch_id)
         finally:
@@ -553,14 +553,20 @@ def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[in
 
     from anycdc.decoding import MessageDecoder
     from anycdc.errors import AnyCdcError
+    from anycdc.source.routing import DecodeRoute
 
     path = f"{config.system_dir}/dead_letter"
     if not DeltaTable.isDeltaTable(spark, path):
         return 0, 0
     dead = spark.read.format("delta").load(path).collect()
-    decoder = MessageDecoder(config.format, config.format_options)
+    routing = config.routing
+    decoders: dict[DecodeRoute, MessageDecoder] = {}
     fixed = []
     for row in dead:
+        route = routing.route(row["source"] or "")
+        decoder = decoders.get(route)
+        if decoder is None:
+            decoder = decoders[route] = MessageDecoder(route.format, route.option_map)
         try:
             decoder.decode(row["raw"], row["kafka_key"])
         except AnyCdcError:
