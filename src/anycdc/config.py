@@ -116,6 +116,15 @@ class PipelineConfig:
     """DECIMAL(p,s) for decimals whose precision the format does not send."""
     max_concurrent_tables: int = 4
     """How many tables of one micro-batch are merged at the same time."""
+    auto_compact: bool = True
+    """Let Delta compact a table's small files right after a write that leaves many
+    (``spark.databricks.delta.autoCompact.enabled`` for the run's writes)."""
+    vacuum_every_hours: float = 24.0
+    """VACUUM each table (target and ``_anycdc``) at most this often; 0: never."""
+    vacuum_retain_hours: float | None = None
+    """VACUUM keeps files a version younger than this needs (default: the table's
+    ``delta.deletedFileRetentionDuration``, Delta's 7 days); below the table's own it
+    shortens time travel and how far back a lagging reader can be."""
     query_name: str = "anycdc"
     """Streaming query name (also the idempotent-write application id prefix)."""
     master: str | None = None
@@ -206,6 +215,12 @@ class PipelineConfig:
             raise OptionError("max_concurrent_tables must be >= 1")
         if self.tombstone_retention_hours < 0:
             raise OptionError("tombstone_retention_hours must be >= 0")
+        if self.vacuum_every_hours < 0:
+            raise OptionError("vacuum_every_hours must be >= 0 (0: never)")
+        if self.vacuum_retain_hours is not None and self.vacuum_retain_hours < 0:
+            raise OptionError("vacuum_retain_hours must be >= 0")
+        if not isinstance(self.auto_compact, bool):
+            raise OptionError(f"auto_compact must be true or false, got {self.auto_compact!r}")
         for name in ("max_offsets_per_trigger", "max_files_per_trigger"):
             cap = getattr(self, name)
             if cap is not None and cap < 1:

@@ -110,6 +110,7 @@ def test_every_configuration_key_has_a_flag(tmp_path: Path) -> None:
         "--table-name", "lake.{table}", "--checkpoint", str(tmp_path / "ck"),
         "--trigger", "interval=5s", "--mode", "scd2", "--tombstone-retention-hours", "1.5",
         "--max-concurrent-tables", "2", "--query-name", "orders_sync", "--master", "local[1]",
+        "--no-auto-compact", "--vacuum-every-hours", "6", "--vacuum-retain-hours", "48",
         "--spark-conf", "spark.driver.memory=6g",
     ])  # fmt: skip
     config = config_from_args(args)
@@ -174,6 +175,9 @@ def test_spark_settings_from_flags_and_files_with_secrets_masked(
         ({"decimal_default": "39,2"}, "0 <= S <= P <= 38"),
         ({"max_offsets_per_trigger": 0}, "max_offsets_per_trigger must be >= 1"),
         ({"tombstone_retention_hours": -1}, "tombstone_retention_hours must be >= 0"),
+        ({"vacuum_every_hours": -1}, "vacuum_every_hours must be >= 0"),
+        ({"vacuum_retain_hours": -2}, "vacuum_retain_hours must be >= 0"),
+        ({"auto_compact": "sometimes"}, "auto_compact must be true or false"),
     ],
 )
 def test_bad_settings_are_refused_with_their_name(raw: dict[str, object], message: str) -> None:

@@ -113,6 +113,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="tables merged at the same time in one micro-batch (default 4)",
     )
     run.add_argument(
+        "--no-auto-compact",
+        dest="auto_compact",
+        action="store_false",
+        default=None,
+        help="do not let Delta compact small files after the run's writes",
+    )
+    run.add_argument(
+        "--vacuum-every-hours",
+        type=float,
+        metavar="H",
+        help="VACUUM each table at most every H hours (default 24; 0: never)",
+    )
+    run.add_argument(
+        "--vacuum-retain-hours",
+        type=float,
+        metavar="H",
+        help="keep unreferenced files this long (default: each table's "
+        "delta.deletedFileRetentionDuration, 7 days)",
+    )
+    run.add_argument(
         "--query-name",
         help="streaming query name and idempotent-write app id (default anycdc): one per "
         "checkpoint",
@@ -163,6 +183,9 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
         "tombstone_retention_hours": args.tombstone_retention_hours,
         "max_concurrent_tables": args.max_concurrent_tables,
         "query_name": args.query_name,
+        "auto_compact": args.auto_compact,
+        "vacuum_every_hours": args.vacuum_every_hours,
+        "vacuum_retain_hours": args.vacuum_retain_hours,
         "master": args.master,
     }
     if args.table_name or args.catalog:

@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
+from anycdc.spark.maintenance import LAST_VACUUM_PROPERTY, table_properties
 from anycdc.spark.sql_types import cast_sql, settle_type
 from anycdc.spark.tombstones import Tombstones
 
@@ -272,8 +274,11 @@ class TableApplier:
     def _create(self, columns: dict[str, str]) -> None:
         cols = [f"{q(n)} {t}" for n, t in columns.items()]
         cols += [f"{q(n)} {t}" for n, t in self.meta_columns]
+        # a new table has nothing to vacuum: its first VACUUM is due a full interval later
+        created = f"{lit(LAST_VACUUM_PROPERTY)} = {lit(str(int(time.time() * 1000)))}"
         self.spark.sql(
-            f"CREATE TABLE IF NOT EXISTS {self._table_ref()} ({', '.join(cols)}) USING delta"
+            f"CREATE TABLE IF NOT EXISTS {self._table_ref()} ({', '.join(cols)}) USING delta "
+            f"TBLPROPERTIES ({created})"
         )
         log.info("%s: created %s", self.plan.qualified, self.path)
 
@@ -290,14 +295,20 @@ class TableApplier:
     def _ident(self) -> tuple[str | None, str | None, str]:
         return self.plan.database, self.plan.schema, self.plan.table
 
-    def truncate_position(self) -> str | None:
+    def properties(self) -> dict[str, str]:
+        """The table's properties ({} while it does not exist)."""
         if not self._exists():
-            return None
-        props = self.spark.sql(f"SHOW TBLPROPERTIES {self._table_ref()}").collect()
-        for row in props:
-            if row["key"] == TRUNCATE_PROPERTY:
-                return str(row["value"])
-        return None
+            return {}
+        return table_properties(self.spark, self._table_ref())
+
+    def table_ref(self) -> str:
+        """The table in SQL: ``delta.`/path```."""
+        return self._table_ref()
+
+    def truncate_position(self, properties: dict[str, str] | None = None) -> str | None:
+        """The position of the last TRUNCATE applied (from ``properties`` when given)."""
+        props = self.properties() if properties is None else properties
+        return props.get(TRUNCATE_PROPERTY)
 
     # ------------------------------------------------------------------ actions
     def actions(self, events: DataFrame, types: dict[str, str], floor: str | None) -> DataFrame:

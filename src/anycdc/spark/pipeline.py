@@ -41,9 +41,11 @@ from anycdc.spark.apply import (
     TableResult,
     build_plans,
     fold_actions,
+    q,
     with_batch,
 )
 from anycdc.spark.decode import decode_frame
+from anycdc.spark.maintenance import Upkeep, table_properties
 from anycdc.spark.scd2 import Scd2Applier
 from anycdc.spark.source import raw_stream
 from anycdc.spark.tombstones import MAINTENANCE_EVERY, Tombstones, table_tag
@@ -58,6 +60,7 @@ TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION: Final = "spark.databricks.delta.write.txnVersion"
 MATERIALIZE_SOURCE: Final = "spark.databricks.delta.merge.materializeSource"
 ROW_OPS: Final = ("insert", "update", "delete", "snapshot")
+SYSTEM_TABLES: Final = ("changelog", "dead_letter", "batches", "tombstones")  # under _anycdc
 DEAD_LETTER_COLUMNS: Final = (
     "source", "partition", "offset", "kafka_key", "raw", "format", "error",
 )  # fmt: skip
@@ -184,6 +187,7 @@ class Pipeline:
         # (a pure function of the batch's offsets, folded in a total order) and already
         # cached: the copy is a job and a local checkpoint per table per batch for nothing
         spark.conf.set(MATERIALIZE_SOURCE, "none")
+        Upkeep(spark, self.config).set_auto_compaction()
         decoded = decode_frame(raw, self.config.routing).persist()
         try:
             metrics = self._process(spark, decoded, batch_id)
@@ -305,6 +309,7 @@ class Pipeline:
     ) -> tuple[list[tuple[TableApplier, dict[str, str], str | None]], list[tuple[TablePlan, str]]]:
         prepared = []
         failed: list[tuple[TablePlan, str]] = []
+        properties: list[tuple[str, dict[str, str]]] = []
         for plan in plans.values():
             # scd2 keeps history rows; scd1 (default) the current row per key
             kind = Scd2Applier if self.config.mode == "scd2" else TableApplier
@@ -318,16 +323,33 @@ class Pipeline:
                 log.warning("%s: %s (events dead-lettered)", plan.qualified, exc)
                 failed.append((plan, f"incompatible schema change: {exc}"))
                 continue
-            floor = applier.truncate_position()
+            props = applier.properties()
+            properties.append((applier.table_ref(), props))
+            floor = applier.truncate_position(props)
             if plan.truncate_position and (floor is None or plan.truncate_position > floor):
                 applier.apply_truncate(plan.truncate_position, batch_id)
                 floor = plan.truncate_position
             prepared.append((applier, types, floor))
-        # the first batch of a run, then every so many: outside the idempotent window
-        if self._batches_run % MAINTENANCE_EVERY == 0:
+        # upkeep is idempotent: outside the idempotent-write window, like the schema changes
+        upkeep = Upkeep(spark, self.config)
+        if self._batches_run % MAINTENANCE_EVERY == 0:  # the first batch of a run, then so often
             Tombstones(spark, self.config).maintain()
+            properties += self._system_tables()
+        upkeep.vacuum_due(properties)
         self._batches_run += 1
         return prepared, failed
+
+    def _system_tables(self) -> list[tuple[str, dict[str, str]]]:
+        """The ``_anycdc`` tables that exist, with their properties (for VACUUM)."""
+        from delta.tables import DeltaTable
+
+        found = []
+        for name in SYSTEM_TABLES:
+            path = f"{self.config.system_dir}/{name}"
+            if DeltaTable.isDeltaTable(self.spark, path):
+                ref = f"delta.{q(path)}"
+                found.append((ref, table_properties(self.spark, ref)))
+        return found
 
     def _register(self, applier: TableApplier) -> None:
         """Put the table in the Spark catalog (``table_name``), once per run and table."""

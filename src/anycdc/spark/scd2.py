@@ -121,7 +121,7 @@ class Scd2Applier(TableApplier):
         )
         return types
 
-    def truncate_position(self) -> str | None:
+    def truncate_position(self, properties: dict[str, str] | None = None) -> str | None:
         """No truncate floor: older events are slotted into history, not dropped."""
         return None
 

@@ -1,0 +1,98 @@
+"""Table upkeep through real Spark and Delta: auto compaction bounds the small files of an
+insert-heavy table, VACUUM removes the files MERGEs left behind — and neither changes a row."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from anycdc.spark.maintenance import AUTO_COMPACT, LAST_VACUUM_PROPERTY, table_properties
+from tests.pipeline.helpers import encode_all, ev, rows, run, write_messages
+
+pytestmark = pytest.mark.spark
+
+MIN_FILES = "spark.databricks.delta.autoCompact.minNumFiles"
+
+
+def _row(n: int, name: str = "a") -> dict[str, Any]:
+    return {"id": n, "name": name, "qty": n, "price": Decimal("1.00")}
+
+
+def _batches(src: Path, events_per_file: list[list[Any]]) -> None:
+    for number, events in enumerate(events_per_file):
+        write_messages(src, f"{number:03}.jsonl", encode_all("canonical-json", events))
+
+
+def _live_files(spark: Any, table: Path) -> int:
+    return int(spark.sql(f"DESCRIBE DETAIL delta.`{table}`").first()["numFiles"])
+
+
+def _files_on_disk(table: Path) -> int:
+    return sum(1 for p in table.rglob("*.parquet") if "_delta_log" not in p.parts)
+
+
+def _operations(spark: Any, table: Path) -> list[str]:
+    return [r["operation"] for r in spark.sql(f"DESCRIBE HISTORY delta.`{table}`").collect()]
+
+
+def test_auto_compaction_bounds_the_files_of_an_insert_heavy_table(
+    spark: Any, tmp_path: Path
+) -> None:
+    src = tmp_path / "in"
+    # five batches of new keys: each adds files to the table, none rewrites any
+    _batches(
+        src, [[ev("insert", 10 * b + i, _row(10 * b + i)) for i in range(3)] for b in range(5)]
+    )
+    spark.conf.set(MIN_FILES, "3")
+    try:
+        plain, compacted = tmp_path / "plain", tmp_path / "compacted"
+        run(spark, src, plain, max_files_per_trigger=1, auto_compact=False)
+        run(spark, src, compacted, max_files_per_trigger=1)
+    finally:
+        spark.conf.unset(MIN_FILES)
+        spark.conf.unset(AUTO_COMPACT)
+    assert rows(spark, compacted) == rows(spark, plain)
+    assert len(rows(spark, plain)) == 15
+    plain_files = _live_files(spark, plain / "shop" / "orders")
+    compacted_files = _live_files(spark, compacted / "shop" / "orders")
+    assert plain_files >= 5
+    assert compacted_files < 3
+    assert "OPTIMIZE" in _operations(spark, compacted / "shop" / "orders")
+    assert "OPTIMIZE" not in _operations(spark, plain / "shop" / "orders")
+
+
+def test_vacuum_removes_the_files_merges_left_behind(spark: Any, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    # the same keys updated batch after batch: each MERGE rewrites the table's files
+    _batches(
+        src, [[ev("snapshot", 10 * b + i, _row(i, f"v{b}")) for i in range(4)] for b in range(5)]
+    )
+    kept, vacuumed = tmp_path / "kept", tmp_path / "vacuumed"
+    run(spark, src, kept, max_files_per_trigger=1, vacuum_every_hours=0)
+    # due again at once (3.6 microseconds), nothing kept for time travel
+    run(
+        spark,
+        src,
+        vacuumed,
+        max_files_per_trigger=1,
+        vacuum_every_hours=1e-9,
+        vacuum_retain_hours=0,
+    )
+    table_kept, table_vacuumed = kept / "shop" / "orders", vacuumed / "shop" / "orders"
+    assert rows(spark, vacuumed) == rows(spark, kept)
+    assert [r["name"] for r in rows(spark, vacuumed)] == ["v4"] * 4
+    # each batch vacuums before its MERGE: only the last MERGE's leftovers remain
+    live = _live_files(spark, table_vacuumed)
+    assert _files_on_disk(table_kept) > _files_on_disk(table_vacuumed)
+    assert _files_on_disk(table_vacuumed) <= 2 * live
+    assert _files_on_disk(table_kept) >= 5
+    stamped = int(table_properties(spark, f"delta.`{table_vacuumed}`")[LAST_VACUUM_PROPERTY])
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{table_vacuumed}`").collect()
+    created_ms = min(r["timestamp"] for r in history).timestamp() * 1000
+    assert stamped > created_ms  # stamped by a VACUUM after the table's creation
+    kept_stamp = table_properties(spark, f"delta.`{table_kept}`")[LAST_VACUUM_PROPERTY]
+    kept_history = spark.sql(f"DESCRIBE HISTORY delta.`{table_kept}`").collect()
+    assert int(kept_stamp) <= min(r["timestamp"] for r in kept_history).timestamp() * 1000
