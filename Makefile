@@ -5,7 +5,7 @@
 #   make test-fast   pure-Python tests only (no JVM)
 #   make demo        setup, then a small end-to-end run (Kafka -> Spark -> Delta)
 #   make bench       the pipeline vs. the copy floor (1M events, 50 tables); bench-decode: formats
-#   make soak        10M events, 200 tables, 50 kill -9, then verify (SOAK_ARGS to scale down)
+#   make soak        50 kill -9 on a 30k-event stream, then 10M events over 200 tables; verify each
 #   make lint        ruff + mypy
 #   make kafka-start / kafka-stop / kafka-status   the project's own local Kafka broker
 #   make clean       build outputs and local data (keeps .venv); make distclean also drops .venv
@@ -100,7 +100,7 @@ bench-decode: $(PY_STAMP)
 bench: setup
 	$(VENV)/bin/anycdc bench $(BENCH_ARGS)
 
-# 10M events / 200 tables / 50 kill -9 by default (hours on a laptop): SOAK_ARGS="--events 200000"
+# ~1.5 h on a 2-core laptop; SOAK_ARGS="--phase kills" or "--events 1000000 --tables 50" for less
 soak: setup
 	$(PY) -m anycdc.bench.soak $(SOAK_ARGS)
 
