@@ -10,6 +10,7 @@ import pytest
 from anycdc.cli import main as cli
 from anycdc.config import PipelineConfig
 from anycdc.errors import OptionError
+from tests.unit.printed import printed_config
 
 SECRET = "s3cr3t-Pa55"
 
@@ -138,19 +139,17 @@ def test_spark_settings_from_flags_and_files_with_secrets_masked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "pipeline.toml"
-    path.write_text(
+    text = (
         'source_dir = "in"\n[spark_conf]\n"spark.driver.memory" = "8g"\n'
         f'"spark.hadoop.fs.s3a.secret.key" = "{SECRET}"\n'
     )
-    code = cli([
-        "run", "--config", str(path), "--target", "lake", "--print-config",
+    config, output = printed_config(
+        capsys, path, text, "--target", "lake",
         "--spark-conf", f"spark.hadoop.fs.azure.account.key.acct.dfs.core.windows.net={SECRET}",
         "--spark-conf", "spark.driver.memory=10g",
-    ])  # fmt: skip
-    out = capsys.readouterr()
-    assert code == 0, out.err
-    assert SECRET not in out.out + out.err
-    printed = json.loads(out.out)["spark_conf"]
+    )  # fmt: skip
+    assert SECRET not in output
+    printed = config["spark_conf"]
     # flags are merged into the file's mapping, setting by setting
     assert printed == {
         "spark.driver.memory": "10g",

@@ -13,6 +13,7 @@ from anycdc.config import PipelineConfig
 from anycdc.errors import OptionError
 from anycdc.source.routing import SourceRouting
 from anycdc.spark.decode import RawRecord, decode_rows
+from tests.unit.printed import printed_config
 
 CANAL = Path(__file__).parents[1] / "cases" / "dts-canal-json" / "constructed_new_insert.json"
 
@@ -110,19 +111,16 @@ def test_a_bad_topic_entry_is_refused_with_the_topic(entry: object, message: str
 def test_topic_flags_add_to_the_files_topics(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / "pipeline.yaml"
-    path.write_text(
+    text = (
         "kafka_bootstrap: 127.0.0.1:9092\ntopics: [dts, cn]\n"
         "per_topic:\n  dts:\n    format: dts-canal-json\n    options: {legacy: true}\n"
     )
-    code = cli([
-        "run", "--config", str(path), "--print-config",
+    config, _ = printed_config(
+        capsys, tmp_path / "pipeline.yaml", text,
         "--topic-option", "dts:primary_key=id", "--topic-format", "cn=drs-json",
         "--topic-option", "cn:timezone=Asia/Shanghai",
-    ])  # fmt: skip
-    out = capsys.readouterr()
-    assert code == 0, out.err
-    assert json.loads(out.out)["per_topic"] == {
+    )  # fmt: skip
+    assert config["per_topic"] == {
         "dts": {"format": "dts-canal-json", "options": {"legacy": "true", "primary_key": "id"}},
         "cn": {"format": "drs-json", "options": {"timezone": "Asia/Shanghai"}},
     }
