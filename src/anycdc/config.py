@@ -239,7 +239,8 @@ class PipelineConfig:
         """Unknown format ids and options fail here, not in a Spark task mid-run."""
         from anycdc.decoding import MessageDecoder
 
-        for topic, route in [(None, self.routing.default), *self.routing.per_topic.items()]:
+        routing = self.routing
+        for topic, route in [(None, routing.default), *routing.per_topic.items()]:
             try:
                 MessageDecoder(route.format, route.option_map)
             except AnyCdcError as exc:

@@ -11,7 +11,7 @@ import pytest
 from anycdc.cli import main as cli
 from anycdc.config import PipelineConfig
 from anycdc.errors import OptionError
-from anycdc.source.routing import SourceRouting
+from anycdc.source.routing import DecodeRoute, SourceRouting
 from anycdc.spark.decode import RawRecord, decode_rows
 from tests.unit.printed import printed_config
 
@@ -69,7 +69,7 @@ def test_without_per_topic_every_source_gets_the_runs_route() -> None:
     ],
 )
 def test_a_files_topic_is_its_first_folder_under_the_source(source: str, topic: str) -> None:
-    routing = SourceRouting.build("auto", {}, {}, root="/in")
+    routing = SourceRouting(DecodeRoute("auto"), root="/in")
     assert routing.topic_of(source) == topic
 
 

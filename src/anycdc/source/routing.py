@@ -10,17 +10,20 @@ under ``source_dir`` it sits in (``captures/dts_legacy/0001.jsonl`` belongs to
 
 The routing is pure and small (picklable): Spark ships it to the Python workers.
 
->>> topics = SourceRouting.build("auto", {"timezone": "UTC"},
-...     {"dts_old": ("dts-canal-json", {"legacy": "true"})})
+>>> topics = SourceRouting(DecodeRoute("auto"),
+...     {"dts_old": DecodeRoute("dts-canal-json", (("legacy", "true"),))})
 >>> topics.route("dts_old").format, topics.route("dts_old").option_map
-('dts-canal-json', {'timezone': 'UTC', 'legacy': 'true'})
+('dts-canal-json', {'legacy': 'true'})
 >>> topics.route("orders").format
 'auto'
->>> folders = SourceRouting.build("auto", {}, {"dts_old": ("dts-canal-json", {})}, root="/in")
+>>> folders = SourceRouting(DecodeRoute("auto"), topics.per_topic, root="/in")
 >>> folders.route("file:///in/dts_old/part-1.jsonl").format
 'dts-canal-json'
 >>> folders.route("file:/in/part-1.jsonl").format
 'auto'
+
+:attr:`anycdc.config.PipelineConfig.routing` builds the run's routing (which of the
+run's options a topic's format takes is the configuration's business).
 """
 
 from __future__ import annotations
@@ -55,26 +58,9 @@ class SourceRouting:
     """``source_dir`` (an absolute path or URI): a file's topic is its first folder there."""
 
     @classmethod
-    def build(
-        cls,
-        format_id: str,
-        options: Mapping[str, str],
-        per_topic: Mapping[str, tuple[str | None, Mapping[str, str]]],
-        root: str | None = None,
-    ) -> SourceRouting:
-        """Routes from the run's format and options and each topic's (format or ``None``
-        for the run's, options over the run's)."""
-        default = DecodeRoute(format_id, tuple(options.items()))
-        routes = {
-            topic: DecodeRoute(own_format or format_id, tuple({**options, **own}.items()))
-            for topic, (own_format, own) in per_topic.items()
-        }
-        return cls(default, routes, root)
-
-    @property
-    def routes(self) -> list[DecodeRoute]:
-        """Every distinct route, the default first."""
-        return list(dict.fromkeys([self.default, *self.per_topic.values()]))
+    def single(cls, format_id: str, options: Mapping[str, str]) -> SourceRouting:
+        """One route for every source."""
+        return cls(DecodeRoute(format_id, tuple(options.items())))
 
     def route(self, source: str) -> DecodeRoute:
         """The route of a record's ``source`` (a Kafka topic, or a file's path or URI)."""

@@ -113,12 +113,22 @@ def decode_rows(
     routing = (
         format_id
         if isinstance(format_id, SourceRouting)
-        else SourceRouting.build(format_id, options or {}, {})
+        else SourceRouting.single(format_id, options or {})
     )
     stages: dict[DecodeRoute, ChangelogRows] = {}
     runs: Iterable[tuple[DecodeRoute, Iterable[RawRecord]]]
     if routing.per_topic:
-        runs = itertools.groupby(records, key=lambda record: routing.route(record[0] or ""))
+        # a file source's records name their file: parse each path once, not once per line
+        routes: dict[str, DecodeRoute] = {}
+
+        def route_of(record: RawRecord) -> DecodeRoute:
+            source = record[0] or ""
+            route = routes.get(source)
+            if route is None:
+                route = routes[source] = routing.route(source)
+            return route
+
+        runs = itertools.groupby(records, key=route_of)
     else:
         runs = iter([(routing.default, iter(records))])
     for route, run in runs:
