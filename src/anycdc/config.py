@@ -116,6 +116,13 @@ class PipelineConfig:
     """DECIMAL(p,s) for decimals whose precision the format does not send."""
     max_concurrent_tables: int = 4
     """How many tables of one micro-batch are merged at the same time."""
+    key_range_min_mb: float = 256.0
+    """A MERGE into a table of at least this many MB (and more than one file) reads only
+    the files whose key range overlaps the batch's keys: each key column is bounded by the
+    batch's smallest and largest value, which Delta compares with every file's min/max
+    statistics. 0: every table of more than one file. A smaller table is read whole: the
+    bounds cost a job and the parsing of every file's statistics per batch, more than
+    reading a small table's key column saves (``python -m anycdc.bench.key_ranges``)."""
     auto_compact: bool = True
     """Let Delta compact a table's small files right after a write that leaves many
     (``spark.databricks.delta.autoCompact.enabled`` for the run's writes)."""
@@ -213,6 +220,8 @@ class PipelineConfig:
                 raise OptionError(f"invalid table regex {pattern!r}: {exc}") from None
         if self.max_concurrent_tables < 1:
             raise OptionError("max_concurrent_tables must be >= 1")
+        if self.key_range_min_mb < 0:
+            raise OptionError("key_range_min_mb must be >= 0")
         if self.tombstone_retention_hours < 0:
             raise OptionError("tombstone_retention_hours must be >= 0")
         if self.vacuum_every_hours < 0:

@@ -110,7 +110,7 @@ def test_every_configuration_key_has_a_flag(tmp_path: Path) -> None:
         "--exclude", "shop\\.tmp", "--primary-key", "shop.audit=id,ts",
         "--table-name", "lake.{table}", "--checkpoint", str(tmp_path / "ck"),
         "--trigger", "interval=5s", "--mode", "scd2", "--tombstone-retention-hours", "1.5",
-        "--max-concurrent-tables", "2", "--query-name", "orders_sync", "--master", "local[1]",
+        "--max-concurrent-tables", "2", "--key-range-min-mb", "0", "--query-name", "orders_sync", "--master", "local[1]",
         "--no-auto-compact", "--vacuum-every-hours", "6", "--vacuum-retain-hours", "48",
         "--spark-conf", "spark.driver.memory=6g",
     ])  # fmt: skip
@@ -175,6 +175,7 @@ def test_spark_settings_from_flags_and_files_with_secrets_masked(
         ({"max_offsets_per_trigger": 0}, "max_offsets_per_trigger must be >= 1"),
         ({"tombstone_retention_hours": -1}, "tombstone_retention_hours must be >= 0"),
         ({"vacuum_every_hours": -1}, "vacuum_every_hours must be >= 0"),
+        ({"key_range_min_mb": -1}, "key_range_min_mb must be >= 0"),
         ({"vacuum_retain_hours": -2}, "vacuum_retain_hours must be >= 0"),
         ({"auto_compact": "sometimes"}, "auto_compact must be true or false"),
     ],

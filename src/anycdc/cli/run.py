@@ -113,6 +113,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="tables merged at the same time in one micro-batch (default 4)",
     )
     run.add_argument(
+        "--key-range-min-mb",
+        type=float,
+        metavar="MB",
+        help="a MERGE into a table of at least MB megabytes reads only the files whose key "
+        "range overlaps the batch's keys (default 256; 0: every table)",
+    )
+    run.add_argument(
         "--no-auto-compact",
         dest="auto_compact",
         action="store_false",
@@ -182,6 +189,7 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
         "decimal_default": args.decimal_default,
         "tombstone_retention_hours": args.tombstone_retention_hours,
         "max_concurrent_tables": args.max_concurrent_tables,
+        "key_range_min_mb": args.key_range_min_mb,
         "query_name": args.query_name,
         "auto_compact": args.auto_compact,
         "vacuum_every_hours": args.vacuum_every_hours,

@@ -14,7 +14,9 @@ Per table and batch:
    overlaid on what came before, a delete resets;
 4. **merge**: one MERGE whose every clause requires the incoming position to be
    greater than the row's ``_cdc_position`` (and than the key's delete
-   tombstone), so replays and late older events change nothing;
+   tombstone), so replays and late older events change nothing; into a big table
+   (``key_range_min_mb``) it reads only the files whose key range overlaps the
+   batch's keys (:meth:`TableApplier.key_ranges`);
 5. **tombstones**: the pipeline appends every table's deleted keys with their
    position to ``_anycdc/tombstones`` (:mod:`anycdc.spark.tombstones`) once
    the batch's MERGEs have committed.
@@ -31,13 +33,14 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
-from anycdc.spark.maintenance import LAST_VACUUM_PROPERTY, table_properties
+from anycdc.spark.maintenance import LAST_VACUUM_PROPERTY, TableDetail, table_detail
 from anycdc.spark.sql_types import cast_sql, settle_type
 from anycdc.spark.tombstones import Tombstones
 
@@ -67,6 +70,61 @@ def q(name: str) -> str:
 def lit(text: str) -> str:
     """A SQL string literal."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+# Key ranges: a key column's smallest and largest value in a batch are read as exact text
+# and written back into the MERGE condition as bounds that Delta's data skipping compares
+# with each file's min/max statistics. Dates and timestamps travel as day and microsecond
+# counts (a timestamp's text would depend on the session time zone and its DST folds), a
+# zone-less timestamp as its text when that has four-digit years; types without an exact
+# round trip (BINARY, FLOAT, BOOLEAN) get no bounds.
+_EXACT_TEXT: Final = re.compile(
+    r"STRING|TINYINT|SMALLINT|INT|BIGINT|DECIMAL\(\d+,\d+\)|TIMESTAMP_NTZ"
+)
+_COUNTED: Final = {
+    "DATE": ("unix_date", "date_from_unix_date"),
+    "TIMESTAMP": ("unix_micros", "timestamp_micros"),
+}
+_NTZ_TEXT: Final = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?")
+
+
+def has_exact_bounds(spark_type: str) -> bool:
+    """Whether a key column of ``spark_type`` gets bounds (:func:`range_text_sql`).
+
+    >>> has_exact_bounds("DECIMAL(12,2)"), has_exact_bounds("TIMESTAMP"), has_exact_bounds("BINARY")
+    (True, True, False)
+    """
+    return spark_type in _COUNTED or _EXACT_TEXT.fullmatch(spark_type) is not None
+
+
+def range_text_sql(spark_type: str, column: str) -> str:
+    """SQL of ``column``'s value (of a type with :func:`has_exact_bounds`) as a text that
+    :func:`range_bound_sql` turns back into the same value.
+
+    >>> range_text_sql("DATE", "min(`d`)")
+    'CAST(unix_date(min(`d`)) AS STRING)'
+    """
+    if spark_type in _COUNTED:
+        return f"CAST({_COUNTED[spark_type][0]}({column}) AS STRING)"
+    return f"CAST({column} AS STRING)"
+
+
+def range_bound_sql(spark_type: str, text: str) -> str | None:
+    """A constant of ``spark_type`` from a text of :func:`range_text_sql` (None where it
+    could not be read back exactly).
+
+    >>> range_bound_sql("DECIMAL(12,2)", "7.50"), range_bound_sql("TIMESTAMP", "1000")
+    ("CAST('7.50' AS DECIMAL(12,2))", 'timestamp_micros(1000)')
+    >>> range_bound_sql("TIMESTAMP_NTZ", "+10000-01-01 00:00:00") is None
+    True
+    """
+    if spark_type == "TIMESTAMP_NTZ" and not _NTZ_TEXT.fullmatch(text):
+        return None
+    if spark_type in _COUNTED:
+        return f"{_COUNTED[spark_type][1]}({int(text)})"
+    if spark_type == "STRING":
+        return lit(text)
+    return f"CAST({lit(text)} AS {spark_type})"
 
 
 @dataclass
@@ -203,6 +261,7 @@ class TableApplier:
         self.path = config.table_path(plan.database, plan.schema, plan.table)
         self.tombstones = Tombstones(spark, config)
         self.created = False  # by this applier: the table is empty until its first write
+        self.size = TableDetail({}, 0, 0)  # as :meth:`detail` last read it
 
     # ------------------------------------------------------------------ helpers
     def _table_ref(self) -> str:
@@ -297,9 +356,15 @@ class TableApplier:
 
     def properties(self) -> dict[str, str]:
         """The table's properties ({} while it does not exist)."""
-        if not self._exists():
-            return {}
-        return table_properties(self.spark, self._table_ref())
+        return self.detail().properties
+
+    def detail(self) -> TableDetail:
+        """The table's properties, file count and size (nothing while it does not exist);
+        kept as :attr:`size`, which decides whether a MERGE is bounded by key ranges."""
+        self.size = (
+            table_detail(self.spark, self._table_ref()) if self._exists() else TableDetail({}, 0, 0)
+        )
+        return self.size
 
     def table_ref(self) -> str:
         """The table in SQL: ``delta.`/path```."""
@@ -440,7 +505,7 @@ class TableApplier:
     def _merge_staged(self, staged: DataFrame, types: dict[str, str], batch_id: int) -> None:
         """One MERGE of the staged rows, every clause guarded by the position."""
         keys = self.key_columns()
-        on = " AND ".join(f"t.{q(k)} <=> s.{q(k)}" for k in keys)
+        on = " AND ".join([f"t.{q(k)} <=> s.{q(k)}" for k in keys] + self.key_ranges(staged, types))
         newer = "(s._pos IS NULL OR t._cdc_position IS NULL OR s._pos > t._cdc_position)"
         # only columns the batch's events know: a column dropped at the source keeps its values
         known = set(self.plan.columns) | {ROW_KEY}
@@ -473,6 +538,46 @@ class TableApplier:
             )
         finally:
             self.spark.catalog.dropTempView(view)
+
+    def key_ranges(self, staged: DataFrame, types: dict[str, str]) -> list[str]:
+        """Conditions on the target's key columns that every row the batch can match
+        meets — each key column between the batch's smallest and largest value — so that
+        the MERGE reads only the files whose statistics overlap them.
+
+        Only for a table with more than one file and of at least ``key_range_min_mb``
+        (:attr:`size`); none for a column the batch has a NULL in (``<=>`` matches NULL
+        keys), for a type without exact bounds (:func:`range_text_sql`), or for tables
+        keyed by the full-row hash (its order says nothing).
+        """
+        from pyspark.sql import functions as F
+
+        size = self.size
+        if not self.plan.key or size.num_files < 2:
+            return []
+        if size.size_bytes < self.config.key_range_min_mb * 2**20:
+            return []
+        bounded = [(key, types[key]) for key in self.plan.key if has_exact_bounds(types[key])]
+        if not bounded:
+            return []
+        aggregates = []
+        for index, (key, spark_type) in enumerate(bounded):
+            for end in ("min", "max"):
+                text = range_text_sql(spark_type, f"{end}({q(key)})")
+                aggregates.append(F.expr(text).alias(f"{end}{index}"))
+            aggregates.append(F.expr(f"bool_or({q(key)} IS NULL)").alias(f"null{index}"))
+        found = staged.agg(*aggregates).first()
+        if found is None:
+            return []
+        conditions = []
+        for index, (key, spark_type) in enumerate(bounded):
+            low, high = found[f"min{index}"], found[f"max{index}"]
+            if found[f"null{index}"] or low is None or high is None:
+                continue
+            bounds = range_bound_sql(spark_type, low), range_bound_sql(spark_type, high)
+            if bounds[0] is not None and bounds[1] is not None:
+                conditions.append(f"t.{q(key)} >= {bounds[0]}")
+                conditions.append(f"t.{q(key)} <= {bounds[1]}")
+        return conditions
 
     # ------------------------------------------------------------------ truncate
     def apply_truncate(self, position: str, batch_id: int) -> None:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from anycdc.config import PipelineConfig
@@ -64,6 +65,25 @@ def last_vacuum_ms(properties: Mapping[str, str]) -> int | None:
         return int(text) if text is not None else None
     except ValueError:
         return None  # not ours to trust: vacuum, then write a good one
+
+
+@dataclass(frozen=True)
+class TableDetail:
+    """What ``DESCRIBE DETAIL`` says of a Delta table that anycdc uses."""
+
+    properties: dict[str, str]
+    num_files: int
+    size_bytes: int
+
+
+def table_detail(spark: SparkSession, table_ref: str) -> TableDetail:
+    """A Delta table's properties, live files and their size, in one look at its log."""
+    row = spark.sql(f"DESCRIBE DETAIL {table_ref}").first()
+    if row is None:
+        return TableDetail({}, 0, 0)
+    return TableDetail(
+        dict(row["properties"] or {}), int(row["numFiles"] or 0), int(row["sizeInBytes"] or 0)
+    )
 
 
 def table_properties(spark: SparkSession, table_ref: str) -> dict[str, str]:
@@ -137,7 +157,9 @@ __all__ = [
     "AUTO_COMPACT",
     "LAST_VACUUM_PROPERTY",
     "VACUUMS_PER_BATCH",
+    "TableDetail",
     "Upkeep",
     "due",
+    "table_detail",
     "table_properties",
 ]

@@ -323,7 +323,7 @@ class Pipeline:
                 log.warning("%s: %s (events dead-lettered)", plan.qualified, exc)
                 failed.append((plan, f"incompatible schema change: {exc}"))
                 continue
-            props = applier.properties()
+            props = applier.detail().properties  # the size: whether its MERGE is key-bounded
             properties.append((applier.table_ref(), props))
             floor = applier.truncate_position(props)
             if plan.truncate_position and (floor is None or plan.truncate_position > floor):
