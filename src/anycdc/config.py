@@ -43,6 +43,7 @@ MAPPING_KEYS: Final = (
     "primary_keys",
     "spark_conf",
     "per_topic",
+    "table_properties",
 )
 TOPIC_KEYS: Final = ("format", "options")  # what a per_topic entry may set
 
@@ -98,6 +99,12 @@ class PipelineConfig:
     (``{database}``, ``{schema}``, ``{table}``; dots separate catalog/database/table, e.g.
     ``{database}.{table}``, what ``--catalog`` sets): an external Delta table at its target
     path, so users of a cluster's metastore query it by name. Off by default."""
+    table_properties: Mapping[str, str] = field(default_factory=dict)
+    """Delta table properties every target table gets, at creation and, when one differs
+    later, before the batch's writes (e.g. ``delta.enableChangeDataFeed: true`` for
+    readers of the tables' changes, ``delta.enableDeletionVectors: true``,
+    ``delta.logRetentionDuration``); a property removed here is left on the tables.
+    ``anycdc.*`` properties are anycdc's own bookkeeping and cannot be set."""
     include: tuple[str, ...] = ()
     """Regexes over ``database.table``: only matching tables are applied (default: all)."""
     exclude: tuple[str, ...] = ()
@@ -168,7 +175,7 @@ class PipelineConfig:
             values["primary_keys"] = {
                 str(t): _as_tuple(cols) for t, cols in dict(values["primary_keys"]).items()
             }
-        for name in ("kafka_options", "format_options", "spark_conf"):
+        for name in ("kafka_options", "format_options", "spark_conf", "table_properties"):
             if name in values:
                 values[name] = {str(k): _text(v) for k, v in dict(values[name]).items()}
         if "decimal_default" in values:
@@ -218,6 +225,11 @@ class PipelineConfig:
                 re.compile(pattern)
             except re.error as exc:
                 raise OptionError(f"invalid table regex {pattern!r}: {exc}") from None
+        for key in self.table_properties:
+            if not key or key.lower().startswith("anycdc."):
+                raise OptionError(
+                    f"table_properties: {key!r} cannot be set (anycdc.* properties are anycdc's own)"
+                )
         if self.max_concurrent_tables < 1:
             raise OptionError("max_concurrent_tables must be >= 1")
         if self.key_range_min_mb < 0:

@@ -113,6 +113,7 @@ def test_every_configuration_key_has_a_flag(tmp_path: Path) -> None:
         "--max-concurrent-tables", "2", "--key-range-min-mb", "0", "--query-name", "orders_sync", "--master", "local[1]",
         "--no-auto-compact", "--vacuum-every-hours", "6", "--vacuum-retain-hours", "48",
         "--spark-conf", "spark.driver.memory=6g",
+        "--table-property", "delta.enableChangeDataFeed=true",
     ])  # fmt: skip
     config = config_from_args(args)
     defaults = PipelineConfig()
@@ -133,6 +134,7 @@ def test_every_configuration_key_has_a_flag(tmp_path: Path) -> None:
     assert config.tombstone_retention_hours == 1.5
     assert config.spark_conf == {"spark.driver.memory": "6g"}
     assert config.master == "local[1]"
+    assert config.table_properties == {"delta.enableChangeDataFeed": "true"}
 
 
 def test_spark_settings_from_flags_and_files_with_secrets_masked(
@@ -176,6 +178,7 @@ def test_spark_settings_from_flags_and_files_with_secrets_masked(
         ({"tombstone_retention_hours": -1}, "tombstone_retention_hours must be >= 0"),
         ({"vacuum_every_hours": -1}, "vacuum_every_hours must be >= 0"),
         ({"key_range_min_mb": -1}, "key_range_min_mb must be >= 0"),
+        ({"table_properties": {"anycdc.truncatePosition": "1"}}, "anycdc.* properties"),
         ({"vacuum_retain_hours": -2}, "vacuum_retain_hours must be >= 0"),
         ({"auto_compact": "sometimes"}, "auto_compact must be true or false"),
     ],

@@ -113,6 +113,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="tables merged at the same time in one micro-batch (default 4)",
     )
     run.add_argument(
+        "--table-property",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="a Delta table property of every target table, repeatable, e.g. "
+        "delta.enableChangeDataFeed=true (set at creation, and on existing tables "
+        "where it differs)",
+    )
+    run.add_argument(
         "--key-range-min-mb",
         type=float,
         metavar="MB",
@@ -206,6 +215,8 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
         flags["primary_keys"] = parse_key_values(args.primary_key, "--primary-key")
     if args.spark_conf:
         flags["spark_conf"] = parse_key_values(args.spark_conf, "--spark-conf")
+    if args.table_property:
+        flags["table_properties"] = parse_key_values(args.table_property, "--table-property")
     if args.topic_format or args.topic_option:
         flags["per_topic"] = per_topic_flags(args.topic_format, args.topic_option)
     if args.config:

@@ -334,10 +334,13 @@ class TableApplier:
         cols = [f"{q(n)} {t}" for n, t in columns.items()]
         cols += [f"{q(n)} {t}" for n, t in self.meta_columns]
         # a new table has nothing to vacuum: its first VACUUM is due a full interval later
-        created = f"{lit(LAST_VACUUM_PROPERTY)} = {lit(str(int(time.time() * 1000)))}"
+        properties = {
+            **self.config.table_properties,
+            LAST_VACUUM_PROPERTY: str(int(time.time() * 1000)),
+        }
         self.spark.sql(
             f"CREATE TABLE IF NOT EXISTS {self._table_ref()} ({', '.join(cols)}) USING delta "
-            f"TBLPROPERTIES ({created})"
+            f"TBLPROPERTIES ({_property_list(properties)})"
         )
         log.info("%s: created %s", self.plan.qualified, self.path)
 
@@ -365,6 +368,23 @@ class TableApplier:
             table_detail(self.spark, self._table_ref()) if self._exists() else TableDetail({}, 0, 0)
         )
         return self.size
+
+    def align_properties(self, current: dict[str, str]) -> dict[str, str]:
+        """Set the configured ``table_properties`` that ``current`` (the table's) lacks or
+        holds otherwise (names and values compared without case, as Delta spells its own
+        names its way); returns what was set."""
+        have = {k.lower(): v.lower() for k, v in current.items()}
+        wanted = {
+            k: v
+            for k, v in self.config.table_properties.items()
+            if have.get(k.lower()) != v.lower()
+        }
+        if wanted:
+            self.spark.sql(
+                f"ALTER TABLE {self._table_ref()} SET TBLPROPERTIES ({_property_list(wanted)})"
+            )
+            log.info("%s: set table properties %s", self.plan.qualified, ", ".join(wanted))
+        return wanted
 
     def table_ref(self) -> str:
         """The table in SQL: ``delta.`/path```."""
@@ -592,6 +612,11 @@ class TableApplier:
         self.spark.sql(
             f"ALTER TABLE {self._table_ref()} SET TBLPROPERTIES ({lit(TRUNCATE_PROPERTY)} = {lit(position)})"
         )
+
+
+def _property_list(properties: dict[str, str]) -> str:
+    """``'k' = 'v', ...`` for TBLPROPERTIES (names and values are the user's: quoted)."""
+    return ", ".join(f"{lit(k)} = {lit(v)}" for k, v in properties.items())
 
 
 def with_batch(frame: DataFrame, batch_id: int) -> DataFrame:

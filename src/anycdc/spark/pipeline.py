@@ -324,6 +324,7 @@ class Pipeline:
                 failed.append((plan, f"incompatible schema change: {exc}"))
                 continue
             props = applier.detail().properties  # the size: whether its MERGE is key-bounded
+            applier.align_properties(props)
             properties.append((applier.table_ref(), props))
             floor = applier.truncate_position(props)
             if plan.truncate_position and (floor is None or plan.truncate_position > floor):
