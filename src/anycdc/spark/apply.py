@@ -261,7 +261,7 @@ class TableApplier:
         self.path = config.table_path(plan.database, plan.schema, plan.table)
         self.tombstones = Tombstones(spark, config)
         self.created = False  # by this applier: the table is empty until its first write
-        self.size = TableDetail({}, 0, 0)  # as :meth:`detail` last read it
+        self.last_detail = TableDetail({}, 0, 0)  # as :meth:`detail` last read it
 
     # ------------------------------------------------------------------ helpers
     def _table_ref(self) -> str:
@@ -363,11 +363,11 @@ class TableApplier:
 
     def detail(self) -> TableDetail:
         """The table's properties, file count and size (nothing while it does not exist);
-        kept as :attr:`size`, which decides whether a MERGE is bounded by key ranges."""
-        self.size = (
+        kept as :attr:`last_detail`, whose size decides whether a MERGE is key-bounded."""
+        self.last_detail = (
             table_detail(self.spark, self._table_ref()) if self._exists() else TableDetail({}, 0, 0)
         )
-        return self.size
+        return self.last_detail
 
     def align_properties(self, current: dict[str, str]) -> dict[str, str]:
         """Set the configured ``table_properties`` that ``current`` (the table's) lacks or
@@ -565,13 +565,13 @@ class TableApplier:
         the MERGE reads only the files whose statistics overlap them.
 
         Only for a table with more than one file and of at least ``key_range_min_mb``
-        (:attr:`size`); none for a column the batch has a NULL in (``<=>`` matches NULL
+        (:attr:`last_detail`); none for a column the batch has a NULL in (``<=>`` matches NULL
         keys), for a type without exact bounds (:func:`range_text_sql`), or for tables
         keyed by the full-row hash (its order says nothing).
         """
         from pyspark.sql import functions as F
 
-        size = self.size
+        size = self.last_detail
         if not self.plan.key or size.num_files < 2:
             return []
         if size.size_bytes < self.config.key_range_min_mb * 2**20:
