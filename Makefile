@@ -100,7 +100,7 @@ bench-decode: $(PY_STAMP)
 bench: setup
 	$(VENV)/bin/anycdc bench $(BENCH_ARGS)
 
-# ~1.5 h on a 2-core laptop; SOAK_ARGS="--phase kills" or "--events 1000000 --tables 50" for less
+# ~2 h on a 2-core laptop; SOAK_ARGS="--phase kills" or "--events 1000000 --tables 50" for less
 soak: setup
 	$(PY) -m anycdc.bench.soak $(SOAK_ARGS)
 
