@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from anycdc.errors import AnyCdcError, OptionError
+from anycdc.schedule import FreshnessPolicy, parse_duration
 from anycdc.source.routing import DecodeRoute, SourceRouting
 
 SECRET_WORDS: Final = (
@@ -44,6 +45,7 @@ MAPPING_KEYS: Final = (
     "spark_conf",
     "per_topic",
     "table_properties",
+    "table_freshness",
 )
 TOPIC_KEYS: Final = ("format", "options")  # what a per_topic entry may set
 
@@ -123,6 +125,18 @@ class PipelineConfig:
     """DECIMAL(p,s) for decimals whose precision the format does not send."""
     max_concurrent_tables: int = 4
     """How many tables of one micro-batch are merged at the same time."""
+    freshness: float = 60.0
+    """Seconds (or ``10s``, ``15m``, ``1h``) a table's changes may wait before it is
+    applied: every batch makes its events durable in the changelog, and a table is
+    MERGEd when its oldest pending change would pass this age by the end of the next
+    batch, when its pending rows reach ``max_pending_rows``, when a DDL or TRUNCATE is
+    pending, and when the run ends. ``0``: every table in every batch (no deferral).
+    Fewer, bigger MERGEs: a MERGE costs about the same for 10 rows as for 10,000."""
+    table_freshness: Mapping[str, float] = field(default_factory=dict)
+    """Regex over ``database.table`` -> its own ``freshness`` (the first match wins), e.g.
+    ``{"shop\\.orders": 10s, "archive\\..*": 15m}``."""
+    max_pending_rows: int = 500_000
+    """A table with this many pending changelog rows is applied whatever its freshness."""
     key_range_min_mb: float = 256.0
     """A MERGE into a table of at least this many MB (and more than one file) reads only
     the files whose key range overlaps the batch's keys: each key column is bounded by the
@@ -178,6 +192,10 @@ class PipelineConfig:
         for name in ("kafka_options", "format_options", "spark_conf", "table_properties"):
             if name in values:
                 values[name] = {str(k): _text(v) for k, v in dict(values[name]).items()}
+        if "freshness" in values:
+            values["freshness"] = parse_duration(values["freshness"], "freshness")
+        if "table_freshness" in values:
+            values["table_freshness"] = _as_freshness_map(values["table_freshness"])
         if "decimal_default" in values:
             values["decimal_default"] = _as_precision(values["decimal_default"])
         if "per_topic" in values:
@@ -230,6 +248,13 @@ class PipelineConfig:
                 raise OptionError(
                     f"table_properties: {key!r} cannot be set (anycdc.* properties are anycdc's own)"
                 )
+        if not isinstance(self.max_pending_rows, int) or self.max_pending_rows < 1:
+            raise OptionError(f"max_pending_rows must be an integer >= 1, got {self.max_pending_rows!r}")
+        for pattern in self.table_freshness:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise OptionError(f"table_freshness: invalid regex {pattern!r}: {exc}") from None
         if self.max_concurrent_tables < 1:
             raise OptionError("max_concurrent_tables must be >= 1")
         if self.key_range_min_mb < 0:
@@ -293,6 +318,13 @@ class PipelineConfig:
             routes[topic] = DecodeRoute(format_id, tuple({**shared, **own.options}.items()))
         default = DecodeRoute(self.format, tuple(self.format_options.items()))
         return SourceRouting(default, routes, root=self.source_dir)
+
+    @property
+    def freshness_policy(self) -> FreshnessPolicy:
+        """When each table is due (:mod:`anycdc.schedule`)."""
+        return FreshnessPolicy.from_config(
+            self.freshness, self.table_freshness, self.max_pending_rows
+        )
 
     @property
     def system_dir(self) -> str:
@@ -370,6 +402,15 @@ def _safe_path_part(name: str) -> str:
     # table names are data: never let one climb out of the target folder
     cleaned = name.replace("/", "_").replace("\\", "_")
     return "_" + cleaned if cleaned in (".", "..") or cleaned.startswith("_anycdc") else cleaned
+
+
+def _as_freshness_map(value: Any) -> dict[str, float]:
+    if not isinstance(value, Mapping):
+        raise OptionError(f"table_freshness must map table regexes to durations, got {value!r}")
+    return {
+        str(pattern): parse_duration(seconds, f"table_freshness {pattern!r}")
+        for pattern, seconds in value.items()
+    }
 
 
 def _as_tuple(value: Any) -> tuple[str, ...]:

@@ -113,6 +113,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="tables merged at the same time in one micro-batch (default 4)",
     )
     run.add_argument(
+        "--freshness",
+        metavar="DURATION",
+        help="how long a table's changes may wait before its MERGE (default 60s; 0: every "
+        "table in every batch); changes are durable in the changelog meanwhile",
+    )
+    run.add_argument(
+        "--table-freshness",
+        action="append",
+        default=[],
+        metavar="RE=DURATION",
+        help="a freshness for the tables whose database.table matches RE, repeatable, the "
+        "first match wins (e.g. 'shop\\.orders=10s' 'archive\\..*=15m')",
+    )
+    run.add_argument(
+        "--max-pending-rows",
+        type=int,
+        metavar="N",
+        help="apply a table once this many of its changes are pending (default 500000)",
+    )
+    run.add_argument(
         "--table-property",
         action="append",
         default=[],
@@ -198,6 +218,8 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
         "decimal_default": args.decimal_default,
         "tombstone_retention_hours": args.tombstone_retention_hours,
         "max_concurrent_tables": args.max_concurrent_tables,
+        "freshness": args.freshness,
+        "max_pending_rows": args.max_pending_rows,
         "key_range_min_mb": args.key_range_min_mb,
         "query_name": args.query_name,
         "auto_compact": args.auto_compact,
@@ -215,6 +237,8 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
         flags["primary_keys"] = parse_key_values(args.primary_key, "--primary-key")
     if args.spark_conf:
         flags["spark_conf"] = parse_key_values(args.spark_conf, "--spark-conf")
+    if args.table_freshness:
+        flags["table_freshness"] = parse_key_values(args.table_freshness, "--table-freshness")
     if args.table_property:
         flags["table_properties"] = parse_key_values(args.table_property, "--table-property")
     if args.topic_format or args.topic_option:

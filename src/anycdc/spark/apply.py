@@ -35,11 +35,12 @@ import json
 import logging
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
+from anycdc.spark.ledger import INGEST_BATCH
 from anycdc.spark.maintenance import LAST_VACUUM_PROPERTY, TableDetail, table_detail
 from anycdc.spark.sql_types import cast_sql, settle_type
 from anycdc.spark.tombstones import Tombstones
@@ -261,6 +262,7 @@ class TableApplier:
         self.path = config.table_path(plan.database, plan.schema, plan.table)
         self.tombstones = Tombstones(spark, config)
         self.created = False  # by this applier: the table is empty until its first write
+        self.columns: dict[str, str] = {}  # every column, as :meth:`ensure_schema` left them
         self.last_detail = TableDetail({}, 0, 0)  # as :meth:`detail` last read it
 
     # ------------------------------------------------------------------ helpers
@@ -291,15 +293,25 @@ class TableApplier:
             desired.setdefault(key, current.get(key, "STRING"))
         return desired
 
-    def ensure_schema(self, batch_id: int) -> dict[str, str]:
-        """Create or evolve the table; returns column -> Spark type as it now is."""
-        if not self._exists():
+    def ensure_schema(
+        self, batch_id: int, known: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
+        """Create or evolve the table; returns column -> Spark type of the source's columns
+        as the table now has them (:attr:`columns` gets every column, ``_cdc_`` ones too).
+
+        ``known``: the table's columns as the run last left them (no look at the table;
+        nothing at all happens when the batch brings no new column or type)."""
+        if known is None and not self._exists():
             desired = self.desired_types()
             self._create(desired)
             self.created = True
+            self.columns = {**desired, **dict(self.meta_columns)}
             return desired
-        current = {f.name: f.dataType.simpleString().upper() for f in self._schema_fields()}
-        current = {k: _ddl_type(v) for k, v in current.items()}
+        if known is not None:
+            current = dict(known)
+        else:
+            current = {f.name: f.dataType.simpleString().upper() for f in self._schema_fields()}
+            current = {k: _ddl_type(v) for k, v in current.items()}
         if (HISTORY_MARKER in current) != self.history:
             # SCD1 rows and SCD2 history cannot share a table: refuse rather than corrupt it
             written = "scd2 (history)" if HISTORY_MARKER in current else "scd1"
@@ -324,6 +336,7 @@ class TableApplier:
             log.info("%s: widened %s", self.plan.qualified, changes)
         current.update(additions)
         current.update(changes)
+        self.columns = dict(current)
         meta = {name for name, _ in self.meta_columns}
         return {k: v for k, v in current.items() if k not in meta}
 
@@ -334,7 +347,7 @@ class TableApplier:
         cols = [f"{q(n)} {t}" for n, t in columns.items()]
         cols += [f"{q(n)} {t}" for n, t in self.meta_columns]
         # a new table has nothing to vacuum: its first VACUUM is due a full interval later
-        properties = {
+        properties = self._created_properties = {
             **self.config.table_properties,
             LAST_VACUUM_PROPERTY: str(int(time.time() * 1000)),
         }
@@ -368,6 +381,15 @@ class TableApplier:
             table_detail(self.spark, self._table_ref()) if self._exists() else TableDetail({}, 0, 0)
         )
         return self.last_detail
+
+    def created_detail(self) -> TableDetail:
+        """What :meth:`detail` would say of the table this applier just created (no files,
+        the properties it was created with), without a look at it."""
+        return TableDetail(dict(getattr(self, "_created_properties", {})), 0, 0)
+
+    def truncated_properties(self, position: str) -> dict[str, str]:
+        """The properties :meth:`apply_truncate` sets (for what the run knows of the table)."""
+        return {TRUNCATE_PROPERTY: position}
 
     def align_properties(self, current: dict[str, str]) -> dict[str, str]:
         """Set the configured ``table_properties`` that ``current`` (the table's) lacks or
@@ -410,7 +432,10 @@ class TableApplier:
             rows = rows.withColumn("before", _with_row_key("before")).withColumn(
                 "after", _with_row_key("after")
             )
-        order = [F.col("position"), F.col("partition"), F.col("offset"), F.col("event_index")]
+        order = [
+            F.col("position"), F.col("partition"), F.col("offset"), F.col("event_index"),
+            ingest_batch(rows),
+        ]  # fmt: skip
 
         def key_text(image: str) -> Any:
             return F.to_json(F.array(*[F.element_at(F.col(image), F.lit(k)) for k in keys]))
@@ -642,7 +667,8 @@ def fold_actions(actions: DataFrame, by: Sequence[str] = ("_key",)) -> DataFrame
     # maps are not orderable: sort with a comparator on the ordering struct only
     ordered = actions.groupBy(*by).agg(
         F.expr(
-            "array_sort(collect_list(struct(struct(coalesce(position, '') AS p, source, "
+            "array_sort(collect_list(struct(struct(coalesce(position, '') AS p, "
+            f"coalesce({INGEST_BATCH}, -1) AS b, source, "
             "partition, offset, event_index) AS o, kind, image, full, ts_ms, op, "
             "coalesce(position, '') AS position)), "
             "(l, r) -> CASE WHEN l.o < r.o THEN -1 WHEN l.o > r.o THEN 1 ELSE 0 END)"
@@ -696,6 +722,16 @@ def _apply_ddl(plan: TablePlan, statement: str) -> None:
             )
 
 
+def ingest_batch(frame: DataFrame) -> Any:
+    """The frame's :data:`~anycdc.spark.ledger.INGEST_BATCH` column (null where it has none):
+    the order of arrival across the batches one apply covers."""
+    from pyspark.sql import functions as F
+
+    if INGEST_BATCH in frame.columns:
+        return F.col(INGEST_BATCH)
+    return F.lit(None).cast("bigint").alias(INGEST_BATCH)
+
+
 def _with_row_key(image: str) -> Any:
     """Add a full-row identity to an image (tables without any key)."""
     from pyspark.sql import functions as F
@@ -727,6 +763,7 @@ __all__: Sequence[str] = [
     "TableResult",
     "build_plans",
     "fold_actions",
+    "ingest_batch",
     "lit",
     "q",
     "settled_types",

@@ -1,24 +1,31 @@
-"""The streaming query: raw messages -> changelog + dead letters -> Delta tables, exactly once.
+"""The streaming query: raw messages -> changelog -> Delta tables when due, exactly once.
 
-One ``foreachBatch`` call per micro-batch:
+Two steps, each idempotent on its own:
 
-1. decode the batch (Python workers) and cache it;
-2. **phase A** (no idempotency settings): create/evolve each touched table's
-   schema and apply TRUNCATEs — both idempotent by themselves (in SCD2 mode a
-   TRUNCATE closes versions in phase B instead, see :mod:`anycdc.spark.scd2`);
-3. **phase B** (``txnAppId`` = query name, ``txnVersion`` = batch id, set on
-   the session): append the changelog and dead letters, MERGE every touched
-   table (concurrently, ``max_concurrent_tables`` at a time) and its
-   tombstones (SCD2: its history recomputation and end markers), append the
-   batch's metrics. Each Delta table gets exactly one write per batch in this
-   phase, so a batch replayed after a crash is skipped table by table by
-   Delta, and the MERGE position guards make it harmless anyway;
-4. log one line of metrics.
+1. **ingest** (every micro-batch): decode the batch (Python workers), append its
+   events to ``_anycdc/changelog`` (tagged with the batch id, ``ingest_batch``) and
+   its bad messages to ``_anycdc/dead_letter`` — the only writes every table shares;
+2. **apply** (the tables that are due, :mod:`anycdc.schedule`): read their pending
+   changelog rows in one frame (the current batch from memory, older batches from the
+   changelog), create/evolve each table's schema and apply TRUNCATEs (idempotent by
+   themselves), fold every table's actions in one shuffle, then MERGE each table
+   (``max_concurrent_tables`` at a time) with Delta's idempotent-write settings
+   ``txnAppId`` = ``<query>:apply`` and ``txnVersion`` = the last ingest batch the
+   apply covers: a table's MERGE and what it has been applied through commit
+   together, so a crash between ingest and apply, between two tables, or inside an
+   apply replays to the same tables; then its deleted keys (tombstones) and one row
+   per table in ``_anycdc/applied`` (the ledger a restart reads).
+
+A table that is not due waits (its rows are durable in the changelog); the run
+applies every pending table before it ends, and a restarted run applies what an
+earlier one left pending in its first batch. ``freshness: 0`` applies every table in
+every batch.
 
 Output layout under ``target``: ``<database>/<table>`` (one Delta table per
 source table), ``_anycdc/changelog``, ``_anycdc/dead_letter``,
-``_anycdc/batches`` (per batch and table: counts, last position, last source
-time), ``_anycdc/tombstones/...`` (SCD2: ``_anycdc/scd2_ends/...``),
+``_anycdc/batches`` (per batch and applied table: counts, last position, last
+source time), ``_anycdc/applied`` (per apply and table: the ingest batch it is
+applied through), ``_anycdc/tombstones/...`` (SCD2: ``_anycdc/scd2_ends/...``),
 ``_anycdc/checkpoint``.
 """
 
@@ -34,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.config import PipelineConfig
+from anycdc.schedule import Schedule, TableIdent, qualified_name
 from anycdc.spark.apply import (
     IncompatibleSchema,
     TableApplier,
@@ -45,7 +53,8 @@ from anycdc.spark.apply import (
     with_batch,
 )
 from anycdc.spark.decode import decode_frame
-from anycdc.spark.maintenance import Upkeep, table_properties
+from anycdc.spark.ledger import INGEST_BATCH, Applied, Ledger, only_pending, write_options
+from anycdc.spark.maintenance import TableDetail, Upkeep, table_properties
 from anycdc.spark.scd2 import Scd2Applier
 from anycdc.spark.source import raw_stream
 from anycdc.spark.tombstones import MAINTENANCE_EVERY, Tombstones, table_tag
@@ -60,7 +69,7 @@ TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION: Final = "spark.databricks.delta.write.txnVersion"
 MATERIALIZE_SOURCE: Final = "spark.databricks.delta.merge.materializeSource"
 ROW_OPS: Final = ("insert", "update", "delete", "snapshot")
-SYSTEM_TABLES: Final = ("changelog", "dead_letter", "batches", "tombstones")  # under _anycdc
+SYSTEM_TABLES: Final = ("changelog", "dead_letter", "batches", "tombstones", "applied")
 DEAD_LETTER_COLUMNS: Final = (
     "source", "partition", "offset", "kafka_key", "raw", "format", "error",
 )  # fmt: skip
@@ -69,6 +78,10 @@ BATCHES_SCHEMA: Final = (
     "max_position STRING, max_ts_ms BIGINT, heartbeat_ts_ms BIGINT, error STRING, "
     "processed_at TIMESTAMP"
 )
+DETAIL_EVERY: Final = 16
+"""A table's size (DESCRIBE DETAIL: whether its MERGE is key-bounded) is read on its first
+apply in a run, then every so many applies; properties and schema are known in between."""
+FLUSH_APP: Final = ":flush"
 
 
 def _first(frame: DataFrame) -> Row:
@@ -80,17 +93,25 @@ def _first(frame: DataFrame) -> Row:
 
 @dataclass
 class BatchMetrics:
-    """What one micro-batch did (logged as one line, kept in ``_anycdc/batches``)."""
+    """What one micro-batch (or the final apply of a run) did: one log line, and
+    ``_anycdc/batches``."""
 
     batch_id: int
     messages: int = 0
     events: int = 0
     dead_letters: int = 0
     tables: list[TableResult] = field(default_factory=list)
+    """The tables applied (their MERGEs ran in this batch)."""
+    deferred: int = 0
+    """Tables with pending changes that were not due."""
     heartbeat_ts_ms: int | None = None
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)
     """Seconds per stage of the batch (decode, plan, schema, log, apply), in order."""
+    flush: bool = False
+    """The apply at the end of a run (no micro-batch of its own)."""
+    source_ts_ms: int | None = None
+    """The newest source time of the batch's events (what the lag is measured from)."""
 
     @contextmanager
     def timed(self, phase: str) -> Iterator[None]:
@@ -101,20 +122,70 @@ class BatchMetrics:
         finally:
             self.phases[phase] = self.phases.get(phase, 0.0) + time.monotonic() - started
 
+    @property
+    def applied_events(self) -> int:
+        return sum(t.events for t in self.tables)
+
     def line(self) -> str:
-        newest = max((t.max_ts_ms or 0 for t in self.tables), default=0)
-        newest = max(newest, self.heartbeat_ts_ms or 0)
-        lag = f"{(time.time() * 1000 - newest) / 1000:.1f}s" if newest else "n/a"
+        """One log line: what came in, what was applied and deferred, where the time went.
+
+        >>> m = BatchMetrics(3, messages=10, events=12, seconds=2.0, deferred=4)
+        >>> m.line().split(" (")[0]
+        'batch 3: 10 messages, 12 events in 2.0s = 6 events/s; 0 tables applied, 4 deferred, 0 dead letters'
+        """
         rate = self.events / self.seconds if self.seconds else 0.0
-        return (
-            f"batch {self.batch_id}: {self.messages} messages, {self.events} events, "
-            f"{len(self.tables)} tables, {self.dead_letters} dead letters, "
-            f"{rate:,.0f} events/s, {self.seconds:.1f}s ({self._phase_text()}), "
-            f"max source lag {lag}"
+        head = "final apply" if self.flush else f"batch {self.batch_id}"
+        text = (
+            f"{head}: {self.messages} messages, {self.events} events in {self.seconds:.1f}s = "
+            f"{rate:,.0f} events/s; {len(self.tables)} tables applied, {self.deferred} "
+            f"deferred, {self.dead_letters} dead letters ({self._phase_text()})"
         )
+        newest = max(self.source_ts_ms or 0, self.heartbeat_ts_ms or 0)
+        if newest:
+            lag = (time.time() * 1000 - newest) / 1000
+            # a replay of old data (or a simulated clock) is hours behind: say so plainly
+            text += f", newest source change {_age(lag)} old"
+        return text
 
     def _phase_text(self) -> str:
         return ", ".join(f"{name} {secs:.1f}s" for name, secs in self.phases.items())
+
+
+def _age(seconds: float) -> str:
+    """``4.1s``, ``12m``, ``5h``, ``3d`` (a lag in words a reader can take in at once).
+
+    >>> _age(4.12), _age(720), _age(81112469.2)
+    ('4.1s', '12m', '939d')
+    """
+    if seconds < 120:
+        return f"{seconds:.1f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}m"
+    if seconds < 172800:
+        return f"{seconds / 3600:.0f}h"
+    return f"{seconds / 86400:.0f}d"
+
+
+@dataclass
+class KnownTable:
+    """What this run knows of a target table between its applies (read once, then kept
+    up to date by the run's own changes: anycdc is the table's only writer)."""
+
+    columns: dict[str, str]
+    """Column -> Spark type, with the ``_cdc_`` columns, as the table now is."""
+    detail: TableDetail | None = None
+    applies_since_detail: int = 0
+
+
+@dataclass
+class Prepared:
+    """A due table after its schema step: ready for its MERGE."""
+
+    applier: TableApplier
+    types: dict[str, str]
+    """Column -> Spark type of the source's columns."""
+    floor: str | None
+    """The position of the last TRUNCATE applied: older events are dropped."""
 
 
 class Pipeline:
@@ -125,6 +196,9 @@ class Pipeline:
         from anycdc.spark.session import get_spark
         from anycdc.config import PipelineConfig
         Pipeline(get_spark(), PipelineConfig(source_dir="in", target="out")).run()
+
+    ``keep_ledger=False`` (``replay-dead-letters``): every table is applied in the batch
+    that ingests it, and nothing of the run's batches is recorded as pending.
     """
 
     def __init__(
@@ -132,14 +206,19 @@ class Pipeline:
         spark: SparkSession,
         config: PipelineConfig,
         on_batch: Callable[[BatchMetrics], None] | None = None,
+        keep_ledger: bool = True,
     ) -> None:
         self.spark = spark
-        self.config = config
+        self.config = config if keep_ledger else config.with_overrides(freshness=0.0)
         self.on_batch = on_batch
+        self.keep_ledger = keep_ledger
         self.history: list[BatchMetrics] = []
         self._lock = threading.Lock()
         self._registered: set[str] = set()  # tables this run has put in the catalog
-        self._batches_run = 0  # this run's batches (tombstone upkeep)
+        self._applies_run = 0  # this run's applies (tombstone upkeep)
+        self._schedule: Schedule | None = None
+        self.known: dict[str, KnownTable] = {}
+        """Per table path: what this run knows of it (schema, properties, size)."""
 
     # ------------------------------------------------------------------ query
     def start(self) -> StreamingQuery:
@@ -162,7 +241,8 @@ class Pipeline:
         timeout: float | None = None,
         on_start: Callable[[StreamingQuery], None] | None = None,
     ) -> list[BatchMetrics]:
-        """Start, and wait until the query ends (available-now) or ``timeout`` seconds pass.
+        """Start, wait until the query ends (available-now) or ``timeout`` seconds pass,
+        then apply every table still pending (:meth:`flush`).
 
         ``on_start`` gets the running query first (e.g. to watch its ``lastProgress``)."""
         query = self.start()
@@ -175,10 +255,40 @@ class Pipeline:
                 query.stop()
         if query.exception() is not None:
             raise RuntimeError(f"streaming query failed: {query.exception()}")
+        self.flush()
         return self.history
+
+    def flush(self) -> BatchMetrics | None:
+        """Apply every table with pending changes now (the end of a run); None if none."""
+        with self._lock:
+            schedule = self.schedule()
+            due = schedule.due(int(time.time() * 1000), ending=True)
+            if not due:
+                return None
+            started = time.monotonic()
+            through = max(max(schedule.pending[ident].batches) for ident in due)
+            metrics = BatchMetrics(through, flush=True)
+            # the system tables' writes of a batch used (query, batch): this apply is its own
+            app = (self.config.query_name + FLUSH_APP, int(time.time() * 1000))
+            self._apply(self.spark, due, through, None, None, app, metrics)
+            self._record_batch(self.spark, metrics, app)
+            metrics.seconds = time.monotonic() - started
+        self._report(metrics)
+        return metrics
+
+    def schedule(self) -> Schedule:
+        """The run's schedule, read from the ledger on first use."""
+        if self._schedule is None:
+            schedule = Schedule(self.config.freshness_policy)
+            if self.keep_ledger:
+                Ledger(self.spark, self.config).load(schedule)
+            self._schedule = schedule
+        return self._schedule
 
     # ------------------------------------------------------------------ one batch
     def process_batch(self, raw: DataFrame, batch_id: int) -> None:
+        from pyspark.sql import functions as F
+
         started = time.monotonic()
         spark = raw.sparkSession
         # partial images are overlaid with map_concat: the newer value of a column wins
@@ -188,15 +298,24 @@ class Pipeline:
         # cached: the copy is a job and a local checkpoint per table per batch for nothing
         spark.conf.set(MATERIALIZE_SOURCE, "none")
         Upkeep(spark, self.config).set_auto_compaction()
-        decoded = decode_frame(raw, self.config.routing).persist()
+        decoded = (
+            decode_frame(raw, self.config.routing)
+            .withColumn(INGEST_BATCH, F.lit(int(batch_id)).cast("bigint"))
+            .persist()
+        )
         try:
-            metrics = self._process(spark, decoded, batch_id)
+            with self._lock:
+                metrics = self._process(spark, decoded, batch_id)
         finally:
             decoded.unpersist()
         metrics.seconds = time.monotonic() - started
+        # a table whose freshness would run out before the next batch ends is due now
+        self.schedule().lookahead_ms = int(metrics.seconds * 1000)
+        self._report(metrics)
+
+    def _report(self, metrics: BatchMetrics) -> None:
         log.info("%s", metrics.line())
-        with self._lock:
-            self.history.append(metrics)
+        self.history.append(metrics)
         if self.on_batch:
             self.on_batch(metrics)
 
@@ -212,51 +331,53 @@ class Pipeline:
                     F.max(
                         F.when(F.col("op").isin("heartbeat", "begin", "commit"), F.col("ts_ms"))
                     ).alias("hb"),
+                    F.max(F.when(F.col("op").isin(*ROW_OPS), F.col("ts_ms"))).alias("ts"),
                     F.sum((F.col("event_index") == 0).cast("int")).alias("messages"),
                 )
             )
         metrics.events = int(counts["rows"] or 0) - int(counts["errors"] or 0)
         metrics.dead_letters = int(counts["errors"] or 0)
         metrics.heartbeat_ts_ms = counts["hb"]
+        metrics.source_ts_ms = counts["ts"]
         metrics.messages = int(counts["messages"] or 0)
+        app = (self.config.query_name, batch_id)
 
-        wanted = decoded.filter(F.col("error").isNull() & F.col("table").isNotNull())
         with metrics.timed("plan"):
-            plans = {
-                ident: plan
-                for ident, plan in build_plans(self._summary(wanted), self.config).items()
-                if self.config.wants_table(plan.qualified)
-            }
-        with metrics.timed("schema"):
-            prepared, failed = self._phase_a(spark, plans, batch_id)
-
-        spark.conf.set(TXN_APP_ID, self.config.query_name)
-        spark.conf.set(TXN_VERSION, str(batch_id))
-        try:
-            with metrics.timed("log"):
-                self._append(decoded.filter(F.col("error").isNull()), "changelog")
+            schedule = self.schedule()
+            wanted = decoded.filter(F.col("error").isNull() & F.col("table").isNotNull())
+            summary = self._summary(wanted)
+            now_ms = int(time.time() * 1000)
+            for row in summary:
+                ident = (row["database"], row["schema"], row["table"])
+                if not self.config.wants_table(qualified_name(ident)):
+                    continue
+                urgent = "ddl" if row["ddl"] else "truncate" if row["truncate_position"] else None
+                schedule.ingested(ident, batch_id, int(row["rows"] or 0), now_ms, urgent)
+        with metrics.timed("log"):
+            # the batch made durable: its events, then its bad messages (each once per batch)
+            logged = decoded.filter(F.col("error").isNull())
+            if not self.keep_ledger:
+                logged = logged.withColumn(INGEST_BATCH, F.lit(None).cast("bigint"))
+            self._append(logged, "changelog", app, merge_schema=True)
+            if metrics.dead_letters:
                 dead = decoded.filter(F.col("error").isNotNull()).select(
                     *DEAD_LETTER_COLUMNS, F.current_timestamp().alias("failed_at")
                 )
-                if failed:
-                    dead = dead.unionByName(self._schema_dead_letters(wanted, failed))
-                if metrics.dead_letters or failed:
-                    self._append(dead, "dead_letter")
-            with metrics.timed("apply"):
-                metrics.tables = self._phase_b(wanted, prepared, batch_id)
-            metrics.tables += [
-                TableResult(plan.qualified, "", error=reason) for plan, reason in failed
-            ]
-            with metrics.timed("log"):
-                self._append(self._batch_rows(spark, metrics), "batches")
-        finally:
-            spark.conf.unset(TXN_APP_ID)
-            spark.conf.unset(TXN_VERSION)
+                self._append(dead, "dead_letter", app)
+        due = schedule.due(now_ms)
+        if due:
+            # only this batch's rows pending: its summary is the plan, its cached rows the input
+            only_now = all(schedule.pending[ident].oldest_batch == batch_id for ident in due)
+            self._apply(spark, due, batch_id, wanted, summary if only_now else None, app, metrics)
+        metrics.deferred = len(schedule.pending)
+        with metrics.timed("log"):
+            self._record_batch(spark, metrics, app)
         return metrics
 
     def _summary(self, wanted: DataFrame) -> list[Any]:
         """Per table: its distinct column lists with the first position each came at, the
-        image column names, key, truncate and DDL (see :func:`build_plans`)."""
+        image column names, key, truncate and DDL (see :func:`build_plans`), and its
+        number of rows."""
         from pyspark.sql import functions as F
 
         table = ("database", "schema", "table")
@@ -266,6 +387,7 @@ class Pipeline:
             wanted.filter(F.col("op").isin(*ROW_OPS, "truncate", "ddl"))
             .groupBy(*table, "columns")
             .agg(
+                F.count(F.lit(1)).alias("rows"),
                 F.min(F.coalesce(F.col("position"), F.lit(""))).alias("position"),
                 # formats without types still name their columns in the images
                 F.array_distinct(
@@ -292,6 +414,7 @@ class Pipeline:
         return (
             per_columns.groupBy(*table)
             .agg(
+                F.sum("rows").alias("rows"),
                 F.collect_list(F.struct("position", "columns")).alias("sightings"),
                 F.array_distinct(F.flatten(F.collect_list("image_columns"))).alias("image_columns"),
                 F.max("key").alias("key"),
@@ -303,10 +426,92 @@ class Pipeline:
             .collect()
         )
 
-    # ------------------------------------------------------------------ phases
-    def _phase_a(
-        self, spark: SparkSession, plans: dict[Any, TablePlan], batch_id: int
-    ) -> tuple[list[tuple[TableApplier, dict[str, str], str | None]], list[tuple[TablePlan, str]]]:
+    # ------------------------------------------------------------------ apply
+    def _apply(
+        self,
+        spark: SparkSession,
+        due: list[TableIdent],
+        through: int,
+        current: DataFrame | None,
+        summary: list[Any] | None,
+        app: tuple[str, int],
+        metrics: BatchMetrics,
+    ) -> None:
+        """Bring the ``due`` tables up to date through ingest batch ``through``: their
+        pending rows (``current``: this batch's, in memory; older ones from the changelog),
+        one plan and schema step per table, one fold, a MERGE each, then the tombstones and
+        the ledger (written with ``app``, the idempotent-write id of this batch or flush)."""
+        from pyspark.sql import functions as F
+
+        schedule = self.schedule()
+        ledger = Ledger(spark, self.config)
+        reasons = {
+            ident: schedule.reason(ident, int(time.time() * 1000), current is None) for ident in due
+        }
+        older = [ident for ident in due if (schedule.pending[ident].oldest_batch or 0) < through]
+        if current is None or older:
+            frames = [ledger.pending_rows(due, schedule).filter(F.col(INGEST_BATCH) <= through)]
+            if current is not None:
+                frames = [frames[0].filter(F.col(INGEST_BATCH) < through)]
+                frames.append(only_pending(current, due, schedule, spark))
+            pending = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
+            pending = pending.persist()
+        else:
+            pending = only_pending(current, due, schedule, spark) if summary is None else current
+        try:
+            with metrics.timed("plan"):
+                rows = summary if summary is not None else self._summary(pending)
+                wanted_rows = [
+                    r for r in rows if (r["database"], r["schema"], r["table"]) in set(due)
+                ]
+                plans = {
+                    ident: plan
+                    for ident, plan in build_plans(wanted_rows, self.config).items()
+                    if self.config.wants_table(plan.qualified)
+                }
+            with metrics.timed("schema"):
+                prepared, failed = self._prepare(spark, plans, through)
+            if failed:
+                with metrics.timed("log"):
+                    dead = self._schema_dead_letters(pending, failed)
+                    self._append(dead, "dead_letter", (app[0] + ":schema", app[1]))
+            with metrics.timed("apply"):
+                results = self._merge_all(pending, prepared, through, app)
+            results += [TableResult(plan.qualified, "", error=reason) for plan, reason in failed]
+            metrics.tables += results
+        finally:
+            if pending is not current:
+                pending.unpersist()
+        by_table = {r.table: r for r in results}
+        policy = self.config.freshness_policy
+        applied = []
+        for ident in due:
+            name = qualified_name(ident)
+            result = by_table.get(name)
+            applied.append(
+                Applied(
+                    ident,
+                    self.config.table_path(*ident),
+                    through,
+                    events=result.events if result else 0,
+                    max_position=result.max_position if result else None,
+                    max_ts_ms=result.max_ts_ms if result else None,
+                    reason=reasons.get(ident),
+                    freshness_s=policy.target_s(name),
+                )
+            )
+        schedule.applied(due, through)
+        if self.keep_ledger:
+            with metrics.timed("log"):
+                watermark = through if not schedule.pending else None
+                ledger.record(applied, watermark, app)
+
+    def _prepare(
+        self, spark: SparkSession, plans: dict[Any, TablePlan], through: int
+    ) -> tuple[list[Prepared], list[tuple[TablePlan, str]]]:
+        """Each due table's schema step (create, evolve), properties and TRUNCATE: all
+        idempotent by themselves, so outside the idempotent-write window. What the run
+        knows of a table (:class:`KnownTable`) spares it a look at the table per apply."""
         prepared = []
         failed: list[tuple[TablePlan, str]] = []
         properties: list[tuple[str, dict[str, str]]] = []
@@ -314,30 +519,47 @@ class Pipeline:
             # scd2 keeps history rows; scd1 (default) the current row per key
             kind = Scd2Applier if self.config.mode == "scd2" else TableApplier
             applier = kind(spark, self.config, plan)
-            if not plan.has_rows and not applier.exists():
+            known = self.known.get(applier.path)
+            if not plan.has_rows and known is None and not applier.exists():
                 continue  # DDL for a table we have no row of yet: its first rows carry the schema
             try:
-                types = applier.ensure_schema(batch_id)
+                types = applier.ensure_schema(through, known.columns if known else None)
                 self._register(applier)
             except IncompatibleSchema as exc:
                 log.warning("%s: %s (events dead-lettered)", plan.qualified, exc)
                 failed.append((plan, f"incompatible schema change: {exc}"))
                 continue
-            props = applier.detail().properties  # the size: whether its MERGE is key-bounded
-            applier.align_properties(props)
+            if known is None:
+                known = self.known[applier.path] = KnownTable(applier.columns)
+            known.columns = applier.columns
+            if applier.created:
+                # what a new table holds is known: no look at it
+                known.detail = applier.created_detail()
+                known.applies_since_detail = 0
+            elif known.detail is None or known.applies_since_detail >= DETAIL_EVERY:
+                known.detail = applier.detail()  # the size: whether its MERGE is key-bounded
+                known.applies_since_detail = 0
+            applier.last_detail = known.detail
+            known.applies_since_detail += 1
+            props = known.detail.properties
+            props.update(applier.align_properties(props))
             properties.append((applier.table_ref(), props))
             floor = applier.truncate_position(props)
             if plan.truncate_position and (floor is None or plan.truncate_position > floor):
-                applier.apply_truncate(plan.truncate_position, batch_id)
+                applier.apply_truncate(plan.truncate_position, through)
                 floor = plan.truncate_position
-            prepared.append((applier, types, floor))
+                props.update(applier.truncated_properties(floor))
+            prepared.append(Prepared(applier, types, floor))
         # upkeep is idempotent: outside the idempotent-write window, like the schema changes
         upkeep = Upkeep(spark, self.config)
-        if self._batches_run % MAINTENANCE_EVERY == 0:  # the first batch of a run, then so often
+        if self._applies_run % MAINTENANCE_EVERY == 0:  # the first apply of a run, then so often
             Tombstones(spark, self.config).maintain()
             properties += self._system_tables()
-        upkeep.vacuum_due(properties)
-        self._batches_run += 1
+        vacuumed = set(upkeep.vacuum_due(properties))
+        for item in prepared:
+            if item.applier.table_ref() in vacuumed:
+                self.known[item.applier.path].detail = None  # its stamp changed: read it again
+        self._applies_run += 1
         return prepared, failed
 
     def _system_tables(self) -> list[tuple[str, dict[str, str]]]:
@@ -359,72 +581,81 @@ class Pipeline:
             self._registered.add(applier.path)
             log.info("%s: in the catalog as %s", applier.plan.qualified, name)
 
-    def _phase_b(
+    @contextmanager
+    def _txn(self, spark: SparkSession, app_id: str, version: int) -> Iterator[None]:
+        """Delta's idempotent-write settings on the session (MERGE honours only those)."""
+        spark.conf.set(TXN_APP_ID, app_id)
+        spark.conf.set(TXN_VERSION, str(int(version)))
+        try:
+            yield
+        finally:
+            spark.conf.unset(TXN_APP_ID)
+            spark.conf.unset(TXN_VERSION)
+
+    def _merge_all(
         self,
         wanted: DataFrame,
-        prepared: list[tuple[TableApplier, dict[str, str], str | None]],
-        batch_id: int,
+        prepared: list[Prepared],
+        through: int,
+        app: tuple[str, int],
     ) -> list[TableResult]:
+        """Fold every prepared table's actions in one shuffle, MERGE each table with the
+        version ``through`` (``<query>:apply``), then record the deleted keys (``app``)."""
         from pyspark.sql import functions as F
 
         if not prepared:
             return []
         # every table's actions in one cached frame: counted, folded and read by each
-        # table's write without recomputing the batch's filters and casts per use
-        actions = with_batch(self._all_actions(wanted, prepared), batch_id)
+        # table's write without recomputing the filters and casts per use
+        actions = with_batch(self._all_actions(wanted, prepared), through)
         actions = actions.localCheckpoint(eager=True)
         folded = None
         try:
             stats = self._action_stats(actions)
             if self.config.mode == "scd1":
-                # the batch's session: it holds the idempotency settings
                 store = Tombstones(wanted.sparkSession, self.config)
-                tables = store.table_ids([applier.path for applier, _, _ in prepared])
+                tables = store.table_ids([item.applier.path for item in prepared])
                 # one shuffle folds every table's keys and one read of the tombstones
                 # guards them all; each MERGE then reads its slice
                 ok = actions.filter(F.col("_bad").isNull()).drop("_bad")
                 folded = store.guard(fold_actions(ok, by=("_t", "_key")), tables)
-                folded = with_batch(folded, batch_id).localCheckpoint(eager=True)
+                folded = with_batch(folded, through).localCheckpoint(eager=True)
 
             def apply_one(index: int) -> TableResult:
-                applier, types, _ = prepared[index]
-                return self._apply_table(
-                    applier, types, actions, folded, index, stats.get(index), batch_id
-                )
+                item = prepared[index]
+                return self._apply_table(item, actions, folded, index, stats.get(index), through)
 
             workers = min(self.config.max_concurrent_tables, len(prepared))
-            if workers == 1:
-                results = [apply_one(i) for i in range(len(prepared))]
-            else:
-                with ThreadPoolExecutor(workers, thread_name_prefix="anycdc-merge") as pool:
-                    results = list(pool.map(apply_one, range(len(prepared))))
+            with self._txn(wanted.sparkSession, self.config.query_name + ":apply", through):
+                if workers == 1:
+                    results = [apply_one(i) for i in range(len(prepared))]
+                else:
+                    with ThreadPoolExecutor(workers, thread_name_prefix="anycdc-merge") as pool:
+                        results = list(pool.map(apply_one, range(len(prepared))))
             if folded is not None and any(r.deletes for r in results):
                 # after every MERGE: a tombstone never stands for a delete not yet applied
-                store.record(self._deleted_keys(folded, tables))
+                store.record(self._deleted_keys(folded, tables), app)
             return results
         finally:
             if folded is not None:
                 folded.unpersist()
             actions.unpersist()
 
-    def _all_actions(
-        self,
-        wanted: DataFrame,
-        prepared: list[tuple[TableApplier, dict[str, str], str | None]],
-    ) -> DataFrame:
+    def _all_actions(self, wanted: DataFrame, prepared: list[Prepared]) -> DataFrame:
         """Every table's row actions, tagged ``_t`` (:func:`table_tag` of its index in
         ``prepared``), each with ``_bad`` (why it cannot be cast to its column, or null)."""
         from pyspark.sql import functions as F
 
         frames = []
-        for index, (applier, types, floor) in enumerate(prepared):
-            plan = applier.plan
+        for index, item in enumerate(prepared):
+            plan = item.applier.plan
             events = wanted.filter(
                 F.col("database").eqNullSafe(F.lit(plan.database))
                 & F.col("schema").eqNullSafe(F.lit(plan.schema))
                 & (F.col("table") == F.lit(plan.table))
             )
-            actions = applier.bad_casts(applier.actions(events, types, floor), types)
+            applier = item.applier
+            actions = applier.bad_casts(applier.actions(events, item.types, item.floor), item.types)
             frames.append(actions.select(F.lit(table_tag(index)).alias("_t"), "*"))
         union = frames[0]
         for frame in frames[1:]:
@@ -466,16 +697,16 @@ class Pipeline:
 
     def _apply_table(
         self,
-        applier: TableApplier,
-        types: dict[str, str],
+        item: Prepared,
         actions: DataFrame,
         folded: DataFrame | None,
         index: int,
         stats: Row | None,
-        batch_id: int,
+        through: int,
     ) -> TableResult:
         from pyspark.sql import functions as F
 
+        applier, types = item.applier, item.types
         plan = applier.plan
         mine = F.col("_t") == F.lit(table_tag(index))
         n = int(stats["n"] or 0) if stats else 0
@@ -483,6 +714,7 @@ class Pipeline:
         dead = int(stats["bad"] or 0) if stats else 0
         if dead:
             bad = actions.filter(mine & F.col("_bad").isNotNull())
+            # several writers append to dead_letter in one apply: each needs its own app id
             self._append(
                 bad.select(
                     "source",
@@ -495,13 +727,13 @@ class Pipeline:
                     F.current_timestamp().alias("failed_at"),
                 ),
                 "dead_letter",
-                app_suffix=f":{applier.path}",
+                (f"{self.config.query_name}:dead:{applier.path}", through),
             )
         if n and folded is not None:
-            applier.merge(folded.filter(mine).drop("_t"), types, batch_id, guarded=True)
+            applier.merge(folded.filter(mine).drop("_t"), types, through, guarded=True)
         elif n:
             good = actions.filter(mine & F.col("_bad").isNull()).drop("_t", "_bad")
-            applier.apply(good, types, batch_id, has_deletes=bool(deletes))
+            applier.apply(good, types, through, has_deletes=bool(deletes))
         return TableResult(
             table=plan.qualified,
             path=applier.path,
@@ -514,15 +746,14 @@ class Pipeline:
         )
 
     # ------------------------------------------------------------------ system tables
-    def _append(self, frame: DataFrame, name: str, app_suffix: str = "") -> None:
+    def _append(
+        self, frame: DataFrame, name: str, app: tuple[str, int], merge_schema: bool = False
+    ) -> None:
+        """Append to a system table once per ``app`` (Delta skips a replayed pair)."""
         path = f"{self.config.system_dir}/{name}"
-        writer = frame.write.format("delta").mode("append")
-        if app_suffix:
-            # several writers append to dead_letter in one batch: each needs its own app id
-            spark = frame.sparkSession
-            writer = writer.option("txnAppId", self.config.query_name + app_suffix).option(
-                "txnVersion", spark.conf.get(TXN_VERSION)
-            )
+        writer = frame.write.format("delta").mode("append").options(**write_options(*app))
+        if merge_schema:  # a changelog written by an earlier version lacks newer columns
+            writer = writer.option("mergeSchema", "true")
         writer.save(path)
 
     def _schema_dead_letters(
@@ -547,21 +778,27 @@ class Pipeline:
             )  # fmt: skip
         return frame
 
-    def _batch_rows(self, spark: SparkSession, metrics: BatchMetrics) -> DataFrame:
+    def _record_batch(
+        self, spark: SparkSession, metrics: BatchMetrics, app: tuple[str, int]
+    ) -> None:
+        """One row per applied table, and one for the batch itself (no table)."""
+        from pyspark.sql import functions as F
+
         rows: list[tuple[Any, ...]] = [
             (
                 metrics.batch_id, t.table, t.path, t.events, t.dead_letters, t.max_position,
                 t.max_ts_ms, metrics.heartbeat_ts_ms, t.error, None,
             )
             for t in metrics.tables
-        ] or [
-            (metrics.batch_id, None, None, 0, metrics.dead_letters, None, None,
-             metrics.heartbeat_ts_ms, None, None)
         ]  # fmt: skip
-        frame = spark.createDataFrame(rows, BATCHES_SCHEMA)
-        from pyspark.sql import functions as F
-
-        return frame.withColumn("processed_at", F.current_timestamp())
+        rows.append(
+            (metrics.batch_id, None, None, metrics.events, metrics.dead_letters, None,
+             metrics.source_ts_ms, metrics.heartbeat_ts_ms, None, None)
+        )  # fmt: skip
+        frame = spark.createDataFrame(rows, BATCHES_SCHEMA).withColumn(
+            "processed_at", F.current_timestamp()
+        )
+        self._append(frame, "batches", app)
 
 
 def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[int, int]:
@@ -604,7 +841,7 @@ def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[in
     started = _first(spark.sql("SELECT current_timestamp() AS now"))["now"]
     replay = config.with_overrides(query_name=f"{config.query_name}-replay")
     # a fresh, increasing version: each replay is a new idempotent unit of work
-    Pipeline(spark, replay).process_batch(raw, int(time.time() * 1000))
+    Pipeline(spark, replay, keep_ledger=False).process_batch(raw, int(time.time() * 1000))
     coords = {(r["source"], r["partition"], r["offset"]) for r in fixed}
     condition = F.lit(False)
     for source, partition, offset in coords:

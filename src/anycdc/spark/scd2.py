@@ -58,7 +58,7 @@ new row's opened.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
@@ -67,10 +67,12 @@ from anycdc.spark.apply import (
     META_COLUMNS,
     TableApplier,
     TablePlan,
+    ingest_batch,
     lit,
     q,
     with_batch,
 )
+from anycdc.spark.ledger import INGEST_BATCH
 from anycdc.spark.sql_types import cast_sql
 
 if TYPE_CHECKING:
@@ -109,16 +111,19 @@ class Scd2Applier(TableApplier):
         )
 
     # ------------------------------------------------------------------ phase A hooks
-    def ensure_schema(self, batch_id: int) -> dict[str, str]:
+    def ensure_schema(
+        self, batch_id: int, known: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
         """Create or evolve the history table, and create its end-marker table.
 
-        The end-marker table is created here (phase A, idempotent by itself) so
-        that phase B writes it exactly once per batch.
+        The end-marker table is created here (the schema step, idempotent by itself) so
+        that the apply writes it exactly once; a table the run already knows has it.
         """
-        types = super().ensure_schema(batch_id)
-        self.spark.sql(
-            f"CREATE TABLE IF NOT EXISTS delta.{q(self.ends_path)} ({ENDS_SCHEMA}) USING delta"
-        )
+        types = super().ensure_schema(batch_id, known)
+        if known is None:
+            self.spark.sql(
+                f"CREATE TABLE IF NOT EXISTS delta.{q(self.ends_path)} ({ENDS_SCHEMA}) USING delta"
+            )
         return types
 
     def truncate_position(self, properties: dict[str, str] | None = None) -> str | None:
@@ -143,6 +148,7 @@ class Scd2Applier(TableApplier):
             F.col("partition"),
             F.col("offset"),
             F.col("event_index"),
+            ingest_batch(events),
             F.col("ts_ms"),
             F.col("op"),
             F.col("raw"),
@@ -378,9 +384,11 @@ def _seq(batch_id: int) -> Column:
     def pad(name: str, width: int) -> Column:
         return F.lpad(F.col(name).cast("string"), width, "0")
 
+    # the batch that ingested the event (one apply may cover several), else this one
+    arrived_in = F.coalesce(F.col(INGEST_BATCH), F.lit(int(batch_id)).cast("bigint"))
     arrival = F.concat(
         F.lit("~"),
-        F.lpad(F.lit(str(int(batch_id))), 19, "0"),
+        F.lpad(arrived_in.cast("string"), 19, "0"),
         F.lit("/"),
         F.coalesce(F.col("source"), F.lit("")),
         F.lit("/"),

@@ -117,13 +117,20 @@ class Tombstones:
         tagged = folded.withColumn("_t", F.lit(table_tag(0)))
         return self.guard(tagged, self.table_ids([table_path])).drop("_t")
 
-    def record(self, deleted: DataFrame) -> None:
-        """Append deleted keys (``table``, ``_key``, ``position``): one write, stamped now."""
+    def record(self, deleted: DataFrame, app: tuple[str, int] | None = None) -> None:
+        """Append deleted keys (``table``, ``_key``, ``position``): one write, stamped now;
+        ``app``: Delta's idempotent-write (app id, version) of the write."""
         from pyspark.sql import functions as F
 
-        deleted.select(
-            "table", "_key", "position", F.current_timestamp().alias("deleted_at")
-        ).write.format("delta").mode("append").partitionBy("table").save(self.path)
+        writer = (
+            deleted.select("table", "_key", "position", F.current_timestamp().alias("deleted_at"))
+            .write.format("delta")
+            .mode("append")
+            .partitionBy("table")
+        )
+        if app is not None:
+            writer = writer.option("txnAppId", app[0]).option("txnVersion", str(int(app[1])))
+        writer.save(self.path)
 
     def maintain(self) -> None:
         """Delete the expired tombstones and compact the files. Idempotent: the pipeline

@@ -1,0 +1,207 @@
+"""When each target table is brought up to date: ingest every batch, apply when due.
+
+Every micro-batch makes its events durable in ``_anycdc/changelog`` (the only write
+all tables share). A table's changelog rows then wait, *pending*, until the table is
+**due**; its apply reads them all at once, folds them per key and MERGEs once. A table
+is due when
+
+- it has a DDL statement or a TRUNCATE pending (``urgent``: ordered now, not later);
+- its pending rows reach ``max_pending_rows``;
+- its oldest pending change would be older than its freshness target by the end of the
+  next cycle (``lookahead_ms``: the last batch's duration), so a table is applied
+  *before* it goes stale, not one cycle after;
+- its freshness target is 0 (every batch: the behaviour before deferral);
+- the run is ending, or starting with rows a previous run left pending.
+
+This module is pure (no Spark): the pipeline feeds it what each batch ingested and asks
+which tables are due (:meth:`Schedule.due`).
+
+>>> policy = FreshnessPolicy(default_s=60, per_table=(("^shop\\\\.orders$", 10.0),))
+>>> policy.target_s("shop.orders"), policy.target_s("shop.audit")
+(10.0, 60.0)
+>>> schedule = Schedule(policy)
+>>> schedule.ingested(("shop", None, "orders"), batch_id=0, rows=5, now_ms=1_000)
+>>> schedule.ingested(("shop", None, "audit"), batch_id=0, rows=5, now_ms=1_000)
+>>> [t[2] for t in schedule.due(now_ms=12_000)]  # orders waited 11 s > 10 s
+['orders']
+>>> schedule.applied([("shop", None, "orders")], through=0)
+>>> [t[2] for t in schedule.due(now_ms=12_000, ending=True)]
+['audit']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from anycdc.errors import OptionError
+
+TableIdent = tuple[str | None, str | None, str]
+"""(database, schema, table) of a source table."""
+
+_DURATION: Final = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*")
+_UNIT_SECONDS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+def parse_duration(value: Any, key: str = "freshness") -> float:
+    """Seconds from a number of seconds or a text with a unit (``ms``, ``s``, ``m``, ``h``).
+
+    >>> parse_duration("15m"), parse_duration(10), parse_duration("0")
+    (900.0, 10.0, 0.0)
+    >>> parse_duration("soon")
+    Traceback (most recent call last):
+    ...
+    anycdc.errors.OptionError: freshness: expected seconds or a duration like 10s, 15m, 1h; got 'soon'
+    """
+    if isinstance(value, bool):
+        raise OptionError(f"{key}: expected seconds or a duration like 10s, 15m, 1h; got {value!r}")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        match = _DURATION.fullmatch(str(value))
+        if match is None:
+            raise OptionError(
+                f"{key}: expected seconds or a duration like 10s, 15m, 1h; got {value!r}"
+            )
+        seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    if seconds < 0:
+        raise OptionError(f"{key}: must be >= 0, got {value!r}")
+    return seconds
+
+
+def qualified_name(ident: TableIdent) -> str:
+    """``database.schema.table`` with the parts the source has (what patterns match)."""
+    return ".".join(part for part in ident if part)
+
+
+@dataclass(frozen=True)
+class FreshnessPolicy:
+    """How stale each table may get (seconds; 0: applied in every batch)."""
+
+    default_s: float = 60.0
+    per_table: tuple[tuple[str, float], ...] = ()
+    """(regex over ``database.table``, seconds): the first pattern that matches wins."""
+    max_pending_rows: int = 500_000
+
+    @classmethod
+    def from_config(
+        cls, default: float, per_table: Mapping[str, float], max_pending_rows: int
+    ) -> FreshnessPolicy:
+        return cls(default, tuple(per_table.items()), max_pending_rows)
+
+    def target_s(self, qualified: str) -> float:
+        for pattern, seconds in self.per_table:
+            if re.search(pattern, qualified):
+                return seconds
+        return self.default_s
+
+
+@dataclass
+class Pending:
+    """What one table has waiting in the changelog."""
+
+    batches: dict[int, int] = field(default_factory=dict)
+    """Ingest batch -> its rows for the table (a re-run batch is counted once)."""
+    since_ms: int | None = None
+    """Wall time the oldest pending rows were ingested."""
+    urgent: str | None = None
+    """Why it cannot wait (``ddl``, ``truncate``, ``restart``), else None."""
+
+    @property
+    def rows(self) -> int:
+        return sum(self.batches.values())
+
+    @property
+    def oldest_batch(self) -> int | None:
+        return min(self.batches) if self.batches else None
+
+
+@dataclass
+class Schedule:
+    """Pending rows per table, and which tables are due (see the module docstring)."""
+
+    policy: FreshnessPolicy
+    pending: dict[TableIdent, Pending] = field(default_factory=dict)
+    through: dict[TableIdent, int] = field(default_factory=dict)
+    """The last ingest batch each table has been applied through (what the ledger says)."""
+    lookahead_ms: int = 0
+    """How long a cycle takes (the last batch's duration): a table whose freshness would
+    run out before the next cycle ends is due now."""
+
+    def ingested(
+        self,
+        ident: TableIdent,
+        batch_id: int,
+        rows: int,
+        now_ms: int,
+        urgent: str | None = None,
+    ) -> None:
+        """Record that batch ``batch_id`` ingested ``rows`` changelog rows of ``ident``."""
+        if self.through.get(ident, -1) >= batch_id:
+            return  # already applied through this batch (a re-run batch)
+        state = self.pending.setdefault(ident, Pending())
+        if batch_id not in state.batches:
+            state.batches[batch_id] = rows
+        if state.since_ms is None:
+            state.since_ms = now_ms
+        if urgent and not state.urgent:
+            state.urgent = urgent
+
+    def due(self, now_ms: int, ending: bool = False) -> list[TableIdent]:
+        """The tables to apply now, in a stable order."""
+        return sorted(
+            (ident for ident in self.pending if self.reason(ident, now_ms, ending)),
+            key=lambda ident: tuple(part or "" for part in ident),
+        )
+
+    def reason(self, ident: TableIdent, now_ms: int, ending: bool = False) -> str | None:
+        """Why ``ident`` is due now (``ending``, ``ddl``, ``size`` ...), or None."""
+        state = self.pending.get(ident)
+        if state is None or not state.batches:
+            return None
+        if ending:
+            return "ending"
+        if state.urgent:
+            return state.urgent
+        target_ms = self.policy.target_s(qualified_name(ident)) * 1000
+        if target_ms <= 0:
+            return "every batch"
+        if state.rows >= self.policy.max_pending_rows:
+            return "size"
+        waited = now_ms - (state.since_ms if state.since_ms is not None else now_ms)
+        if waited + self.lookahead_ms >= target_ms:
+            return "freshness"
+        return None
+
+    def applied(self, idents: Iterable[TableIdent], through: int) -> None:
+        """``idents`` now hold every change ingested up to batch ``through``."""
+        for ident in idents:
+            self.through[ident] = max(self.through.get(ident, -1), through)
+            state = self.pending.get(ident)
+            if state is None:
+                continue
+            for batch in [b for b in state.batches if b <= through]:
+                del state.batches[batch]
+            if not state.batches:
+                del self.pending[ident]
+            else:  # rows of later batches stay (not reached by this apply)
+                state.urgent = None
+
+    def staleness_s(self, ident: TableIdent, now_ms: int) -> float:
+        """Seconds the table's oldest pending change has waited (0 when none)."""
+        state = self.pending.get(ident)
+        if state is None or state.since_ms is None:
+            return 0.0
+        return max(0.0, (now_ms - state.since_ms) / 1000)
+
+
+__all__ = [
+    "FreshnessPolicy",
+    "Pending",
+    "Schedule",
+    "TableIdent",
+    "parse_duration",
+    "qualified_name",
+]
