@@ -27,8 +27,8 @@ gets what it can encode and the pipeline can apply (:data:`FORMAT_PROFILES`):
 markers, heartbeats, DDL and TRUNCATE are left out where the format has
 none (a TRUNCATE becomes deletes of every row, so the final state is the
 same), and column types and values become what the format delivers (MySQL
-formats carry BOOLEAN as TINYINT(1), DataWorks has six types, untyped OMS and
-SharePlex JSON deliver text). The truth is the final state AS THE PIPELINE
+formats carry BOOLEAN as TINYINT(1), DataWorks has six types, untyped OMS,
+SharePlex and GoldenGate JSON deliver text). The truth is the final state AS THE PIPELINE
 STORES IT for that format. What the pipeline cannot apply yet
 (:data:`PIPELINE_GAPS`) is left out unless ``avoid_gaps=False``.
 
@@ -277,7 +277,7 @@ class FormatProfile:
     snapshots: bool = True  # a full-load op distinct from insert
     key_names: bool = True  # messages name the key columns
     partial_updates: bool = False  # updates carry the changed columns only (SharePlex)
-    owner_as_schema: bool = False  # the database is named as a schema (SharePlex OWNER.TABLE)
+    owner_as_schema: bool = False  # the database is named as a schema (OWNER.TABLE: SharePlex, OGG)
     documents: bool = False  # MongoDB documents instead of rows
     value_typed: bool = False
     binlog_position: bool = False  # positions as MySQL binlog (file 1, offset n, record 0)
@@ -356,6 +356,18 @@ FORMAT_PROFILES: Final[dict[str, FormatProfile]] = {
         notes=(
             "untyped: every value is stored as the vendor's text",
             "no DDL (gap untyped-ddl: a typed ALTER TABLE on a table of text columns)",
+        ),
+    ),
+    "ogg-json": FormatProfile(
+        types="text",
+        ddl=False,
+        tx_markers=False,
+        heartbeats=False,
+        snapshots=False,
+        owner_as_schema=True,
+        notes=(
+            "untyped: every value is stored as the vendor's text",
+            "no DDL, markers or heartbeats; snapshot rows are inserts",
         ),
     ),
     "shareplex-json": FormatProfile(

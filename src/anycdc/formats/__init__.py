@@ -34,6 +34,7 @@ REGISTRY: Final[dict[str, str]] = {
     "shareplex-json": "anycdc.formats.shareplex:SharePlexJson",
     "oms-json": "anycdc.formats.oms:OmsJson",
     "oms-extend-json": "anycdc.formats.oms:OmsExtendJson",
+    "ogg-json": "anycdc.formats.ogg:OggJson",
     "dts-avro": "anycdc.formats.dts_avro:DtsAvro",
     "drs-avro": "anycdc.formats.drs_avro:DrsAvro",
     "canonical-json": "anycdc.formats.canonical:CanonicalJson",
