@@ -41,6 +41,19 @@ def st_decimal(precision: int = 38, scale: int = 10) -> st.SearchStrategy[Decima
     )
 
 
+def st_json_value(max_leaves: int = 8) -> st.SearchStrategy[Any]:
+    """A value as an untyped JSON format carries it (what ``parse_json`` gives): null,
+    booleans, integers beyond 64 bits, exact decimals, text, and arrays/objects of them."""
+    scalars = st.one_of(
+        st.none(), st.booleans(), st.integers(-(2**70), 2**70), st_decimal(30, 6), UNICODE_TEXT
+    )
+    return st.recursive(
+        scalars,
+        lambda kids: st.lists(kids, max_size=3) | st.dictionaries(IDENT, kids, max_size=3),
+        max_leaves=max_leaves,
+    )
+
+
 def st_datetime(
     micros: bool = True, tz: dt.tzinfo | None = None, millis_only: bool = False
 ) -> st.SearchStrategy[dt.datetime]:

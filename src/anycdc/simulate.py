@@ -28,7 +28,7 @@ markers, heartbeats, DDL and TRUNCATE are left out where the format has
 none (a TRUNCATE becomes deletes of every row, so the final state is the
 same), and column types and values become what the format delivers (MySQL
 formats carry BOOLEAN as TINYINT(1), DataWorks has six types, untyped OMS,
-SharePlex and GoldenGate JSON deliver text). The truth is the final state AS THE PIPELINE
+SharePlex, GoldenGate and Maxwell JSON deliver text). The truth is the final state AS THE PIPELINE
 STORES IT for that format. What the pipeline cannot apply yet
 (:data:`PIPELINE_GAPS`) is left out unless ``avoid_gaps=False``.
 
@@ -370,6 +370,20 @@ FORMAT_PROFILES: Final[dict[str, FormatProfile]] = {
             "no DDL, markers or heartbeats; snapshot rows are inserts",
         ),
     ),
+    "maxwell-json": FormatProfile(
+        types="text",
+        truncate=False,
+        tx_markers=False,
+        heartbeats=False,
+        gaps=("untyped-ddl",),
+        notes=(
+            "untyped: every value is stored as the vendor's text (OceanBase's text rules, as "
+            "oms-json)",
+            "no TRUNCATE, BEGIN/COMMIT markers (commit flags a transaction's last row) or "
+            "heartbeats; the snapshot as bootstrap-insert rows",
+            "no DDL (gap untyped-ddl: a typed ALTER TABLE on a table of text columns)",
+        ),
+    ),
     "shareplex-json": FormatProfile(
         types="text",
         ddl=False,
@@ -392,8 +406,8 @@ PIPELINE_GAPS: Final[dict[str, str]] = {
     "keyless-duplicates": "identical rows of a table without a key collapse into one "
     "(documented: README, Semantics: Keys); Workload(keyless_duplicates=True) makes them "
     "(tests/pipeline/test_sim_found_keyless_duplicates.py pins the behaviour)",
-    "untyped-ddl": "ALTER TABLE on a table of an untyped format (oms-json) types the column "
-    "from the DDL while its values are text: STRING vs BIGINT is incompatible and the "
+    "untyped-ddl": "ALTER TABLE on a table of an untyped format (oms-json, maxwell-json) types "
+    "the column from the DDL while its values are text: STRING vs BIGINT is incompatible and the "
     "table's events are dead-lettered: no DDL for untyped formats "
     "(tests/pipeline/test_sim_found_untyped_ddl.py)",
     "dts-avro-unsigned": "DTS Avro types BIGINT UNSIGNED by value (LONGLONG: int64 below "

@@ -32,6 +32,7 @@ REGISTRY: Final[dict[str, str]] = {
     "dataworks-json": "anycdc.formats.dataworks:DataWorksJson",
     "dataworks2-json": "anycdc.formats.dataworks2:DataWorks2Json",
     "shareplex-json": "anycdc.formats.shareplex:SharePlexJson",
+    "maxwell-json": "anycdc.formats.maxwell:MaxwellJson",
     "oms-json": "anycdc.formats.oms:OmsJson",
     "oms-extend-json": "anycdc.formats.oms:OmsExtendJson",
     "ogg-json": "anycdc.formats.ogg:OggJson",
