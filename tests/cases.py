@@ -7,6 +7,12 @@
 * ``<name>.expected.jsonl`` the expected canonical events in order; a line
   ``{"error": "<DecodeError text>"}`` stands where a message must fail to decode.
 
+A case named ``foreign_<name>`` is a negative case: messages of a format anycdc does not
+read that look like the folder's format (Debezium Avro printed as JSON, the Cassandra
+connector, TiCDC's open protocol ...). The detector must call each of them ``unknown``
+and decoding them as the folder's format must fail with a precise error (every expected
+line an ``{"error"}``), never give rows.
+
 Adding a case needs no code: drop the files in the format's folder.
 """
 
@@ -20,6 +26,7 @@ from pathlib import Path
 
 CASES_DIR = Path(__file__).parent / "cases"
 INPUT_SUFFIXES = (".json", ".jsonl", ".avro")
+FOREIGN_PREFIX = "foreign_"
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,11 @@ class Case:
     @property
     def id(self) -> str:
         return f"{self.format_id}/{self.name}"
+
+    @property
+    def foreign(self) -> bool:
+        """A negative case: not this format (see the module's docstring)."""
+        return self.name.startswith(FOREIGN_PREFIX)
 
     @property
     def expected_path(self) -> Path:

@@ -37,7 +37,7 @@ class PatchError(AnyCdcError):
 
 def patch_as_partial_update(event: ChangeEvent) -> ChangeEvent:
     """Turn an update's ``patch`` into a partial after image; other events pass unchanged."""
-    if event.op is not Op.UPDATE or event.patch is None or event.after is not None:
+    if event.op is not Op.UPDATE or event.patch is None or not _key_only_after(event):
         return event
     unsupported = sorted(op for op in event.patch if op not in (SET, UNSET))
     if unsupported:
@@ -55,6 +55,7 @@ def patch_as_partial_update(event: ChangeEvent) -> ChangeEvent:
     after: dict[str, Any] = {
         k: v for k, v in (event.before or {}).items() if k in (event.key or ())
     }
+    after.update(event.after or {})
     columns = dict(event.columns or {})
     for name, value in sets.items():
         after[name], column = _typed(value)
@@ -63,6 +64,14 @@ def patch_as_partial_update(event: ChangeEvent) -> ChangeEvent:
     after.update(dict.fromkeys(unsets))
     partial = tuple(dict.fromkeys((*event.partial, "after")))
     return event.with_changes(after=after, partial=partial, columns=columns or None)
+
+
+def _key_only_after(event: ChangeEvent) -> bool:
+    """No after image (drs-mongo-json), or one of the key alone marked partial
+    (debezium-json: ``{"_id": ...}`` from the key): the patch makes the rest."""
+    if event.after is None:
+        return True
+    return "after" in event.partial and event.after.keys() <= set(event.key or ())
 
 
 def _typed(value: Any) -> tuple[Any, Column]:

@@ -40,7 +40,11 @@ Rules this decoder follows (seeds 000-003, FORMATS.md section 4):
   no ``id`` field (OMS writes none), ISO-8859-1 otherwise.
 * ``es`` is ``ts_ms``; ``position`` is ``(id,)`` (Canal's batch id: rows of one
   message share it); without an ``id`` field (OMS) it is ``(es, ts)``: commit
-  time, then write time. ``gtid`` (a GTID set, not a transaction id) goes to
+  time, then write time. TiCDC (``enable-tidb-extension=true``) writes ``id`` 0 and
+  ``_tidb.commitTs``, the transaction's TSO: the position is ``(commitTs,)``; its
+  ``TIDB_WATERMARK`` messages are heartbeats at ``(watermarkTs,)``. A TiCDC message
+  holding only the handle key (``_tidb.onlyHandleKey``) or a claim-check pointer
+  (``_tidb.claimCheckLocation``) is an error: the row is not in it. ``gtid`` (a GTID set, not a transaction id) goes to
   ``extra``; ``ts`` (write time) is not kept.
 * detection: see :func:`is_canal_shaped`, :func:`is_drs_like` (Huawei DRS'
   fields and renderings) and :func:`is_dts_certain` (the keys DTS leaves out).
@@ -132,6 +136,15 @@ F_SQL_TYPE: Final = "sqlType"
 F_IS_HEARTBEAT: Final = "isHeartbeat"
 F_SERVER_ID: Final = "serverId"
 F_DATA_SOURCE_NAME: Final = "dataSourceName"
+# TiCDC writes Canal-JSON with ``enable-tidb-extension=true``: ``_tidb`` holds the
+# transaction's TSO (``commitTs``; ``id`` is always 0), ``TIDB_WATERMARK`` messages a
+# ``watermarkTs`` (every change before it was sent); a message too large for Kafka is
+# sent with its handle key columns only (``onlyHandleKey``) or as a claim-check pointer
+F_TIDB: Final = "_tidb"
+TIDB_COMMIT_TS: Final = "commitTs"
+TIDB_WATERMARK_TS: Final = "watermarkTs"
+TIDB_ONLY_HANDLE_KEY: Final = "onlyHandleKey"
+TIDB_CLAIM_CHECK: Final = "claimCheckLocation"
 
 OP_INSERT: Final = "INSERT"
 OP_UPDATE: Final = "UPDATE"
@@ -152,13 +165,14 @@ OP_XACOMMIT: Final = "XACOMMIT"
 OP_XAROLLBACK: Final = "XAROLLBACK"
 OP_MHEARTBEAT: Final = "MHEARTBEAT"
 OP_HEARTBEAT: Final = "HEARTBEAT"
+OP_TIDB_WATERMARK: Final = "TIDB_WATERMARK"
 
 OPS: Final[Mapping[str, Op]] = {
     OP_INSERT: Op.INSERT, OP_UPDATE: Op.UPDATE, OP_DELETE: Op.DELETE, OP_INIT: Op.SNAPSHOT,
     OP_CREATE: Op.DDL, OP_ALTER: Op.DDL, OP_ERASE: Op.DDL, OP_QUERY: Op.DDL, OP_RENAME: Op.DDL,
     OP_CINDEX: Op.DDL, OP_DINDEX: Op.DDL, OP_DDL: Op.DDL, OP_INIT_DDL: Op.DDL,
     OP_TRUNCATE: Op.TRUNCATE, OP_GTID: Op.BEGIN, OP_XACOMMIT: Op.COMMIT, OP_XAROLLBACK: Op.COMMIT,
-    OP_MHEARTBEAT: Op.HEARTBEAT, OP_HEARTBEAT: Op.HEARTBEAT,
+    OP_MHEARTBEAT: Op.HEARTBEAT, OP_HEARTBEAT: Op.HEARTBEAT, OP_TIDB_WATERMARK: Op.HEARTBEAT,
 }  # fmt: skip
 ROW_TYPES: Final = frozenset({OP_INSERT, OP_UPDATE, OP_DELETE, OP_INIT})
 _ROW_OPS: Final = frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT})
@@ -409,6 +423,7 @@ class _FlatMessage(msgspec.Struct, forbid_unknown_fields=True):
     sqlType: msgspec.Raw = NULL_RAW
     serverId: Any = None
     dataSourceName: Any = None
+    tidb: Any = msgspec.field(default=None, name=F_TIDB)
 
 
 # float_hook as :func:`anycdc.formats.base.parse_json`: the Any fields hold what it gives
@@ -579,6 +594,14 @@ class CanalFlatFormat(Format):
         if flat.isHeartbeat is True:
             raise NotFast
         position = Position((serial,)) if serial is not None else None
+        tidb = flat.tidb
+        if tidb is not None:  # TiCDC: the commit TSO, nothing else (else: the slow path)
+            if type(tidb) is not dict or len(tidb) != 1:
+                raise NotFast
+            commit_ts = tidb.get(TIDB_COMMIT_TS)
+            if type(commit_ts) is not int or commit_ts < 0:
+                raise NotFast
+            position = Position((commit_ts,))
         gtid = flat.gtid
         extra: dict[str, Any] = {F_GTID: gtid} if gtid and isinstance(gtid, str) else {}
         names, codes, last = flat.mysqlType, flat.sqlType, self._last_plan
@@ -685,6 +708,14 @@ class CanalFlatFormat(Format):
     def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
         fid = self.id
         msg = expect_object(fid, obj, "$")
+        tidb = msg.get(F_TIDB)
+        if isinstance(tidb, dict) and TIDB_CLAIM_CHECK in tidb:
+            raise DecodeError(
+                fid,
+                "$._tidb.claimCheckLocation",
+                f"a TiCDC claim-check message: the change is stored at "
+                f"{str(tidb[TIDB_CLAIM_CHECK])[:200]!r}, not in the message",
+            )
         kind = msg.get(F_TYPE)
         if not isinstance(kind, str):
             if F_TYPE not in msg:
@@ -709,9 +740,12 @@ class CanalFlatFormat(Format):
         if type(ts_ms) is not int:
             ts_ms = optional_int(fid, ts_ms, "$.es")
         serial = msg.get(F_ID)
-        position = (
-            Position((serial,)) if type(serial) is int and serial >= 0 else self._position(msg)
-        )
+        if tidb is not None:
+            position = self._tidb_position(tidb)
+        elif type(serial) is int and serial >= 0:
+            position = Position((serial,))
+        else:
+            position = self._position(msg)
         gtid = msg.get(F_GTID)
         extra: dict[str, Any] = {F_GTID: gtid} if gtid and isinstance(gtid, str) else {}
         if kind == OP_XAROLLBACK:
@@ -801,6 +835,27 @@ class CanalFlatFormat(Format):
             if value is not None and value >= 0:
                 parts.append(value)
         return Position(tuple(parts)) if parts else None
+
+    def _tidb_position(self, tidb: Any) -> Position | None:
+        """TiCDC's extension: the transaction's ``commitTs`` (a watermark's ``watermarkTs``)."""
+        fid = self.id
+        if not isinstance(tidb, dict):
+            raise DecodeError(fid, "$._tidb", f"expected object, got {type_name(tidb)}")
+        if tidb.get(TIDB_ONLY_HANDLE_KEY) is True:
+            raise DecodeError(
+                fid,
+                "$._tidb.onlyHandleKey",
+                "TiCDC sent only the handle key columns (the message was too large; "
+                "large-message-handle-option=handle-key-only): the row must be read from "
+                "TiDB, it is not in the message",
+            )
+        for field in (TIDB_COMMIT_TS, TIDB_WATERMARK_TS):
+            if field in tidb:
+                ts = optional_int(fid, tidb[field], f"$._tidb.{field}")
+                if ts is not None and ts < 0:
+                    raise DecodeError(fid, f"$._tidb.{field}", f"expected a TSO, got {ts}")
+                return Position((ts,)) if ts is not None else None
+        return None
 
     def _binary_mode(self, msg: Mapping[str, Any]) -> str:
         if self.binary_mode != BINARY_AUTO:
@@ -1259,7 +1314,7 @@ def is_dts_certain(msg: dict[str, Any]) -> bool:
 
 # --------------------------------------------------------------------------- canal-json
 class CanalJson(CanalFlatFormat):
-    """Open-source Canal flat message (also OceanBase OMS' and Huawei DataArts' Canal JSON)."""
+    """Open-source Canal flat message (also OceanBase OMS', Huawei DataArts' and TiCDC's)."""
 
     id = "canal-json"
     vendor = "Alibaba Canal / OceanBase OMS"
@@ -1267,7 +1322,7 @@ class CanalJson(CanalFlatFormat):
     capabilities = Capabilities(
         before_image="changed columns (old), merged over data",
         types="mysqlType names + java.sql.Types codes",
-        position="id (OMS: es, ts)",
+        position="id (OMS: es, ts; TiCDC: _tidb.commitTs)",
         key_names=True,
     )
 

@@ -45,14 +45,31 @@ Decoding rules
   ``row``; PostgreSQL ``lsn``; Oracle ``scn``; MongoDB oplog seconds and ``ord``;
   otherwise the generic ``source.sequence`` array. An LSN that is not a valid
   (non-negative, 3-group for SQL Server) value gives no position.
-* MongoDB: ``after``/``before``/``patch`` arrive as JSON text of documents. The
-  document's top-level fields become the image (``columns`` None, key ``_id``);
-  extended JSON ``$oid``, ``$numberLong``, ``$numberInt`` and ``$numberDecimal``
-  wrappers are unwrapped to plain values, other wrappers stay objects. Update
-  operators (old connector ``patch``, or ``updateDescription``: ``updatedFields``
-  -> ``$set``, ``removedFields`` -> ``$unset``, ``truncatedArrays`` kept under
+* MongoDB: ``after``/``before``/``patch``/``updatedFields`` arrive as Extended JSON
+  text in any ``json.serialization.mode`` (v1 strict: ``{"$date": ms}``,
+  ``{"$binary": b64, "$type": t}``; v2 relaxed or canonical: ``$numberInt``,
+  ``$numberDouble``, ``{"$date": {"$numberLong": ...}}`` ...). The document's
+  top-level fields become the image (key ``_id``), typed exactly as
+  ``drs-mongo-json`` types a document (:func:`anycdc.formats.drs_mongo.ejson_document`:
+  ``long``, ``decimal``, ``date`` -> timestamptz, ``binData`` -> binary, ``objectId``
+  -> its hex text; nested documents and arrays as relaxed Extended JSON text, the
+  same text whatever the mode). Update operators (old connector ``patch``, or
+  ``updateDescription``: ``updatedFields`` -> ``$set`` in relaxed Extended JSON,
+  ``removedFields`` -> ``$unset`` as a list, ``truncatedArrays`` kept under
   ``$truncatedArrays``) go to ``patch`` when the message has no full ``after``
   document; the after image is then ``{"_id": ...}`` marked partial.
+* CloudEvents (``io.debezium.converters.CloudEventsConverter``, JSON envelope and
+  JSON data): the payload is ``data`` (``{schema, payload}`` or the payload alone)
+  plus ``op`` and ``source``/``transaction`` fields from the ``iodebezium*``
+  extension attributes; the envelope's ``id``/``source``/``type`` go to
+  ``extra["cloudevents"]`` (the encoder writes such events back as CloudEvents).
+  Avro ``data`` (base64 text) is an error.
+* Vitess: ``source.db`` is empty; the keyspace is the database, so same-named tables
+  of two keyspaces stay apart.
+* Not read, an error naming the reason and never rows (the detector says
+  ``unknown``): Debezium Avro printed as Avro JSON by a console consumer (unions as
+  ``{"<ns>.Value": {...}}``, ``{"long": 1}``) and the Cassandra connector (cells as
+  ``{value, deletion_ts, set}``, null meaning unchanged).
 * Speed: the plan that types a table's values is built once per schema text and
   cached on the instance; a message that starts with the exact bytes of a recently
   seen ``{"schema":<S>,"payload":`` is parsed from its payload on (the schema part
@@ -88,6 +105,12 @@ from anycdc.formats.base import (
     Format,
     OptionSpec,
     parse_json,
+)
+from anycdc.formats.drs_mongo import (
+    ejson_document,
+    ejson_fields,
+    from_ejson,
+    update_patch,
 )
 from anycdc.typemap import jdbc_type, sql_type
 from anycdc.values import (
@@ -147,6 +170,9 @@ MONGO_TRUNCATED_FIELD: Final = "field"
 MONGO_TRUNCATED_SIZE: Final = "size"
 MONGO_ID: Final = "_id"
 MONGO_KEY_ID: Final = "id"
+PATCH_SET: Final = "$set"
+PATCH_UNSET: Final = "$unset"
+PATCH_TRUNCATED_ARRAYS: Final = "$truncatedArrays"
 
 # schema-change events
 DDL: Final = "ddl"
@@ -205,6 +231,34 @@ SRC_ROW_ID: Final = "row_id"
 SRC_ORD: Final = "ord"
 SRC_SEC: Final = "sec"
 SRC_RS: Final = "rs"
+SRC_KEYSPACE: Final = "keyspace"  # Vitess: db is "", the keyspace is the database
+SRC_TS_US: Final = "ts_us"
+SRC_TS_NS: Final = "ts_ns"
+SRC_SHARD: Final = "shard"
+SRC_VGTID: Final = "vgtid"
+SRC_WALL_TIME: Final = "wallTime"
+
+# CloudEvents (Debezium's CloudEventsConverter, structured mode, JSON envelope): the
+# payload's ``source`` fields and ``op`` become extension attributes named ``iodebezium``
+# + the field name without its non-alphanumeric characters (int64 values as text), the
+# ``transaction`` fields ``iodebeziumtx`` + name, and ``data`` holds the rest of the
+# payload (``before``/``after``/``updateDescription``), as ``{schema, payload}`` when the
+# data converter's schemas are enabled
+CE_SPECVERSION: Final = "specversion"
+CE_ID: Final = "id"
+CE_SOURCE: Final = "source"
+CE_TYPE: Final = "type"
+CE_TIME: Final = "time"
+CE_DATA_CONTENT_TYPE: Final = "datacontenttype"
+CE_DATA: Final = "data"
+CE_VERSION: Final = "1.0"
+CE_JSON: Final = "application/json"
+CE_PREFIX: Final = "iodebezium"
+CE_OP: Final = "iodebeziumop"
+CE_TX_PREFIX: Final = "iodebeziumtx"
+CE_SOURCE_TX_ID: Final = "iodebeziumtxId"  # the Postgres/Oracle source field txId
+CE_DEBEZIUM_TYPE: Final = "io.debezium."
+CE_DEBEZIUM_SOURCE: Final = "/debezium/"
 
 OP_CREATE: Final = "c"
 OP_UPDATE: Final = "u"
@@ -242,6 +296,10 @@ CONNECTOR_POSTGRESQL: Final = "postgresql"
 CONNECTOR_SQLSERVER: Final = "sqlserver"
 CONNECTOR_ORACLE: Final = "oracle"
 CONNECTOR_MONGODB: Final = "mongodb"
+CONNECTOR_CASSANDRA: Final = "cassandra"  # not read: cells as {value, deletion_ts, set}
+CASSANDRA_CELL: Final = frozenset({"value", "deletion_ts", "set"})
+AVRO_VALUE_SUFFIX: Final = ".Value"  # Avro JSON wraps a union's record as {"<name>.Value": ...}
+AVRO_TYPE_NAMES: Final = frozenset({"string", "long", "int", "boolean", "double", "float", "bytes"})
 
 ENCODER_VERSION: Final = "anycdc"  # source.version written by the encoder
 SNAPSHOT_TRUE: Final = "true"
@@ -323,6 +381,7 @@ X_DATA_COLLECTION_ORDER: Final = "data_collection_order"
 X_MESSAGE: Final = "message"
 X_TABLE_CHANGE: Final = "table_change"
 X_EVENT_COUNT: Final = "event_count"
+X_CLOUDEVENTS: Final = "cloudevents"  # the CloudEvents envelope's id, source and type
 
 _MYSQL_FAMILY: Final = frozenset({CONNECTOR_MYSQL, CONNECTOR_MARIADB})
 _LSN_RE: Final = re.compile(r"([0-9a-fA-F]+):([0-9a-fA-F]+):([0-9a-fA-F]+)")
@@ -330,6 +389,8 @@ _ZONED_TIME_RE: Final = re.compile(r"(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[
 _DAY_MICROS: Final = 86_400_000_000
 _EPOCH_ORDINAL: Final = EPOCH_DATE.toordinal()
 _EXACT_JSON: Final = msgspec.json.Decoder(float_hook=Decimal)
+_DOCUMENT_JSON: Final = msgspec.json.Decoder()  # MongoDB documents: a fraction is a double
+_NUMBER_JSON: Final = msgspec.json.Encoder(decimal_format="number")
 
 
 class _Envelope(msgspec.Struct):
@@ -824,11 +885,58 @@ class DebeziumJson(Format):
         """Decode a parsed message: the envelope or the payload alone."""
         if not isinstance(obj, dict):
             raise self.error("$", f"expected object, got {type_name(obj)}")
+        if CE_SPECVERSION in obj and CE_DATA in obj:
+            return self._decode_cloudevent(obj, key)
         if ENVELOPE_PAYLOAD in obj and OP not in obj:
             schema = obj.get(ENVELOPE_SCHEMA)
             plan = self._plan_from_schema(schema) if schema is not None else _NO_SCHEMA
             return self._decode_payload(obj[ENVELOPE_PAYLOAD], plan, key, "$.payload")
         return self._decode_payload(obj, _NO_SCHEMA, key, "$")
+
+    def _decode_cloudevent(self, event: dict[str, Any], key: bytes | None) -> list[ChangeEvent]:
+        """A CloudEvent of Debezium's CloudEventsConverter: the payload is rebuilt from
+        ``data`` and the extension attributes, then decoded as any payload; the envelope's
+        ``id``, ``source`` and ``type`` are kept in ``extra["cloudevents"]``."""
+        data = event[CE_DATA]
+        content_type = event.get(CE_DATA_CONTENT_TYPE)
+        if content_type not in (None, CE_JSON) or not isinstance(data, dict):
+            raise self.error(
+                "$.data",
+                f"CloudEvents data is {content_type or type_name(data)}, not JSON: only the "
+                "converter's JSON data (data.serializer.type=json) is read",
+            )
+        path = "$.data"
+        plan = _NO_SCHEMA
+        if ENVELOPE_PAYLOAD in data and data.keys() <= {ENVELOPE_SCHEMA, ENVELOPE_PAYLOAD}:
+            schema = data.get(ENVELOPE_SCHEMA)
+            plan = self._plan_from_schema(schema) if schema is not None else _NO_SCHEMA
+            data, path = data[ENVELOPE_PAYLOAD], "$.data.payload"
+            if not isinstance(data, dict):
+                raise self.error(path, f"expected object, got {type_name(data)}")
+        if CE_OP not in event:
+            raise self.error(
+                "$", f"missing extension attribute {CE_OP!r} (extension.attributes.enable=false)"
+            )
+        payload: dict[str, Any] = {**data, OP: event[CE_OP]}
+        source: dict[str, Any] = {}
+        transaction: dict[str, Any] = {}
+        for name, value in event.items():
+            if not name.startswith(CE_PREFIX) or name == CE_OP:
+                continue
+            if name.startswith(CE_TX_PREFIX) and name != CE_SOURCE_TX_ID:
+                field = name[len(CE_TX_PREFIX) :]
+                transaction[_CE_TRANSACTION_FIELDS.get(field, field)] = value
+            else:
+                field = name[len(CE_PREFIX) :]
+                source[_CE_SOURCE_FIELDS.get(field, field)] = value
+        payload[SOURCE] = source
+        if transaction:
+            payload[TRANSACTION] = transaction
+        envelope = {name: event.get(name) for name in (CE_ID, CE_SOURCE, CE_TYPE)}
+        return [
+            e.with_changes(extra={**e.extra, X_CLOUDEVENTS: envelope})
+            for e in self._decode_payload(payload, plan, key, path)
+        ]
 
     # ---- schema plans
     def _plan_from_raw(self, raw: bytes) -> _EnvelopePlan:
@@ -951,6 +1059,9 @@ class DebeziumJson(Format):
             source = {}
         elif not isinstance(source, dict):
             raise self.error(f"{path}.source", f"expected object, got {type_name(source)}")
+        foreign = _foreign_shape(payload, source)
+        if foreign is not None:
+            raise self.error(path + foreign[0], foreign[1])
         meta = self._meta(payload, source, op_code, path)
         if op is _HEARTBEAT:
             return [self._message_event(payload, meta, path)]
@@ -985,16 +1096,21 @@ class DebeziumJson(Format):
         connector = get(SRC_CONNECTOR)
         if (
             connector == CONNECTOR_MONGODB
+            or connector == CONNECTOR_CASSANDRA
             or isinstance(after_raw, str)
             or isinstance(before_raw, str)
             or MONGO_PATCH in payload
             or MONGO_UPDATE_DESCRIPTION in payload
             or SRC_SCN in source
+            or (type(after_raw) is dict and len(after_raw) == 1)  # maybe an Avro union
+            or (type(before_raw) is dict and len(before_raw) == 1)
         ):
             return None
         # source metadata, as _meta reads it when every field has its usual type
         tx = get(SRC_TX_ID)
         database, schema, table = get(SRC_DB), get(SRC_SCHEMA), get(SRC_TABLE)
+        if not database and SRC_KEYSPACE in source:
+            database = get(SRC_KEYSPACE)
         if table is None:
             table = get(SRC_COLLECTION)
         ts_ms = get(SRC_TS_MS)
@@ -1259,10 +1375,13 @@ class DebeziumJson(Format):
                 tx = self._text(tx, where, SRC_TX_ID)
         # the usual types are checked inline; the readers handle the rest (and errors)
         database, schema, table = get(SRC_DB), get(SRC_SCHEMA), get(SRC_TABLE)
+        database_field = SRC_DB
+        if not database and SRC_KEYSPACE in source:
+            database, database_field = get(SRC_KEYSPACE), SRC_KEYSPACE
         if table is None:
             table = get(SRC_COLLECTION)
         if database is not None and (type(database) is not str or not database):
-            database = self._name(database, where, SRC_DB)
+            database = self._name(database, where, database_field)
         if schema is not None and (type(schema) is not str or not schema):
             schema = self._name(schema, where, SRC_SCHEMA)
         if table is not None and (type(table) is not str or not table):
@@ -1496,74 +1615,107 @@ class DebeziumJson(Format):
         key = self.primary_key((MONGO_ID,))
         if op is Op.TRUNCATE:
             return self._event(op, meta, key=key)
-        before = self._document(payload.get(BEFORE), f"{path}.before")
-        after = self._document(payload.get(AFTER), f"{path}.after")
+        # documents are typed as drs-mongo-json types them (one Extended JSON reader)
+        before, before_columns = self._document(payload.get(BEFORE), f"{path}.before")
+        after, columns = self._document(payload.get(AFTER), f"{path}.after")
+        columns = {**before_columns, **columns}
         patch: dict[str, Any] | None = None
-        old_patch = self._document(payload.get(MONGO_PATCH), f"{path}.patch")
+        old_patch = self._json_document(payload.get(MONGO_PATCH), f"{path}.patch")
         if old_patch is not None:
             if any(k.startswith("$") for k in old_patch):
-                patch = old_patch
+                patch = update_patch(from_ejson(old_patch), self.id, f"{path}.patch")
             elif after is None:
-                after = old_patch  # a replacement document
+                after, replaced = ejson_document(old_patch)  # a replacement document
+                columns.update(replaced)
         elif payload.get(MONGO_UPDATE_DESCRIPTION) is not None:
             patch = self._update_description(
                 payload[MONGO_UPDATE_DESCRIPTION], f"{path}.updateDescription"
             )
-        doc_id = _mongo_id(
-            after, before, self._document(payload.get(MONGO_FILTER), f"{path}.filter")
-        )
-        if doc_id is _MISSING and key_values is not None and MONGO_KEY_ID in key_values:
-            doc_id = _mongo_key_id(key_values[MONGO_KEY_ID])
+        # the document's id, for an image that has nothing else: from a document, else the key
+        id_image: dict[str, Any] | None = None
+        id_columns: dict[str, Column] = {}
+        found, found_columns = self._document(payload.get(MONGO_FILTER), f"{path}.filter")
+        for doc, doc_columns in ((after, columns), (before, columns), (found, found_columns)):
+            if doc is not None and MONGO_ID in doc:
+                id_image = {MONGO_ID: doc[MONGO_ID]}
+                id_columns = {MONGO_ID: doc_columns[MONGO_ID]}
+                break
+        else:
+            if key_values is not None and MONGO_KEY_ID in key_values:
+                id_image, id_columns = ejson_document(
+                    {MONGO_ID: _mongo_key_id(key_values[MONGO_KEY_ID])}
+                )
+        columns = {**id_columns, **columns}
         partial_images: tuple[str, ...] = ()
         if op in (Op.INSERT, Op.SNAPSHOT):
             if after is None:
                 raise self.error(f"{path}.after", f"missing after image for op '{_OP_CODES[op]}'")
-            return self._event(op, meta, key=key, after=after)
+            return self._event(op, meta, key=key, after=after, columns=columns or None)
         if op is Op.UPDATE:
             if after is not None:
-                return self._event(op, meta, key=key, before=before, after=after)
+                return self._event(
+                    op, meta, key=key, before=before, after=after, columns=columns or None
+                )
             if patch is None:
                 raise self.error(f"{path}.after", "update without an after document or a patch")
-            after = {MONGO_ID: doc_id} if doc_id is not _MISSING else None
             return self._event(
-                op, meta, key=key, before=before, after=after, patch=patch, partial=(AFTER,)
+                op,
+                meta,
+                key=key,
+                before=before,
+                after=id_image,
+                columns=columns or None,
+                patch=patch,
+                partial=(AFTER,),
             )
         if before is None:
-            if doc_id is _MISSING:
+            if id_image is None:
                 raise self.error(
                     f"{path}.before", "delete without a before document, filter or Kafka key"
                 )
-            before, partial_images = {MONGO_ID: doc_id}, (BEFORE,)
-        return self._event(op, meta, key=key, before=before, partial=partial_images)
+            before, partial_images = id_image, (BEFORE,)
+        return self._event(
+            op, meta, key=key, before=before, columns=columns or None, partial=partial_images
+        )
 
-    def _document(self, raw: Any, path: str) -> dict[str, Any] | None:
+    def _json_document(self, raw: Any, path: str) -> dict[str, Any] | None:
+        """A document as sent (JSON text, usually), parsed: numbers with a fraction are
+        BSON doubles (floats), not decimals."""
         if raw is None:
             return None
-        if isinstance(raw, str):
-            try:
-                raw = _EXACT_JSON.decode(raw)
-            except (msgspec.DecodeError, RecursionError, UnicodeError) as exc:
-                raise self.error(path, f"invalid document JSON: {exc}") from None
+        try:
+            if isinstance(raw, str):
+                raw = _DOCUMENT_JSON.decode(raw)
+            elif isinstance(raw, dict):
+                raw = _DOCUMENT_JSON.decode(_NUMBER_JSON.encode(raw))
+        except (msgspec.DecodeError, RecursionError, UnicodeError) as exc:
+            raise self.error(path, f"invalid document JSON: {exc}") from None
         if not isinstance(raw, dict):
             raise self.error(path, f"expected document, got {type_name(raw)}")
-        return {k: _unwrap_extended(v) for k, v in raw.items()}
+        return raw
+
+    def _document(self, raw: Any, path: str) -> tuple[dict[str, Any] | None, dict[str, Column]]:
+        """A document in Extended JSON (any ``json.serialization.mode``) and its columns."""
+        doc = self._json_document(raw, path)
+        return (None, {}) if doc is None else ejson_document(doc)
 
     def _update_description(self, raw: Any, path: str) -> dict[str, Any] | None:
         if not isinstance(raw, dict):
             raise self.error(path, f"expected object, got {type_name(raw)}")
-        patch: dict[str, Any] = {}
-        updated = self._document(raw.get(MONGO_UPDATED_FIELDS), f"{path}.updatedFields")
+        operators: dict[str, Any] = {}
+        updated = self._json_document(raw.get(MONGO_UPDATED_FIELDS), f"{path}.updatedFields")
         if updated:
-            patch["$set"] = updated
+            operators[PATCH_SET] = from_ejson(updated)
         removed = raw.get(MONGO_REMOVED_FIELDS)
         if removed is not None:
             if not isinstance(removed, list) or not all(isinstance(f, str) for f in removed):
                 raise self.error(f"{path}.removedFields", "expected array of field names")
             if removed:
-                patch["$unset"] = dict.fromkeys(removed, True)
+                operators[PATCH_UNSET] = dict.fromkeys(removed, True)
+        patch = update_patch(operators, self.id, path)
         truncated = raw.get(MONGO_TRUNCATED_ARRAYS)
         if truncated:
-            patch["$truncatedArrays"] = truncated
+            patch[PATCH_TRUNCATED_ARRAYS] = truncated
         return patch or None
 
     # ------------------------------------------------------------------ encoding
@@ -1576,6 +1728,8 @@ class DebeziumJson(Format):
                 schema, payload = self._encode_mongo(event)
             else:
                 schema, payload = self._encode_change(event)
+            if X_CLOUDEVENTS in event.extra:
+                return [dumps(self._encode_cloudevent(event, schema, payload)).encode("utf-8")]
         elif event.op is Op.DDL:
             schema, payload = self._encode_schema_change(event)
         elif event.op in (Op.BEGIN, Op.COMMIT):
@@ -1598,7 +1752,8 @@ class DebeziumJson(Format):
             row = event.image if event.image is not None else event.before
             if row is None or MONGO_ID not in row:
                 return None
-            payload: dict[str, Any] = {MONGO_KEY_ID: dumps(row[MONGO_ID])}
+            id_field = ejson_fields({MONGO_ID: row[MONGO_ID]}, event.columns)[MONGO_ID]
+            payload: dict[str, Any] = {MONGO_KEY_ID: dumps(id_field)}
             fields = [_field(T_STRING, MONGO_KEY_ID, optional=False)]
         else:
             values = event.key_values()
@@ -1816,6 +1971,36 @@ class DebeziumJson(Format):
             fields.append(_TRANSACTION_SCHEMA)
         return _struct(fields, f"{self._prefix(event)}.Envelope"), payload
 
+    def _encode_cloudevent(
+        self, event: ChangeEvent, schema: dict[str, Any] | None, payload: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A row change as Debezium's CloudEventsConverter writes it (JSON envelope, JSON
+        data): ``source``/``transaction`` fields as extension attributes (int64 as text)."""
+        envelope = event.extra[X_CLOUDEVENTS]
+        envelope = envelope if isinstance(envelope, Mapping) else {}
+        source = payload.pop(SOURCE)
+        transaction = payload.pop(TRANSACTION, None) or {}
+        out: dict[str, Any] = {
+            CE_ID: envelope.get(CE_ID),
+            CE_SOURCE: envelope.get(CE_SOURCE),
+            CE_SPECVERSION: CE_VERSION,
+            CE_TYPE: envelope.get(CE_TYPE),
+            CE_TIME: _iso_millis(event.ts_ms),
+            CE_DATA_CONTENT_TYPE: CE_JSON,
+            CE_OP: payload.pop(OP),
+        }
+        payload.pop(TS_MS, None)
+        for prefix, block in ((CE_PREFIX, source), (CE_TX_PREFIX, transaction)):
+            for name, value in block.items():
+                out[prefix + _squashed(name)] = str(value) if type(value) is int else value
+        if schema is not None and self._with_schema:
+            fields = [f for f in schema[SCHEMA_FIELDS] if f.get(SCHEMA_FIELD) in payload]
+            data_schema = _struct(fields, f"{self._prefix(event)}.Data")
+            out[CE_DATA] = {ENVELOPE_SCHEMA: data_schema, ENVELOPE_PAYLOAD: payload}
+        else:
+            out[CE_DATA] = payload
+        return out
+
     def _encode_mongo(self, event: ChangeEvent) -> tuple[dict[str, Any], dict[str, Any]]:
         source, source_fields, connector = self._encode_source(event)
         after = event.after
@@ -1823,8 +2008,8 @@ class DebeziumJson(Format):
             after = None  # the id travels in the Kafka key
         before = None if BEFORE in event.partial else event.before
         payload: dict[str, Any] = {
-            BEFORE: dumps(dict(before)) if before is not None else None,
-            AFTER: dumps(dict(after)) if after is not None else None,
+            BEFORE: dumps(ejson_fields(before, event.columns)) if before is not None else None,
+            AFTER: dumps(ejson_fields(after, event.columns)) if after is not None else None,
         }
         if event.patch is not None:
             payload[MONGO_UPDATE_DESCRIPTION] = _update_description(event.patch)
@@ -1859,9 +2044,6 @@ class DebeziumJson(Format):
 
 
 # --------------------------------------------------------------------------- helpers (decode)
-_MISSING: Final = object()
-
-
 def _starts_like_envelope(data: bytes) -> bool:
     """Is the first key ``schema`` or ``payload``? (then the schema is kept raw, as a cache key)"""
     quote = data.find(b'"', 0, 64)
@@ -1873,6 +2055,8 @@ def _starts_like_envelope(data: bytes) -> bool:
 def _sniff(message: Any) -> float:
     if not isinstance(message, dict):
         return 0.0
+    if CE_SPECVERSION in message and CE_DATA in message:
+        return _sniff_cloudevent(message)
     if ENVELOPE_PAYLOAD in message and OP not in message:
         if not message.keys() <= {ENVELOPE_SCHEMA, ENVELOPE_PAYLOAD}:
             return 0.0
@@ -1903,6 +2087,8 @@ def _sniff_payload(payload: dict[str, Any]) -> float:
     op = payload.get(OP)
     source = payload.get(SOURCE)
     if isinstance(op, str) and op in _OPS:
+        if _foreign_shape(payload, source if isinstance(source, dict) else {}) is not None:
+            return 0.0  # a shape this format does not read: unknown, never wrong rows
         if isinstance(source, dict):
             return 0.9
         if BEFORE in payload or AFTER in payload:
@@ -1917,6 +2103,45 @@ def _sniff_payload(payload: dict[str, Any]) -> float:
     ):
         return 0.75
     return 0.0
+
+
+def _sniff_cloudevent(event: dict[str, Any]) -> float:
+    """A Debezium CloudEvent with JSON data holding row images."""
+    kind, source, data = event.get(CE_TYPE), event.get(CE_SOURCE), event[CE_DATA]
+    debezium = (isinstance(kind, str) and kind.startswith(CE_DEBEZIUM_TYPE)) or (
+        isinstance(source, str) and source.startswith(CE_DEBEZIUM_SOURCE)
+    )
+    if not debezium or CE_OP not in event or not isinstance(data, dict):
+        return 0.0  # another producer's event, or Avro data (base64 text): unknown
+    if ENVELOPE_PAYLOAD in data and data.keys() <= {ENVELOPE_SCHEMA, ENVELOPE_PAYLOAD}:
+        data = data[ENVELOPE_PAYLOAD]
+    if not isinstance(data, dict) or not (BEFORE in data or AFTER in data):
+        return 0.0
+    return 0.95 if _sniff_payload({**data, OP: event[CE_OP], SOURCE: {}}) else 0.0
+
+
+def _squashed(name: str) -> str:
+    """An attribute name as the CloudEvents converter writes it: letters and digits only."""
+    return "".join(c for c in name if c.isascii() and c.isalnum())
+
+
+# source and transaction field names read here, by their CloudEvents attribute suffix
+_CE_SOURCE_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        _squashed(name): name
+        for name in (
+            SRC_VERSION, SRC_CONNECTOR, SRC_NAME, SRC_TS_MS, SRC_TS_SEC, SRC_SNAPSHOT, SRC_DB,
+            SRC_SCHEMA, SRC_TABLE, SRC_COLLECTION, SRC_SEQUENCE, SRC_FILE, SRC_POS, SRC_ROW,
+            SRC_GTID, SRC_SERVER_ID, SRC_THREAD, SRC_QUERY, SRC_LSN, SRC_TX_ID, SRC_XMIN,
+            SRC_CHANGE_LSN, SRC_COMMIT_LSN, SRC_EVENT_SERIAL_NO, SRC_SCN, SRC_COMMIT_SCN,
+            SRC_ROW_ID, SRC_ORD, SRC_SEC, SRC_RS, SRC_KEYSPACE, SRC_TS_US, SRC_TS_NS, SRC_SHARD,
+            SRC_VGTID, SRC_WALL_TIME,
+        )
+    }
+)  # fmt: skip
+_CE_TRANSACTION_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
+    {_squashed(name): name for name in (TX_ID, TX_TOTAL_ORDER, TX_DATA_COLLECTION_ORDER)}
+)
 
 
 def _int_param(value: Any) -> int | None:
@@ -1975,6 +2200,34 @@ def _drop_unavailable(image: dict[str, Any]) -> bool:
     return bool(gone)
 
 
+def _foreign_shape(payload: dict[str, Any], source: dict[str, Any]) -> tuple[str, str] | None:
+    """(path in the payload, reason) when a Debezium-like payload is not the JSON converter's output of a
+    connector read here: Avro printed as Avro JSON (unions as ``{"<type>": value}``) or
+    the Cassandra connector (cells as ``{value, deletion_ts, set}``, null = unchanged)."""
+    cassandra = (
+        "Debezium's Cassandra connector (cells as {value, deletion_ts, set}, null meaning "
+        "unchanged) is not read"
+    )
+    if source.get(SRC_CONNECTOR) == CONNECTOR_CASSANDRA:
+        return ".source.connector", cassandra
+    avro = "Debezium Avro printed as Avro JSON (a union written as {%r: ...}), not JSON"
+    for field in (BEFORE, AFTER):
+        image = payload.get(field)
+        if type(image) is not dict or not image:
+            continue
+        name, first = next(iter(image.items()))
+        if len(image) == 1 and name.endswith(AVRO_VALUE_SUFFIX) and type(first) is dict:
+            return f".{field}", avro % name
+        if type(first) is dict and first.keys() == CASSANDRA_CELL:
+            return f".{field}.{name}", cassandra
+    for where, block in (("", payload), (".source", source)):
+        for name in (TS_MS, SRC_SNAPSHOT, SRC_TABLE, SRC_SEQUENCE, SRC_TX_ID, SRC_LSN):
+            value = block.get(name)
+            if type(value) is dict and len(value) == 1 and next(iter(value)) in AVRO_TYPE_NAMES:
+                return f"{where}.{name}", avro % next(iter(value))
+    return None
+
+
 def _is_mongo(payload: dict[str, Any], source: dict[str, Any]) -> bool:
     return (
         source.get(SRC_CONNECTOR) == CONNECTOR_MONGODB
@@ -1985,42 +2238,15 @@ def _is_mongo(payload: dict[str, Any], source: dict[str, Any]) -> bool:
     )
 
 
-def _unwrap_extended(value: Any) -> Any:
-    """MongoDB extended JSON wrappers that have a plain, exact equivalent are unwrapped."""
-    if isinstance(value, dict):
-        if len(value) == 1:
-            ((tag, inner),) = value.items()
-            if isinstance(inner, str):
-                try:
-                    if tag in ("$numberLong", "$numberInt"):
-                        return int(inner)
-                    if tag == "$numberDecimal":
-                        return Decimal(inner)
-                except (ValueError, ArithmeticError):
-                    return value
-                if tag == "$oid":
-                    return inner
-        return {k: _unwrap_extended(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unwrap_extended(v) for v in value]
-    return value
-
-
-def _mongo_id(*docs: dict[str, Any] | None) -> Any:
-    for doc in docs:
-        if doc is not None and MONGO_ID in doc:
-            return doc[MONGO_ID]
-    return _MISSING
-
-
 def _mongo_key_id(raw: Any) -> Any:
-    """The MongoDB key's ``id`` is the JSON text of ``_id`` (``"1004"``, ``'{"$oid": ...}'``)."""
+    """The MongoDB key's ``id`` is the Extended JSON text of ``_id`` (``"1004"``,
+    ``'{"$oid": ...}'``): the ``_id`` value as the document gives it (Extended JSON)."""
     if isinstance(raw, str):
         try:
-            return _unwrap_extended(_EXACT_JSON.decode(raw))
+            return _DOCUMENT_JSON.decode(raw)
         except (msgspec.DecodeError, RecursionError, UnicodeError):
             return raw
-    return _unwrap_extended(raw)
+    return raw
 
 
 def _ddl_type(
@@ -2066,6 +2292,17 @@ def _family(connector: Any, extra: Mapping[str, Any]) -> str | None:
     if connector is None and X_GTID in extra:
         return CONNECTOR_MYSQL
     return None
+
+
+def _iso_millis(ts_ms: int | None) -> str | None:
+    """RFC 3339 UTC time with milliseconds, as the CloudEvents ``time`` attribute."""
+    if ts_ms is None:
+        return None
+    try:
+        moment = EPOCH + dt.timedelta(milliseconds=ts_ms)
+    except OverflowError:
+        return None
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def _format_lsn(parts: Sequence[int]) -> str:

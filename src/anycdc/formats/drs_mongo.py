@@ -44,6 +44,8 @@ types become ``json`` text in MongoDB Extended JSON **relaxed** form
 ``{"$regularExpression": ...}``); patch values use the same form. Relaxed
 form writes nested int64 values as plain numbers, so re-encoding writes them
 as int32 when they fit (documented loss; top-level fields keep their type).
+Documents given in Extended JSON (any mode: v1 strict, v2 relaxed or canonical) are typed
+the same way by :func:`ejson_document`, which debezium-json's MongoDB events use too.
 
 >>> from anycdc.formats import get_format
 >>> fmt = get_format("drs-mongo-json")
@@ -760,6 +762,8 @@ def _bson_text(value: Bson) -> str:
 
 def _from_ejson(value: Mapping[str, Any]) -> Bson | float | int | None:
     """The BSON value an Extended JSON wrapper stands for, or None for a plain document."""
+    if len(value) == 2:
+        return _from_ejson_v1(value)
     if len(value) != 1:
         return None
     [(key, raw)] = value.items()
@@ -801,34 +805,120 @@ def _from_ejson(value: Mapping[str, Any]) -> Bson | float | int | None:
     return None
 
 
-def _field_text(value: Any, col: Column | None) -> str:
-    """Shell text of one top-level canonical value, using its column's BSON type."""
+def _from_ejson_v1(value: Mapping[str, Any]) -> Bson | None:
+    """Extended JSON v1's two-key wrappers: ``{"$binary": b64, "$type": hex}`` and
+    ``{"$regex": pattern, "$options": flags}``."""
+    binary, sub_type = value.get("$binary"), value.get("$type")
+    if isinstance(binary, str) and isinstance(sub_type, str):
+        special = _from_ejson({"$binary": {"base64": binary, "subType": sub_type}})
+        return special if isinstance(special, Bson) else None
+    pattern, options = value.get("$regex"), value.get("$options")
+    if isinstance(pattern, str) and isinstance(options, str):
+        return Bson("regex", (pattern, options))
+    return None
+
+
+def from_ejson(value: Any) -> Any:
+    """Extended JSON in any mode (v1 strict, v2 relaxed or canonical) as parsed values:
+    every wrapper, at every depth, becomes the value :func:`parse_shell` gives for it.
+
+    >>> from_ejson({"n": {"$numberLong": "5"}, "at": [{"$date": 0}], "d": {"x": 1}})["n"]
+    Bson(kind='long', value=5)
+    >>> from_ejson({"$date": "1970-01-01T00:00:00.001Z"}).value.isoformat()
+    '1970-01-01T00:00:00.001000+00:00'
+    """
+    if type(value) is dict:
+        if value and next(iter(value)).startswith("$"):
+            special = _from_ejson(value)
+            if special is not None:
+                return special
+        return {k: from_ejson(v) for k, v in value.items()}
+    if type(value) is list:
+        return [from_ejson(v) for v in value]
+    return value
+
+
+def ejson_document(doc: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Column]]:
+    """A document given in Extended JSON (any mode) as an image and its columns, typed as
+    this format types the same document (nested documents and arrays: relaxed JSON text).
+
+    >>> image, columns = ejson_document({"_id": {"$numberLong": "1004"}, "at": {"$date": 0}})
+    >>> image["_id"], columns["_id"].vendor_type, columns["at"].type.name
+    (1004, 'long', 'timestamptz')
+    """
+    return _image({k: from_ejson(v) for k, v in doc.items()})
+
+
+def _bson_of(value: Any, col: Column | None) -> Any:
+    """The parsed value a top-level canonical value stands for, by its column's BSON type
+    (the inverse of :func:`_field`)."""
     vendor = col.vendor_type if col is not None else None
     if value is None:
-        return "undefined" if vendor == "undefined" else "null"
+        return Bson("undefined") if vendor == "undefined" else None
     if vendor == "objectId" and isinstance(value, str) and _HEX24.fullmatch(value):
-        return f'ObjectId("{value}")'
+        return Bson("objectId", value)
     if vendor == "uuid" and isinstance(value, str):
-        return f'UUID("{value}")'
+        return Bson("uuid", value)
     if vendor == "long" and isinstance(value, int) and not isinstance(value, bool):
-        return _number_long(value)
+        return Bson("long", value)
     if col is not None and col.type.name == "json" and isinstance(value, str):
         try:
-            return shell_text(_JSON_DECODER.decode(value))
+            return from_ejson(_JSON_DECODER.decode(value))
         except msgspec.DecodeError:
-            return _json_str(value)
+            return value
     if isinstance(value, Decimal):
-        return f'NumberDecimal("{value}")'
+        return Bson("decimal", value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         sub_type = col.vendor_code if col is not None and col.vendor_code is not None else 0
-        return _bson_text(Bson("binData", (sub_type, bytes(value))))
-    return shell_text(value)
+        return Bson("binData", (sub_type, bytes(value)))
+    if isinstance(value, dt.datetime):
+        return Bson("date", value if value.tzinfo else value.replace(tzinfo=dt.UTC))
+    return value
+
+
+def _field_text(value: Any, col: Column | None) -> str:
+    """Shell text of one top-level canonical value, using its column's BSON type."""
+    return shell_text(_bson_of(value, col))
 
 
 def _document_text(image: Mapping[str, Any], columns: Mapping[str, Column] | None) -> str:
     cols = columns or {}
     parts = (f"{_json_str(k)}: {_field_text(v, cols.get(k))}" for k, v in image.items())
     return "{" + ", ".join(parts) + "}"
+
+
+def ejson_fields(image: Mapping[str, Any], columns: Mapping[str, Column] | None) -> dict[str, Any]:
+    """An image as a document in canonical Extended JSON at its top level (the inverse of
+    :func:`ejson_document`: int64 and double fields keep their BSON type).
+
+    >>> from anycdc.values import INT64
+    >>> ejson_fields({"n": 5, "x": 1.0}, {"n": Column(INT64, "long")})
+    {'n': {'$numberLong': '5'}, 'x': {'$numberDouble': '1.0'}}
+    """
+    cols = columns or {}
+    return {k: _canonical(_bson_of(v, cols.get(k))) for k, v in image.items()}
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, float):
+        text = "NaN" if math.isnan(value) else repr(value).replace("inf", "Infinity")
+        return {"$numberDouble": text}
+    if isinstance(value, Bson) and value.kind == "long":
+        return {"$numberLong": str(value.value)}
+    if isinstance(value, Bson) and value.kind == "date":
+        return {"$date": {"$numberLong": str(epoch_ms(value.value))}}
+    return to_ejson(value)
+
+
+def update_patch(operators: Mapping[str, Any], format_id: str, path: str) -> dict[str, Any]:
+    """Update operators (parsed values) in canonical form: ``$set`` (and any other
+    operator's argument) as relaxed Extended JSON, ``$unset`` as a list of field names."""
+    patch: dict[str, Any] = {}
+    for op, arg in operators.items():
+        if op in (SET, UNSET) and not isinstance(arg, dict):
+            raise DecodeError(format_id, path, f"expected {op} document, got {_kind_name(arg)}")
+        patch[op] = list(arg) if op == UNSET else to_ejson(arg)
+    return patch
 
 
 # --------------------------------------------------------------------------- the format
@@ -939,23 +1029,7 @@ class DrsMongoJson(Format):
 
     def _patch(self, value: Mapping[str, Any]) -> dict[str, Any]:
         """Update operators in canonical form: ``$unset`` as a list of field names."""
-        patch: dict[str, Any] = {}
-        for op, arg in value.items():
-            if op == UNSET:
-                if not isinstance(arg, dict):
-                    raise self.error(
-                        f"$.{F_VALUE}", f"expected {UNSET} document, got {_kind_name(arg)}"
-                    )
-                patch[op] = list(arg)
-            elif op == SET:
-                if not isinstance(arg, dict):
-                    raise self.error(
-                        f"$.{F_VALUE}", f"expected {SET} document, got {_kind_name(arg)}"
-                    )
-                patch[op] = to_ejson(arg)
-            else:
-                patch[op] = to_ejson(arg)
-        return patch
+        return update_patch(value, self.id, f"$.{F_VALUE}")
 
     def _position(self, raw: Any) -> Position | None:
         if raw is None:

@@ -25,6 +25,7 @@ from anycdc.errors import DecodeError, EncodeError, OptionError
 from anycdc.event import ChangeEvent, Column, Op, Position
 from anycdc.formats import detect
 from anycdc.formats.debezium import DebeziumJson
+from anycdc.formats.drs_mongo import ejson_document, from_ejson, to_ejson
 from anycdc.values import (
     BINARY,
     BOOLEAN,
@@ -221,6 +222,19 @@ def test_round_trip_with_schema(event: ChangeEvent) -> None:
     assert fmt.decode(message, key=fmt.encode_key(event)) == [event]
 
 
+CLOUDEVENT = {"id": "name:s;lsn:1", "source": "/debezium/postgresql/s", "type": "io.debezium.x"}
+
+
+@given(st_debezium_event())
+def test_round_trip_as_cloudevents(event: ChangeEvent) -> None:
+    """An event read from a CloudEvent is written back as one (data with its schema,
+    source fields as attributes); schemaless ones: the golden round trip below."""
+    event = event.with_changes(extra={**event.extra, "cloudevents": CLOUDEVENT})
+    [message] = fmt.encode(event)
+    assert b'"specversion":"1.0"' in message
+    assert fmt.decode(message, key=fmt.encode_key(event)) == [event]
+
+
 @given(
     st_row_event(
         "debezium-json",
@@ -244,32 +258,71 @@ JSON_VALUES = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(IDENT, inner, max_size=3),
     max_leaves=8,
 )
-MONGO_ID = st.integers(-(2**62), 2**62) | st.text(
-    alphabet="0123456789abcdef", min_size=24, max_size=24
+HEX24 = st.text(alphabet="0123456789abcdef", min_size=24, max_size=24)
+INT64_RANGE = st.integers(-(2**63), 2**63 - 1)
+# documents in Extended JSON as the connector writes them, in every json.serialization.mode
+EJSON_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**31), 2**31 - 1)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=10)
+    | INT64_RANGE.map(lambda n: {"$numberLong": str(n)})
+    | st.integers(-(2**31), 2**31 - 1).map(lambda n: {"$numberInt": str(n)})
+    | st.floats(allow_nan=False).map(
+        lambda x: {"$numberDouble": repr(x).replace("inf", "Infinity")}
+    )
+    | st.decimals(allow_nan=False, allow_infinity=False, places=3).map(
+        lambda d: {"$numberDecimal": str(d)}
+    )
+    | st.integers(-(2**45), 2**45).map(lambda ms: {"$date": ms})
+    | st.integers(0, 2**45).map(lambda ms: {"$date": {"$numberLong": str(ms)}})
+    | HEX24.map(lambda h: {"$oid": h})
+    | st.binary(max_size=6).map(
+        lambda b: {"$binary": {"base64": base64.b64encode(b).decode(), "subType": "00"}}
+    )
+    | st.binary(max_size=6).map(lambda b: {"$binary": base64.b64encode(b).decode(), "$type": "00"})
+    | st.tuples(st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1)).map(
+        lambda ti: {"$timestamp": {"t": ti[0], "i": ti[1]}}
+    )
+)
+EJSON_VALUES = st.recursive(
+    EJSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(IDENT, inner, max_size=3),
+    max_leaves=8,
+)
+MONGO_ID = (
+    st.integers(-(2**31), 2**31 - 1)
+    | INT64_RANGE.map(lambda n: {"$numberLong": str(n)})
+    | HEX24.map(lambda h: {"$oid": h})
 )
 
 
 @st.composite
 def st_mongo_event(draw: st.DrawFn) -> ChangeEvent:
+    """A MongoDB event as the decoder builds it: documents typed by ejson_document."""
     doc_id = draw(MONGO_ID)
-    doc = {"_id": doc_id, **draw(st.dictionaries(IDENT, JSON_VALUES, max_size=4))}
+    doc = {"_id": doc_id, **draw(st.dictionaries(IDENT, EJSON_VALUES, max_size=4))}
     kind = draw(st.sampled_from(["insert", "snapshot", "delete", "update", "patch"]))
     fields: dict[str, Any] = {"before": None, "after": None, "partial": (), "patch": None}
+    image, columns = ejson_document(doc)
     if kind in ("insert", "snapshot"):
-        fields["after"] = doc
+        fields["after"] = image
     elif kind == "delete":
-        fields["before"] = doc
+        fields["before"] = image
     elif kind == "update":
-        fields["before"] = draw(st.none() | st.just(doc))
-        fields["after"] = {**doc, **draw(st.dictionaries(IDENT, JSON_VALUES, max_size=2))}
+        changed = {**doc, **draw(st.dictionaries(IDENT, EJSON_VALUES, max_size=2))}
+        fields["after"], after_columns = ejson_document(changed)
+        fields["before"] = draw(st.none() | st.just(image))
+        columns = {**(columns if fields["before"] else {}), **after_columns}
     else:
-        patch: dict[str, Any] = {
-            "$set": draw(st.dictionaries(IDENT, JSON_VALUES, min_size=1, max_size=3))
-        }
+        updated = draw(st.dictionaries(IDENT, EJSON_VALUES, min_size=1, max_size=3))
+        patch: dict[str, Any] = {"$set": to_ejson(from_ejson(updated))}
         removed = draw(st.lists(IDENT, max_size=2, unique=True))
         if removed:
-            patch["$unset"] = dict.fromkeys(removed, True)
-        fields.update(after={"_id": doc_id}, partial=("after",), patch=patch)
+            patch["$unset"] = removed
+        id_image, columns = ejson_document({"_id": doc_id})
+        fields.update(after=id_image, partial=("after",), patch=patch)
     ops = {"insert": Op.INSERT, "snapshot": Op.SNAPSHOT, "delete": Op.DELETE}
     seconds = draw(st.integers(0, 2**32))
     return ChangeEvent(
@@ -278,6 +331,7 @@ def st_mongo_event(draw: st.DrawFn) -> ChangeEvent:
         database=draw(IDENT),
         table=draw(IDENT),
         key=("_id",),
+        columns=columns,
         ts_ms=draw(st.just(seconds * 1000) | st.integers(0, 2**41)),
         position=Position((seconds, draw(st.integers(0, 2**31)))),
         extra={"connector": "mongodb"},
@@ -931,7 +985,9 @@ def test_tombstones_give_no_event() -> None:
 
 def test_mongodb_documents() -> None:
     create = one(fmt.decode((CASES / "docs_repaired_mongodb_create_L774.json").read_bytes()))
-    assert create.key == ("_id",) and create.columns is None
+    assert create.key == ("_id",) and create.columns is not None
+    assert create.columns["_id"] == Column(INT64, "long")  # {"$numberLong": "1004"}
+    assert create.columns["email"] == Column(STRING, "string")
     assert create.after == {
         "_id": 1004,
         "first_name": "Anne",
@@ -968,7 +1024,8 @@ def test_mongodb_update_without_full_document_becomes_a_patch() -> None:
         fmt.decode(dumps(message), key=b'{"id": "{\\"$oid\\": \\"596e275826f08b2730779e1f\\"}"}')
     )
     assert event.after == {"_id": "596e275826f08b2730779e1f"} and event.partial == ("after",)
-    assert event.patch == {"$set": {"first_name": "Anne Marie", "n": 5}, "$unset": {"age": True}}
+    assert event.patch == {"$set": {"first_name": "Anne Marie", "n": 5}, "$unset": ["age"]}
+    assert event.columns == {"_id": Column(STRING, "objectId")}
     old = {
         "op": "u",
         "source": {"connector": "mongodb", "db": "d", "collection": "c", "sec": 7, "ord": 2},
@@ -1454,3 +1511,132 @@ def test_paimon_fixtures_decode_with_the_right_ops_tables_and_keys() -> None:
         )
     ]
     assert evolved[2].before == {"address": "Shanghai"} and evolved[2].partial == ("before",)
+
+
+# --------------------------------------------------------------------------- real shapes
+def _case_lines(name: str) -> list[bytes]:
+    return [line for line in (CASES / name).read_bytes().split(b"\n") if line.strip()]
+
+
+def test_mongodb_documents_are_typed_the_same_in_every_serialization_mode() -> None:
+    """v1 strict (legacy/strict modes), v2 canonical (extended) and v2 relaxed give one
+    image; relaxed mode writes int64 as a plain number (vendor type ``int``, not ``long``)."""
+    legacy, canonical, relaxed = (
+        one(fmt.decode(line)) for line in _case_lines("constructed_mongodb_ejson_modes.jsonl")[:3]
+    )
+    assert legacy.after == canonical.after == relaxed.after
+    assert legacy.columns == canonical.columns
+    assert relaxed.columns is not None and canonical.columns is not None
+    assert {n: c.type for n, c in relaxed.columns.items()} == {
+        n: c.type for n, c in canonical.columns.items()
+    }
+    assert (relaxed.columns["views"].vendor_type, canonical.columns["views"].vendor_type) == (
+        "int",
+        "long",
+    )
+    after = canonical.after or {}
+    assert after["created"] == dt.datetime(2026, 7, 3, 17, 59, 45, 729000, tzinfo=dt.UTC)
+    assert after["checksum"] == b"\x01\x02\xff" and after["price"] == Decimal("1234.50")
+    # nested values: the same relaxed Extended JSON text whatever the mode
+    assert after["tags"] == '["new",7,{"$date":"2026-07-03T17:59:45.729Z"}]'
+
+
+def test_mongodb_documents_are_typed_as_drs_mongo_json_types_them() -> None:
+    from anycdc.formats.drs_mongo import DrsMongoJson
+
+    shell = (
+        '{"_id": ObjectId("5f43a1c1e4b0a1b2c3d4e5f6"), "name": "desk", "qty": 25, '
+        '"views": NumberLong("9007199254740993"), "price": NumberDecimal("1234.50"), '
+        '"ratio": 0.25, "created": ISODate("2026-07-03T17:59:45.729Z"), '
+        '"checksum": BinData(0, "AQL/"), "ts": Timestamp(1783101585, 7), '
+        '"tags": ["new", NumberLong(7), ISODate("2026-07-03T17:59:45.729Z")], '
+        '"dims": {"w": 1.5, "made": ISODate("2026-07-03T17:59:45.729Z"), '
+        '"lot": NumberDecimal("0.10")}, "active": true, "note": null}'
+    )
+    drs = one(
+        DrsMongoJson().decode_object(
+            {
+                "op": "INSERT",
+                "db": "inventory",
+                "coll": "products",
+                "value": shell,
+                "recordType": "insert",
+                "es": 1,
+            }
+        )
+    )
+    for line in _case_lines("constructed_mongodb_ejson_modes.jsonl")[:2]:
+        event = one(fmt.decode(line))
+        assert (event.after, event.columns) == (drs.after, drs.columns)
+
+
+def test_mongodb_update_description_sets_are_typed_like_drs_mongo_sets() -> None:
+    from anycdc.patch import patch_as_partial_update
+
+    events = [
+        one(fmt.decode(line)) for line in _case_lines("constructed_mongodb_ejson_modes.jsonl")
+    ]
+    patches = [e.patch for e in events[3:]]
+    assert patches[0] == patches[1] == patches[2]  # legacy (v2 relaxed), strict (v1), extended
+    applied = patch_as_partial_update(events[4])
+    assert applied.after is not None and applied.columns is not None
+    assert applied.after["price"] == Decimal("1300.00") and applied.after["note"] is None
+    assert applied.after["seen"] == dt.datetime(2026, 7, 4, tzinfo=dt.UTC)
+    assert applied.columns["seen"] == Column(TIMESTAMPTZ, "date")
+
+
+def test_mongodb_encoder_keeps_bson_types() -> None:
+    """A decoded document written back and read again keeps its int64, double, date and
+    binary fields (canonical Extended JSON at the top level)."""
+    event = one(fmt.decode(_case_lines("constructed_mongodb_ejson_modes.jsonl")[2]))
+    [message] = fmt.encode(event)
+    assert fmt.decode(message, key=fmt.encode_key(event)) == [event]
+    after = json.loads(json.loads(message)["payload"]["after"])
+    assert after["ratio"] == {"$numberDouble": "0.25"}
+    assert after["created"] == {"$date": {"$numberLong": "1783101585729"}}
+
+
+def test_cloudevents_give_the_rows_of_the_plain_message() -> None:
+    plain = one(fmt.decode((CASES / "docs_postgresql_L763.json").read_bytes()))
+    wrapped = one(fmt.decode((CASES / "constructed_cloudevents_schema_data.json").read_bytes()))
+    assert wrapped.extra["cloudevents"] == {
+        "id": "name:PostgreSQL_server;lsn:24023128;txId:555",
+        "source": "/debezium/postgresql/PostgreSQL_server",
+        "type": "io.debezium.connector.postgresql.DataChangeEvent",
+    }
+    extra = {k: v for k, v in wrapped.extra.items() if k != "cloudevents"}
+    assert wrapped.with_changes(extra=extra) == plain
+    [message] = fmt.encode(wrapped)  # written back as a CloudEvent
+    assert json.loads(message)["iodebeziumlsn"] == "24023128"
+    assert detect(message).format == "debezium-json" and fmt.decode(message) == [wrapped]
+
+
+def test_cloudevents_of_other_producers_or_without_the_operation_are_not_rows() -> None:
+    event = json.loads((CASES / "docs_cloudevents_L77.json").read_bytes())
+    other = {**event, "type": "com.example.order.created", "source": "/shop/orders"}
+    assert detect(json.dumps(other)).format == "unknown"
+    no_op = {k: v for k, v in event.items() if k != "iodebeziumop"}
+    assert detect(json.dumps(no_op)).format == "unknown"
+    with pytest.raises(DecodeError, match=r"\$: missing extension attribute 'iodebeziumop'"):
+        fmt.decode(json.dumps(no_op).encode())
+
+
+def test_vitess_keyspace_is_the_database_on_every_path() -> None:
+    message = json.loads((CASES / "docs_repaired_vitess_update_L798.json").read_bytes())
+    payload = message["payload"]
+    # the usual path, and the general one (a transaction block takes it)
+    for variant in (payload, {**payload, "transaction": {"id": "x", "total_order": 1}}):
+        event = one(fmt.decode(json.dumps(variant).encode()))
+        assert (event.database, event.table) == ("commerce", "customers")
+    with pytest.raises(DecodeError, match=r"\$\.source\.keyspace: expected string"):
+        fmt.decode(
+            json.dumps({**payload, "source": {**payload["source"], "keyspace": []}}).encode()
+        )
+
+
+def test_one_column_tables_are_still_rows() -> None:
+    """The Avro-union check never refuses a real one-column image."""
+    message = {"op": "c", "after": {"id": 7}, "source": {"connector": "mysql", "db": "d",
+               "table": "t", "ts_ms": 1, "file": "b.000001", "pos": 4}}  # fmt: skip
+    assert detect(json.dumps(message)).format == "debezium-json"
+    assert one(fmt.decode(json.dumps(message).encode())).after == {"id": 7}
