@@ -16,7 +16,7 @@ is due when
 This module is pure (no Spark): the pipeline feeds it what each batch ingested and asks
 which tables are due (:meth:`Schedule.due`).
 
->>> policy = FreshnessPolicy(default_s=60, per_table=(("^shop\\\\.orders$", 10.0),))
+>>> policy = FreshnessPolicy(default_s=60.0, per_table=(("^shop\\\\.orders$", 10.0),))
 >>> policy.target_s("shop.orders"), policy.target_s("shop.audit")
 (10.0, 60.0)
 >>> schedule = Schedule(policy)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,6 +116,7 @@ def test_every_configuration_key_has_a_flag(tmp_path: Path) -> None:
         "--no-auto-compact", "--vacuum-every-hours", "6", "--vacuum-retain-hours", "48",
         "--spark-conf", "spark.driver.memory=6g",
         "--table-property", "delta.enableChangeDataFeed=true",
+        "--freshness", "15m", "--table-freshness", "shop\\.orders=10s", "--max-pending-rows", "9",
     ])  # fmt: skip
     config = config_from_args(args)
     defaults = PipelineConfig()
@@ -135,6 +138,24 @@ def test_every_configuration_key_has_a_flag(tmp_path: Path) -> None:
     assert config.spark_conf == {"spark.driver.memory": "6g"}
     assert config.master == "local[1]"
     assert config.table_properties == {"delta.enableChangeDataFeed": "true"}
+    assert (config.freshness, config.max_pending_rows) == (900.0, 9)
+    assert config.table_freshness == {"shop\\.orders": 10.0}
+    assert config.freshness_policy.target_s("shop.orders") == 10.0
+
+
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        ({"freshness": "soon"}, "freshness: expected seconds or a duration"),
+        ({"freshness": -1}, "freshness: must be >= 0"),
+        ({"table_freshness": {"(": "10s"}}, "table_freshness: invalid regex '('"),
+        ({"table_freshness": {"a": "x"}}, "table_freshness 'a': expected seconds"),
+        ({"max_pending_rows": 0}, "max_pending_rows must be an integer >= 1"),
+    ],
+)
+def test_freshness_settings_are_checked(raw: dict[str, Any], error: str) -> None:
+    with pytest.raises(OptionError, match=re.escape(error)):
+        PipelineConfig.from_mapping({"source_dir": "in", **raw})
 
 
 def test_spark_settings_from_flags_and_files_with_secrets_masked(

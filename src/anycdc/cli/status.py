@@ -50,10 +50,12 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
     if DeltaTable.isDeltaTable(spark, f"{system}/dead_letter"):
         dead_total = spark.read.format("delta").load(f"{system}/dead_letter").count()
     now_ms = int(time.time() * 1000)
+    deferral = _deferral(spark, target, system, batches, now_ms)
     tables = []
     for row in sorted(per_table, key=lambda r: r["table"]):
         count, versions = _row_counts(spark, row["path"])
         newest = max(row["last_ts_ms"] or 0, heartbeat or 0)
+        extra = deferral.pop(row["path"], {})
         tables.append(
             {
                 "table": row["table"],
@@ -66,14 +68,109 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
                 "freshness_s": round((now_ms - newest) / 1000, 1) if newest else None,
                 "dead_letters": int(row["dead_letters"] or 0),
                 "last_batch": row["last_batch"],
+                **_deferral_fields(extra),
             }
         )
+    for path, extra in sorted(deferral.items()):  # pending, never applied yet
+        tables.append(
+            {
+                "table": extra["table"], "path": path, "rows": 0, "versions": None,
+                "events_applied": 0, "last_position": None, "last_source_ts_ms": None,
+                "freshness_s": None, "dead_letters": 0, "last_batch": None,
+                **_deferral_fields(extra),
+            }
+        )  # fmt: skip
+    run = batches.filter(F.col("table").isNull()).agg(
+        F.max("batch_id").alias("batch"),
+        F.max("max_ts_ms").alias("ts"),
+        F.max("processed_at").alias("at"),
+    ).first()
+    ingested_ts = max(run["ts"] or 0, heartbeat or 0) if run else 0
     return {
         "target": target,
         "tables": tables,
         "dead_letters": dead_total,
         "heartbeat_ts_ms": heartbeat,
+        "last_batch": run["batch"] if run else None,
+        "ingest_lag_s": round((now_ms - ingested_ts) / 1000, 1) if ingested_ts else None,
     }
+
+
+def _deferral_fields(extra: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "applied_through_batch": extra.get("through"),
+        "pending_rows": extra.get("pending", 0),
+        "staleness_s": extra.get("staleness_s"),
+        "freshness_target_s": extra.get("target_s"),
+    }
+
+
+def _deferral(
+    spark: Any, target: str, system: str, batches: Any, now_ms: int
+) -> dict[str, dict[str, Any]]:
+    """Per table path: the ingest batch it is applied through (``_anycdc/applied``), its
+    pending changelog rows, how long the oldest has waited, and its freshness target."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    from anycdc.config import PipelineConfig
+    from anycdc.schedule import qualified_name
+    from anycdc.spark.ledger import INGEST_BATCH
+
+    config = PipelineConfig(target=target)
+    out: dict[str, dict[str, Any]] = {}
+    through: dict[tuple[Any, ...], int] = {}
+    if DeltaTable.isDeltaTable(spark, f"{system}/applied"):
+        applied = spark.read.format("delta").load(f"{system}/applied")
+        rows = (
+            applied.filter(F.col("source_table").isNotNull())
+            .groupBy("database", "schema", "source_table")
+            .agg(
+                F.max("through").alias("through"),
+                F.max_by("freshness_s", "applied_at").alias("target_s"),
+            )
+            .collect()
+        )
+        for row in rows:
+            ident = (row["database"], row["schema"], row["source_table"])
+            through[ident] = int(row["through"])
+            out[config.table_path(*ident)] = {
+                "table": qualified_name(ident),
+                "through": int(row["through"]),
+                "target_s": row["target_s"],
+            }
+    if not DeltaTable.isDeltaTable(spark, f"{system}/changelog"):
+        return out
+    changelog = spark.read.format("delta").load(f"{system}/changelog")
+    if INGEST_BATCH not in changelog.columns:
+        return out
+    ingested_at = {
+        int(r["batch_id"]): r["at"]
+        for r in batches.filter(F.col("table").isNull())
+        .groupBy("batch_id")
+        .agg(F.min("processed_at").alias("at"))
+        .collect()
+    }
+    per_batch = (
+        changelog.filter(F.col(INGEST_BATCH).isNotNull() & F.col("table").isNotNull())
+        .groupBy("database", "schema", "table", INGEST_BATCH)
+        .agg(F.count(F.lit(1)).alias("n"))
+        .collect()
+    )
+    for row in per_batch:
+        ident = (row["database"], row["schema"], row["table"])
+        batch = int(row[INGEST_BATCH])
+        if batch <= through.get(ident, -1):
+            continue
+        entry = out.setdefault(
+            config.table_path(*ident), {"table": qualified_name(ident), "through": None}
+        )
+        entry["pending"] = entry.get("pending", 0) + int(row["n"])
+        at = ingested_at.get(batch)
+        if at is not None:
+            waited = round(now_ms / 1000 - at.timestamp(), 1)
+            entry["staleness_s"] = max(entry.get("staleness_s") or 0.0, waited)
+    return out
 
 
 def _row_counts(spark: Any, path: str) -> tuple[int, int | None]:
@@ -115,15 +212,29 @@ def run(args: argparse.Namespace) -> int:
         [
             t["table"], t["rows"], *([t["versions"] or ""] if history else []),
             t["events_applied"], t["last_position"] or "", _when(t["last_source_ts_ms"]),
-            "" if t["freshness_s"] is None else f"{t['freshness_s']}s", t["dead_letters"],
+            "" if t["freshness_s"] is None else f"{t['freshness_s']}s",
+            "" if t["applied_through_batch"] is None else t["applied_through_batch"],
+            t["pending_rows"], _seconds(t["staleness_s"]), _seconds(t["freshness_target_s"]),
+            t["dead_letters"],
         ]
         for t in report["tables"]
     ]  # fmt: skip
     headers = ["table", "rows", *(["versions"] if history else []), "events", "last position",
-               "last source time", "freshness", "dead letters"]  # fmt: skip
+               "last source time", "freshness", "applied through", "pending", "waiting",
+               "target", "dead letters"]  # fmt: skip
     print_table(f"anycdc status: {args.target}", headers, rows)
     print(f"dead letters in total: {report['dead_letters']}")
+    if report["last_batch"] is not None:
+        lag = report["ingest_lag_s"]
+        print(
+            f"last batch: {report['last_batch']}; newest source change ingested "
+            f"{'' if lag is None else str(lag) + 's'} ago"
+        )
     return 0
+
+
+def _seconds(value: float | None) -> str:
+    return "" if value is None else f"{value:g}s"
 
 
 def _when(ts_ms: int | None) -> str:
@@ -137,7 +248,9 @@ COMMAND = Command(
     help="show what a run has applied, table by table",
     description="For every target table of a run: row count, events applied, the last source\n"
     "position and commit time applied, freshness (now minus the newest source time or\n"
-    "heartbeat), and dead letters. --json for machines.\n\n"
+    "heartbeat), the ingest batch it is applied through, its pending changes (ingested,\n"
+    "waiting for the table to be due), how long the oldest has waited, its freshness\n"
+    "target, and dead letters; then the run's last batch and ingest lag. --json for machines.\n\n"
     "Example:\n  anycdc status --target lake/",
     add_arguments=add_arguments,
     run=run,

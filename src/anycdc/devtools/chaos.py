@@ -12,7 +12,12 @@ picked relative to what the run is doing, read from the files it writes
     just after a Delta commit of batch N (a table, the changelog ...), before the
     batch is marked done — the replay must skip what was written;
 ``committed``
-    just after ``commits/N`` — the batch is done, the next one is starting.
+    just after ``commits/N`` — the batch is done, the next one is starting;
+``deferred``
+    just after a Delta commit made while no batch is in progress, once a batch of
+    this start is done — a table applied between batches or by the final apply of
+    an ``available-now`` run (its pending changelog rows; the restart must apply
+    them exactly once).
 
 A small random delay (``jitter``) follows the trigger. The whole process group
 is killed (driver JVM and Python workers too), as when a container dies.
@@ -38,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-MOMENTS: Final = ("startup", "planned", "mid-batch", "committed")
+MOMENTS: Final = ("startup", "planned", "mid-batch", "committed", "deferred")
 POLL_SECONDS: Final = 0.02
 
 
@@ -181,16 +186,31 @@ class ChaosRunner:
         finally:
             log.close()
 
-    def _triggered(self, moment: str, baseline: tuple[int | None, int | None, int]) -> bool:
+    def _triggered(
+        self,
+        moment: str,
+        baseline: tuple[int | None, int | None, int],
+        seen: dict[str, int],
+    ) -> bool:
         offsets, commits, files = baseline
         if moment == "planned":
             return (last_batch(self.checkpoint, "offsets") or -1) > (offsets or -1)
         if moment == "committed":
             return (last_batch(self.checkpoint, "commits") or -1) > (commits or -1)
-        # mid-batch: a Delta commit while a batch is planned and not yet done
         planned = last_batch(self.checkpoint, "offsets")
         done = last_batch(self.checkpoint, "commits")
         in_batch = planned is not None and (done is None or planned > done)
+        if moment == "deferred":
+            # a Delta commit after the newest batch was marked done (or after the start, when
+            # no batch comes): an apply outside a micro-batch
+            if in_batch:
+                return False
+            newest = done if done is not None else -1
+            if seen.setdefault("done", commits if commits is not None else -1) != newest:
+                seen["done"], seen["files"] = newest, _commit_files(self.target)
+                return False
+            return _commit_files(self.target) > seen.setdefault("files", files)
+        # mid-batch: a Delta commit while a batch is planned and not yet done
         return in_batch and _commit_files(self.target) > files
 
     def run_once(self, moment: str, rng: random.Random) -> Outcome:
@@ -206,12 +226,13 @@ class ChaosRunner:
         )
         process = self._spawn()
         kill = False
+        seen: dict[str, int] = {}
         while process.poll() is None:
             now = time.monotonic()
             if now >= deadline:
                 kill = True
                 break
-            if moment != "startup" and self._triggered(moment, baseline):
+            if moment != "startup" and self._triggered(moment, baseline, seen):
                 time.sleep(rng.uniform(0.0, self.jitter))
                 kill = True
                 break

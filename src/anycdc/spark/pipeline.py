@@ -109,7 +109,9 @@ class BatchMetrics:
     phases: dict[str, float] = field(default_factory=dict)
     """Seconds per stage of the batch (decode, plan, schema, log, apply), in order."""
     flush: bool = False
-    """The apply at the end of a run (no micro-batch of its own)."""
+    """An apply outside a micro-batch: the end of a run, or tables due between batches."""
+    ending: bool = False
+    """The apply at the end of a run."""
     source_ts_ms: int | None = None
     """The newest source time of the batch's events (what the lag is measured from)."""
 
@@ -134,7 +136,9 @@ class BatchMetrics:
         'batch 3: 10 messages, 12 events in 2.0s = 6 events/s; 0 tables applied, 4 deferred, 0 dead letters'
         """
         rate = self.events / self.seconds if self.seconds else 0.0
-        head = "final apply" if self.flush else f"batch {self.batch_id}"
+        head = f"batch {self.batch_id}"
+        if self.flush:
+            head = "final apply" if self.ending else "apply between batches"
         text = (
             f"{head}: {self.messages} messages, {self.events} events in {self.seconds:.1f}s = "
             f"{rate:,.0f} events/s; {len(self.tables)} tables applied, {self.deferred} "
@@ -215,7 +219,7 @@ class Pipeline:
         self.history: list[BatchMetrics] = []
         self._lock = threading.Lock()
         self._registered: set[str] = set()  # tables this run has put in the catalog
-        self._applies_run = 0  # this run's applies (tombstone upkeep)
+        self._batches_run = 0  # this run's batches (upkeep of the system tables)
         self._schedule: Schedule | None = None
         self.known: dict[str, KnownTable] = {}
         """Per table path: what this run knows of it (schema, properties, size)."""
@@ -246,13 +250,23 @@ class Pipeline:
 
         ``on_start`` gets the running query first (e.g. to watch its ``lastProgress``)."""
         query = self.start()
+        stop = threading.Event()
+        idle = None
+        if self.config.trigger != "available-now":
+            idle = threading.Thread(
+                target=self._idle_applies, args=(query, stop), name="anycdc-idle", daemon=True
+            )
+            idle.start()
         try:
             if on_start is not None:
                 on_start(query)
             query.awaitTermination(int(timeout) if timeout is not None else None)
         finally:
+            stop.set()
             if query.isActive:
                 query.stop()
+            if idle is not None:
+                idle.join()
         if query.exception() is not None:
             raise RuntimeError(f"streaming query failed: {query.exception()}")
         self.flush()
@@ -260,21 +274,47 @@ class Pipeline:
 
     def flush(self) -> BatchMetrics | None:
         """Apply every table with pending changes now (the end of a run); None if none."""
-        with self._lock:
+        return self._apply_pending(ending=True)
+
+    def _apply_pending(self, ending: bool, wait: bool = True) -> BatchMetrics | None:
+        """Apply the due tables (every pending one when ``ending``) outside a micro-batch:
+        through the last batch ingested, with an idempotent-write id of its own for the
+        system tables (a batch's own used ``(query, batch)``). None when nothing is due or
+        (``wait=False``) a batch is running."""
+        if not self._lock.acquire(blocking=wait):
+            return None
+        try:
             schedule = self.schedule()
-            due = schedule.due(int(time.time() * 1000), ending=True)
+            due = schedule.due(int(time.time() * 1000), ending=ending)
             if not due:
                 return None
             started = time.monotonic()
+            self._session_settings(self.spark)
             through = max(max(schedule.pending[ident].batches) for ident in due)
-            metrics = BatchMetrics(through, flush=True)
-            # the system tables' writes of a batch used (query, batch): this apply is its own
+            metrics = BatchMetrics(through, flush=True, ending=ending)
             app = (self.config.query_name + FLUSH_APP, int(time.time() * 1000))
             self._apply(self.spark, due, through, None, None, app, metrics)
+            metrics.deferred = len(schedule.pending)
             self._record_batch(self.spark, metrics, app)
             metrics.seconds = time.monotonic() - started
+        finally:
+            self._lock.release()
         self._report(metrics)
         return metrics
+
+    def _idle_applies(self, query: StreamingQuery, stop: threading.Event) -> None:
+        """On an interval trigger, apply the tables that fall due while no batch comes (a
+        source gone quiet runs no micro-batch: its pending tables would wait for one)."""
+        policy = self.config.freshness_policy
+        targets = [policy.default_s, *(s for _, s in policy.per_table)]
+        tick = min(30.0, max(1.0, min(t for t in targets if t > 0) / 4 if any(targets) else 30.0))
+        while not stop.wait(tick):
+            if not query.isActive:
+                return
+            try:
+                self._apply_pending(ending=False, wait=False)
+            except Exception as exc:  # py4j and Spark raise several types; the next tick retries
+                log.warning("apply between batches failed, retried later: %s", exc)
 
     def schedule(self) -> Schedule:
         """The run's schedule, read from the ledger on first use."""
@@ -291,13 +331,7 @@ class Pipeline:
 
         started = time.monotonic()
         spark = raw.sparkSession
-        # partial images are overlaid with map_concat: the newer value of a column wins
-        spark.conf.set("spark.sql.mapKeyDedupPolicy", "LAST_WIN")
-        # Delta copies a MERGE source it cannot prove deterministic before merging; ours is
-        # (a pure function of the batch's offsets, folded in a total order) and already
-        # cached: the copy is a job and a local checkpoint per table per batch for nothing
-        spark.conf.set(MATERIALIZE_SOURCE, "none")
-        Upkeep(spark, self.config).set_auto_compaction()
+        self._session_settings(spark)
         decoded = (
             decode_frame(raw, self.config.routing)
             .withColumn(INGEST_BATCH, F.lit(int(batch_id)).cast("bigint"))
@@ -312,6 +346,16 @@ class Pipeline:
         # a table whose freshness would run out before the next batch ends is due now
         self.schedule().lookahead_ms = int(metrics.seconds * 1000)
         self._report(metrics)
+
+    def _session_settings(self, spark: SparkSession) -> None:
+        """What every apply needs of its session (a batch's is the query's own clone)."""
+        # partial images are overlaid with map_concat: the newer value of a column wins
+        spark.conf.set("spark.sql.mapKeyDedupPolicy", "LAST_WIN")
+        # Delta copies a MERGE source it cannot prove deterministic before merging; ours is
+        # (a pure function of the batch's offsets, folded in a total order) and already
+        # cached: the copy is a job and a local checkpoint per table per batch for nothing
+        spark.conf.set(MATERIALIZE_SOURCE, "none")
+        Upkeep(spark, self.config).set_auto_compaction()
 
     def _report(self, metrics: BatchMetrics) -> None:
         log.info("%s", metrics.line())
@@ -341,7 +385,8 @@ class Pipeline:
         metrics.source_ts_ms = counts["ts"]
         metrics.messages = int(counts["messages"] or 0)
         app = (self.config.query_name, batch_id)
-
+        with metrics.timed("schema"):
+            self._system_upkeep(spark)
         with metrics.timed("plan"):
             schedule = self.schedule()
             wanted = decoded.filter(F.col("error").isNull() & F.col("table").isNotNull())
@@ -551,16 +596,19 @@ class Pipeline:
                 props.update(applier.truncated_properties(floor))
             prepared.append(Prepared(applier, types, floor))
         # upkeep is idempotent: outside the idempotent-write window, like the schema changes
-        upkeep = Upkeep(spark, self.config)
-        if self._applies_run % MAINTENANCE_EVERY == 0:  # the first apply of a run, then so often
-            Tombstones(spark, self.config).maintain()
-            properties += self._system_tables()
-        vacuumed = set(upkeep.vacuum_due(properties))
+        vacuumed = set(Upkeep(spark, self.config).vacuum_due(properties))
         for item in prepared:
             if item.applier.table_ref() in vacuumed:
                 self.known[item.applier.path].detail = None  # its stamp changed: read it again
-        self._applies_run += 1
         return prepared, failed
+
+    def _system_upkeep(self, spark: SparkSession) -> None:
+        """Expired tombstones and the ``_anycdc`` tables' VACUUMs: in the first batch of a
+        run, then every :data:`MAINTENANCE_EVERY` batches (idempotent, no write window)."""
+        if self._batches_run % MAINTENANCE_EVERY == 0:
+            Tombstones(spark, self.config).maintain()
+            Upkeep(spark, self.config).vacuum_due(self._system_tables())
+        self._batches_run += 1
 
     def _system_tables(self) -> list[tuple[str, dict[str, str]]]:
         """The ``_anycdc`` tables that exist, with their properties (for VACUUM)."""

@@ -1,0 +1,196 @@
+"""Ingest every batch, apply each table when it is due (issue: many tables, fresh tables).
+
+Through real Spark and Delta: a table deferred over many batches applies what they held in
+source order; a TRUNCATE or DDL makes its table due at once while others wait; the same
+stream gives the same tables with ``freshness 0`` (every batch) and with deferral, in
+SCD1 and SCD2; a run stopped with rows pending leaves them for the next run, which applies
+them once; ``status`` shows what is applied and what waits.
+"""
+
+from __future__ import annotations
+
+import os
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from anycdc.cli import main as cli
+from anycdc.cli.status import collect
+from anycdc.config import PipelineConfig
+from anycdc.verify import load_truth
+from tests.pipeline.helpers import encode_all, ev, rows, run, system, write_messages
+
+pytestmark = pytest.mark.spark
+
+HOUR = 3600  # a freshness no test run reaches: only the run's end (or urgency) applies
+
+
+def _canonical(events: list[Any]) -> list[bytes]:
+    return encode_all("canonical-json", events)
+
+
+def _row(i: int, name: str, qty: int = 1) -> dict[str, Any]:
+    return {"id": i, "name": name, "qty": qty, "price": Decimal(f"{qty}.00")}
+
+
+def _history(src: Path) -> None:
+    """Four files (one batch each) of one table: a delete, then a late older update of the
+    deleted key, a key change, a partial update, inserts."""
+    write_messages(src, "001.jsonl", _canonical([
+        ev("insert", 1, _row(1, "a")), ev("insert", 2, _row(2, "b")), ev("insert", 3, _row(3, "c")),
+    ]))  # fmt: skip
+    write_messages(src, "002.jsonl", _canonical([
+        ev("delete", 10, _row(2, "b")),
+        ev("update", 11, _row(1, "a2", 2)),
+    ]))  # fmt: skip
+    write_messages(src, "003.jsonl", _canonical([
+        ev("update", 5, _row(2, "late-older", 9)),  # older than the delete: no resurrection
+        ev("update", 12, _row(30, "c"), before=_row(3, "c")),  # the key changes
+        ev("update", 13, {"id": 1, "qty": 7}, partial=("after",)),
+    ]))  # fmt: skip
+    write_messages(src, "004.jsonl", _canonical([ev("insert", 14, _row(4, "d"))]))
+    _in_order(src)
+
+
+def _in_order(src: Path) -> None:
+    """The folder source takes files oldest first: make their times follow their names."""
+    for second, path in enumerate(sorted(src.iterdir())):
+        os.utime(path, (1_700_000_000 + second, 1_700_000_000 + second))
+
+
+EXPECTED = [
+    {"id": 1, "name": "a2", "qty": 7, "price": Decimal("2.00")},
+    {"id": 30, "name": "c", "qty": 1, "price": Decimal("1.00")},
+    {"id": 4, "name": "d", "qty": 1, "price": Decimal("1.00")},
+]
+
+
+def test_a_table_deferred_over_many_batches_applies_them_in_source_order(
+    spark: Any, tmp_path: Path
+) -> None:
+    src, out = tmp_path / "in", tmp_path / "out"
+    _history(src)
+    history = run(spark, src, out, max_files_per_trigger=1, freshness=HOUR)
+    batches = [m for m in history if not m.flush]
+    assert len(batches) == 4
+    assert all(not m.tables and m.deferred == 1 for m in batches), [m.line() for m in history]
+    final = history[-1]
+    assert final.flush and final.ending and [t.table for t in final.tables] == ["shop.orders"]
+    assert final.tables[0].events == 10  # 9 row changes, the key change counted as two
+    assert rows(spark, out) == sorted(EXPECTED, key=lambda r: [str(v) for v in r.values()])
+    ledger = system(spark, out, "applied")
+    assert {(r["source_table"], r["through"]) for r in ledger if r["source_table"]} == {
+        ("orders", 3)
+    }
+    assert [r["through"] for r in ledger if r["source_table"] is None] == [3]  # watermark
+
+
+def test_every_batch_and_deferred_give_the_same_table(spark: Any, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    _history(src)
+    now, later = tmp_path / "now", tmp_path / "later"
+    run(spark, src, now, max_files_per_trigger=1, freshness=0)
+    run(spark, src, later, max_files_per_trigger=1, freshness=HOUR)
+    assert rows(spark, now) == rows(spark, later)
+    keep = ["id", "name", "qty", "price", "_cdc_position", "_cdc_op"]
+
+    def full(target: Path) -> list[Any]:
+        frame = spark.read.format("delta").load(str(target / "shop" / "orders"))
+        return sorted(tuple(r) for r in frame.select(*keep).collect())
+
+    assert full(now) == full(later)
+
+
+def test_truncate_and_ddl_make_their_table_due_at_once(spark: Any, tmp_path: Path) -> None:
+    src, out = tmp_path / "in", tmp_path / "out"
+    other = {"table": "other"}
+    write_messages(src, "001.jsonl", _canonical([
+        ev("insert", 1, _row(1, "a")), ev("insert", 2, _row(1, "x"), **other),
+    ]))  # fmt: skip
+    write_messages(src, "002.jsonl", _canonical([
+        ev("truncate", 3, None), ev("insert", 4, _row(5, "after-truncate")),
+        ev("insert", 5, _row(2, "y"), **other),
+    ]))  # fmt: skip
+    _in_order(src)
+    history = run(spark, src, out, max_files_per_trigger=1, freshness=HOUR)
+    first, second = history[0], history[1]
+    assert not first.tables and first.deferred == 2
+    # the TRUNCATE is ordered now: orders (both batches' rows) applied, other still waits
+    assert [t.table for t in second.tables] == ["shop.orders"] and second.deferred == 1
+    assert history[-1].ending and [t.table for t in history[-1].tables] == ["shop.other"]
+    assert [r["name"] for r in rows(spark, out)] == ["after-truncate"]
+    assert [r["name"] for r in rows(spark, out, "other")] == ["x", "y"]
+
+
+def test_rows_left_pending_by_a_stopped_run_are_applied_once_by_the_next(
+    spark: Any, tmp_path: Path
+) -> None:
+    from anycdc.spark.pipeline import Pipeline
+
+    src, out = tmp_path / "in", tmp_path / "out"
+    _history(src)
+    config = PipelineConfig.from_mapping(
+        {"source_dir": str(src), "target": str(out), "freshness": HOUR}
+    )
+    # the query alone, without the final apply: as a run killed after its last batch
+    query = Pipeline(spark, config).start()
+    query.awaitTermination()
+    report = collect(spark, str(out))
+    pending = {t["table"]: t for t in report["tables"]}["shop.orders"]
+    assert pending["pending_rows"] == 9 and pending["applied_through_batch"] is None
+    assert pending["rows"] == 0 and pending["freshness_target_s"] is None
+    assert pending["staleness_s"] is not None and pending["staleness_s"] >= 0
+    assert report["last_batch"] == 0
+
+    history = Pipeline(spark, config).run()  # nothing new: the pending rows are applied
+    assert [m.flush for m in history] == [True]
+    assert rows(spark, out) == sorted(EXPECTED, key=lambda r: [str(v) for v in r.values()])
+    after = {t["table"]: t for t in collect(spark, str(out))["tables"]}["shop.orders"]
+    assert after["pending_rows"] == 0 and after["applied_through_batch"] == 0
+    assert after["rows"] == 3 and after["freshness_target_s"] == HOUR
+
+    # a third run with one more file applies only that file's rows
+    write_messages(src, "005.jsonl", _canonical([ev("delete", 20, _row(4, "d"))]))
+    _in_order(src)
+    history = Pipeline(spark, config).run()
+    assert [(m.flush, sum(t.events for t in m.tables)) for m in history] == [
+        (False, 0),
+        (True, 1),
+    ]
+    assert [r["id"] for r in rows(spark, out)] == [1, 30]
+
+
+@pytest.mark.parametrize("mode", ["scd1", "scd2"])
+def test_a_simulated_source_gives_the_same_tables_deferred_or_not(
+    spark: Any, tmp_path: Path, mode: str
+) -> None:
+    """The rich profile (DDL, TRUNCATE, a keyless table, key changes, hot keys) over four
+    partition files: every table equal with freshness 0 and deferred, and (SCD1) to the
+    ground truth."""
+    from anycdc.cli.verify import verify
+
+    sim = tmp_path / "sim"
+    assert cli([
+        "simulate", "--format", "canal-json", "--rows", "4", "--events", "120", "--seed", "11",
+        "--partitions", "4", "--out", str(sim),
+    ]) == 0  # fmt: skip
+    targets = {}
+    for name, freshness in (("now", 0), ("later", HOUR)):
+        targets[name] = tmp_path / name
+        run(
+            spark, sim / "messages", targets[name],
+            max_files_per_trigger=1, freshness=freshness, mode=mode,
+        )  # fmt: skip
+    for table in load_truth(str(sim / "truth"))[0]:
+
+        def content(target: Path, qualified: str = table.qualified) -> list[Any]:
+            database, name = qualified.split(".")
+            frame = spark.read.format("delta").load(str(target / database / name))
+            cols = sorted(c for c in frame.columns if c not in ("_cdc_batch", "_cdc_ts"))
+            return sorted(tuple(str(v) for v in r) for r in frame.select(*cols).collect())
+
+        assert content(targets["now"]) == content(targets["later"]), table.qualified
+    if mode == "scd1":
+        assert verify(spark, str(targets["later"]), str(sim / "truth"))["ok"]

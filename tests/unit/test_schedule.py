@@ -1,0 +1,62 @@
+"""When a table is due (:mod:`anycdc.schedule`): pure, no Spark."""
+
+from __future__ import annotations
+
+from anycdc.schedule import FreshnessPolicy, Schedule
+
+ORDERS = ("shop", None, "orders")
+ARCHIVE = ("archive", None, "log")
+
+
+def _schedule(**policy: object) -> Schedule:
+    return Schedule(FreshnessPolicy(**policy))  # type: ignore[arg-type]
+
+
+def test_a_table_is_due_once_its_oldest_change_reaches_its_target() -> None:
+    schedule = _schedule(default_s=60)
+    schedule.ingested(ORDERS, 0, rows=3, now_ms=0)
+    schedule.ingested(ORDERS, 1, rows=2, now_ms=30_000)
+    assert schedule.due(now_ms=59_999) == []
+    assert schedule.due(now_ms=60_000) == [ORDERS]  # from the oldest batch's arrival
+    assert schedule.pending[ORDERS].rows == 5
+
+
+def test_the_next_cycle_is_looked_ahead() -> None:
+    schedule = _schedule(default_s=60)
+    schedule.ingested(ORDERS, 0, rows=1, now_ms=0)
+    schedule.lookahead_ms = 15_000  # a batch takes 15 s: at 50 s the next ends past 60 s
+    assert schedule.reason(ORDERS, now_ms=44_000) is None
+    assert schedule.reason(ORDERS, now_ms=45_000) == "freshness"
+
+
+def test_per_table_targets_first_match_wins_and_zero_means_every_batch() -> None:
+    policy = FreshnessPolicy(60, (("^archive\\.", 900.0), ("^shop\\.orders$", 0.0)))
+    schedule = Schedule(policy)
+    schedule.ingested(ORDERS, 0, rows=1, now_ms=0)
+    schedule.ingested(ARCHIVE, 0, rows=1, now_ms=0)
+    assert schedule.reason(ORDERS, now_ms=0) == "every batch"
+    assert schedule.reason(ARCHIVE, now_ms=899_999) is None
+    assert schedule.reason(ARCHIVE, now_ms=900_000) == "freshness"
+
+
+def test_size_urgency_and_the_end_of_a_run() -> None:
+    schedule = _schedule(default_s=3600, max_pending_rows=10)
+    schedule.ingested(ORDERS, 0, rows=9, now_ms=0)
+    schedule.ingested(ARCHIVE, 0, rows=1, now_ms=0, urgent="truncate")
+    assert schedule.due(now_ms=1) == [ARCHIVE]
+    schedule.ingested(ORDERS, 1, rows=1, now_ms=1)
+    assert schedule.reason(ORDERS, now_ms=1) == "size"
+    assert schedule.reason(ORDERS, now_ms=1, ending=True) == "ending"
+
+
+def test_applied_through_clears_pending_and_ignores_a_rerun_batch() -> None:
+    schedule = _schedule(default_s=60)
+    schedule.ingested(ORDERS, 4, rows=2, now_ms=0, urgent="ddl")
+    schedule.applied([ORDERS], through=4)
+    assert ORDERS not in schedule.pending and schedule.through[ORDERS] == 4
+    schedule.ingested(ORDERS, 4, rows=2, now_ms=0)  # batch 4 run again after a crash
+    assert schedule.pending == {}
+    schedule.ingested(ORDERS, 5, rows=1, now_ms=0)
+    schedule.ingested(ORDERS, 5, rows=1, now_ms=0)  # counted once
+    assert schedule.pending[ORDERS].rows == 1 and schedule.pending[ORDERS].oldest_batch == 5
+    assert schedule.staleness_s(ORDERS, now_ms=2_500) == 2.5
