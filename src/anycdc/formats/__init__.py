@@ -36,6 +36,7 @@ REGISTRY: Final[dict[str, str]] = {
     "oms-extend-json": "anycdc.formats.oms:OmsExtendJson",
     "dts-avro": "anycdc.formats.dts_avro:DtsAvro",
     "drs-avro": "anycdc.formats.drs_avro:DrsAvro",
+    "debezium-avro": "anycdc.formats.debezium_avro:DebeziumAvro",
     "canonical-json": "anycdc.formats.canonical:CanonicalJson",
 }
 UNKNOWN_FORMAT: Final = "unknown"
