@@ -700,7 +700,8 @@ class DebeziumAvro(DebeziumJson):
     @classmethod
     def sniff(cls, message: Any) -> float:
         """A Confluent frame whose Avro body shows Debezium's ``source`` block (its version
-        and connector strings), a transaction marker's status, or the envelope's end."""
+        and connector strings), a transaction marker's status, the envelope's end, or is a
+        heartbeat's lone epoch-milliseconds long."""
         try:
             return _sniff(message)
         except Exception:  # a sniffer never raises
@@ -887,6 +888,15 @@ _ENVELOPE_END: Final = re.compile(
     rb"\x02[cudrt]\x02[\x80-\xff]{5,6}[\x00-\x7f](?:\x02[\x80-\xff]{5,9}[\x00-\x7f]){0,2}\x00?\Z"
 )  # op, an epoch-ms ts_ms (then ts_us, ts_ns) and no transaction block
 _SNIFF_BYTES: Final = 8192
+_HEARTBEAT: Final = re.compile(rb"[\x80-\xff]{5,6}[\x00-\x7f]")  # one varint: Heartbeat{ts_ms}
+_HEARTBEAT_MS: Final = (946_684_800_000, 7_258_118_400_000)  # 2000-01-01 .. 2200-01-01
+
+
+def _zigzag(data: bytes) -> int:
+    value = 0
+    for shift, byte in enumerate(data):
+        value |= (byte & 0x7F) << (7 * shift)
+    return (value >> 1) ^ -(value & 1)
 
 
 def _printable_at(body: bytes, end: int) -> bool:
@@ -932,6 +942,8 @@ def _sniff(message: Any) -> float:
                 return 0.9
     if body.startswith(_MARKER_HEADS):
         return 0.8
+    if _HEARTBEAT.fullmatch(body) and _HEARTBEAT_MS[0] <= _zigzag(body) <= _HEARTBEAT_MS[1]:
+        return 0.55  # a heartbeat: one long, a plausible epoch-ms ts_ms
     if len(data) <= 5 + _SNIFF_BYTES and _ENVELOPE_END.search(body):
         return 0.6
     return 0.0

@@ -247,6 +247,8 @@ class SchemaFolder(SchemaSource):
         try:
             return path.read_text(encoding="utf-8")
         except FileNotFoundError:
+            if not self.folder.is_dir():  # misconfigured (or not mounted here): not the message
+                raise SchemaSourceError(f"{self.describe()} does not exist") from None
             raise SchemaNotFound(f"{self.describe()}: no {path.name}") from None
         except OSError as exc:
             raise SchemaSourceError(f"{self.describe()}: cannot read {path.name}: {exc}") from None

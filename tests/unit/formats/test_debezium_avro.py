@@ -8,7 +8,6 @@ import shutil
 import socket
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import fastavro
 import pytest
@@ -276,6 +275,12 @@ def test_a_body_that_does_not_fit_its_schema_names_the_field() -> None:
         DebeziumAvro(options()).decode(bad_union)
 
 
+def test_a_missing_schema_folder_fails_the_task_not_the_message(tmp_path: Path) -> None:
+    value, _ = case_bytes("seed_sqlserver_create")
+    with pytest.raises(SchemaSourceError, match="does not exist"):
+        DebeziumAvro({"schema_dir": str(tmp_path / "absent")}).decode(value)
+
+
 def test_a_schema_that_is_not_avro_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "5.avsc").write_text('{"type": "nonsense"}')
     with pytest.raises(DecodeError, match="schema id 5 is not a valid Avro schema"):
@@ -447,8 +452,11 @@ def test_decimal_values_stay_exact_through_avro() -> None:
     assert str(decoded.after["d"]) == str(big)
 
 
-def test_heartbeats_have_no_source_to_sniff_but_decode(tmp_path: Any) -> None:
+def test_a_heartbeat_is_a_lone_epoch_ms_long() -> None:
     heartbeat = avro(NON_ROW_EVENTS[5])
     [message] = fmt.encode(heartbeat)
-    assert detect(message).format == "unknown"  # a lone long: nothing says Debezium
+    assert len(message) == 5 + 6 and detect(message).format == "debezium-avro"
     assert fmt.decode(message) == [heartbeat]
+    # a lone long that is no plausible epoch-ms time says nothing
+    assert DebeziumAvro.sniff(message[:5] + b"\x02") == 0.0
+    assert DebeziumAvro.sniff(message[:5] + b"\xff\xff\xff\xff\xff\xff\x7f") == 0.0
