@@ -274,7 +274,7 @@ class _ConnectSchemas:
         elif kind == A_FIXED:
             out = {SCHEMA_TYPE: T_BYTES, SCHEMA_OPTIONAL: optional}
         elif kind == A_ARRAY:
-            entry = self._map_entry(node[SCHEMA_ITEMS])
+            entry = self.map_entry(node[SCHEMA_ITEMS])
             if entry is not None:
                 fields = {f["name"]: f[SCHEMA_TYPE] for f in entry[SCHEMA_FIELDS]}
                 out = {
@@ -317,7 +317,7 @@ class _ConnectSchemas:
             out[SCHEMA_VERSION] = version
         return out
 
-    def _map_entry(self, items: Any) -> Any:
+    def map_entry(self, items: Any) -> Any:
         """The record of a map's ``MapEntry`` array items, or None for a plain array."""
         node = self._named.get(items) if isinstance(items, str) else items
         if not isinstance(node, dict) or node.get(SCHEMA_TYPE) != A_RECORD:
@@ -401,7 +401,7 @@ class _JsonValues:
         if kind == A_FIXED:
             return _base64
         if kind == A_ARRAY:
-            entry = self._schemas._map_entry(node[SCHEMA_ITEMS])
+            entry = self._schemas.map_entry(node[SCHEMA_ITEMS])
             if entry is not None:
                 types = {f["name"]: f[SCHEMA_TYPE] for f in entry["fields"]}
                 return _pairs_converter(
@@ -671,6 +671,7 @@ class DebeziumAvro(DebeziumJson):
         self.schema_source = self._schema_source()
         self._readings: dict[int, _Reading] = {}
         self._writings: dict[bytes, _Writing] = {}
+        self._parsed: dict[int, Any] = {}
 
     def _schema_source(self) -> SchemaSource:
         get = self.options.get
@@ -866,7 +867,11 @@ class DebeziumAvro(DebeziumJson):
     def avro_schema_of(self, message: bytes) -> Any:
         """The writer schema of a framed message, parsed by fastavro (benchmarks' bare parse)."""
         schema_id, _ = unframe(message)
-        return fastavro.parse_schema(json.loads(schema_text(self.schema_source, schema_id)))
+        parsed = self._parsed.get(schema_id)
+        if parsed is None:
+            text = schema_text(self.schema_source, schema_id)
+            parsed = self._parsed[schema_id] = fastavro.parse_schema(json.loads(text))
+        return parsed
 
 
 # --------------------------------------------------------------------------- detection
