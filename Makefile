@@ -1,6 +1,6 @@
 # anycdc developer entry points.
 #
-#   make setup       venv + pinned Python packages, Spark jars, Kafka broker jars (idempotent)
+#   make setup       venv + pinned Python packages, Spark jars, Kafka broker jars, schema registry (idempotent)
 #   make test        setup, then the whole pytest suite (Spark, Kafka, Delta included)
 #   make test-fast   pure-Python tests only (no JVM)
 #   make demo        setup, then a small end-to-end run (Kafka -> Spark -> Delta)
@@ -14,6 +14,7 @@
 #   .venv/.anycdc-installed   newer than pyproject.toml  -> Python packages are current
 #   .build/jars.stamp         newer than jvm/pom.xml      -> Spark jars are current
 #   .build/kafka-libs.stamp   newer than jvm/kafka-broker/pom.xml -> Kafka jars are current
+#   .build/schema-registry.stamp newer than jvm/schema-registry/pom.xml -> the registry is current
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := setup
@@ -34,19 +35,21 @@ FAST_MARKERS := not spark and not kafka and not faults
 PY_STAMP := $(VENV)/.anycdc-installed
 JARS_STAMP := $(BUILD)/jars.stamp
 KAFKA_STAMP := $(BUILD)/kafka-libs.stamp
+REGISTRY_STAMP := $(BUILD)/schema-registry.stamp
 
-.PHONY: setup venv jars kafka-libs test test-fast test-infra demo bench bench-decode soak lint \
+.PHONY: setup venv jars kafka-libs schema-registry test test-fast test-infra demo bench bench-decode soak lint \
         kafka-start kafka-stop kafka-status clean distclean help
 
 help:
 	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
 
-setup: $(PY_STAMP) $(JARS_STAMP) $(KAFKA_STAMP)
-	@echo "setup: ready (python: $(PY), spark jars: $(BUILD)/jars, kafka: $(BUILD)/kafka-libs)"
+setup: $(PY_STAMP) $(JARS_STAMP) $(KAFKA_STAMP) $(REGISTRY_STAMP)
+	@echo "setup: ready (python: $(PY), spark jars: $(BUILD)/jars, kafka: $(BUILD)/kafka-libs, schema registry: $(BUILD)/schema-registry)"
 
 venv: $(PY_STAMP)
 jars: $(JARS_STAMP)
 kafka-libs: $(KAFKA_STAMP)
+schema-registry: $(REGISTRY_STAMP)
 
 $(VENV)/bin/python:
 	@$(STEP) "create the virtualenv $(VENV) with $(PYTHON)" \
@@ -74,6 +77,17 @@ $(KAFKA_STAMP): jvm/kafka-broker/pom.xml $(MVN_SETTINGS)
 	@$(STEP) "fetch the Kafka broker jars (kafka_2.13 + log4j2) from Maven Central into $(BUILD)/kafka-libs" \
 	  "check 'mvn -v' (Maven 3.8+, Java 17) and that Maven Central is reachable; rerun with 'make setup MVN_FLAGS=-B' to see Maven's log" \
 	  env MVN="$(MVN)" MVN_FLAGS="$(MVN_FLAGS)" MVN_SETTINGS="$(MVN_SETTINGS)" bash scripts/mvn-copy.sh jvm/kafka-broker/pom.xml
+	@touch $@
+
+$(REGISTRY_STAMP): jvm/schema-registry/pom.xml $(MVN_SETTINGS)
+	@rm -rf $(BUILD)/schema-registry
+	@$(STEP) "fetch Apicurio Registry (a Confluent-compatible schema registry, for the debezium-avro tests) from Maven Central into $(BUILD)/schema-registry" \
+	  "check 'mvn -v' (Maven 3.8+, Java 17) and that Maven Central is reachable; rerun with 'make setup MVN_FLAGS=-B' to see Maven's log" \
+	  env MVN="$(MVN)" MVN_FLAGS="$(MVN_FLAGS)" MVN_SETTINGS="$(MVN_SETTINGS)" bash scripts/mvn-copy.sh jvm/schema-registry/pom.xml copy
+	@$(STEP) "unpack the registry (runner jar + lib/)" \
+	  "the download may be damaged: delete $(BUILD)/schema-registry and rerun 'make setup'" \
+	  tar -xzf $(BUILD)/schema-registry/apicurio-registry-app-*-all.tar.gz -C $(BUILD)/schema-registry
+	@rm -f $(BUILD)/schema-registry/apicurio-registry-app-*-all.tar.gz
 	@touch $@
 
 # The whole suite. ANYCDC_REQUIRE_INFRA=1 turns "pyspark / java / kafka jars missing" from a

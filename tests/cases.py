@@ -4,6 +4,7 @@
 * ``<name>.jsonl`` one message per line; a line ``null`` is a tombstone;
 * ``<name>.avro``  one binary message (the whole file);
 * ``<name>.options.json`` (optional) ``{"K": "V"}`` options for the format;
+* ``<name>.key.<json|avro>`` (optional) the Kafka message key of every message of the case;
 * ``<name>.expected.jsonl`` the expected canonical events in order; a line
   ``{"error": "<DecodeError text>"}`` stands where a message must fail to decode.
 
@@ -49,6 +50,14 @@ class Case:
         return self.input_path.with_name(self.name + ".expected.jsonl")
 
     @property
+    def key(self) -> bytes | None:
+        for suffix in (".json", ".avro"):
+            path = self.input_path.with_name(self.name + ".key" + suffix)
+            if path.exists():
+                return path.read_bytes()
+        return None
+
+    @property
     def options(self) -> dict[str, str]:
         path = self.input_path.with_name(self.name + ".options.json")
         return json.loads(path.read_text()) if path.exists() else {}
@@ -77,6 +86,8 @@ def iter_cases(format_id: str | None = None) -> Iterator[Case]:
                 (".expected.jsonl", ".options.json")
             ):
                 continue
+            if path.stem.endswith(".key"):
+                continue  # the Kafka key of a case, not a case
             yield Case(folder.name, path.name[: -len(path.suffix)], path)
 
 
@@ -87,10 +98,11 @@ def decode_case(case: Case) -> list[dict]:
     from anycdc.formats import get_format
 
     fmt = get_format(case.format_id, case.options)
+    key = case.key
     out: list[dict] = []
     for message in case.messages():
         try:
-            events = fmt.decode(message)
+            events = fmt.decode(message, key)
         except DecodeError as exc:
             out.append({"error": str(exc)})
             continue

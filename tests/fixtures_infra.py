@@ -12,8 +12,13 @@ Fixtures
 ``kafka_bootstrap`` its ``"127.0.0.1:PORT"``
 ``kafka_topic``     factory: ``kafka_topic(partitions=3)`` creates a fresh topic, returns its name
 ``free_port``       factory: ``free_port()`` -> a free TCP port on 127.0.0.1
+``schema_registry`` one real schema registry per pytest session (Apicurio Registry from
+                    ``make setup``, Confluent API, 127.0.0.1, a free port, basic auth as
+                    :data:`REGISTRY_USER`), stopped at the end; a
+                    :class:`anycdc.devtools.schema_registry.SchemaRegistry`
+``registry_options`` the ``debezium-avro`` options that reach it (URL, user, password)
 
-When pyspark, Java or the Kafka jars are missing the tests that need them are skipped, unless
+When pyspark, Java, the Kafka jars or the registry are missing the tests that need them are skipped, unless
 ``ANYCDC_REQUIRE_INFRA=1`` (``make test`` sets it): then they fail, so a broken setup can't
 pass as green. ``ANYCDC_TEST_KAFKA_BOOTSTRAP=host:port`` runs the Kafka tests against a broker
 you already have instead of starting one.
@@ -158,6 +163,46 @@ def kafka_topic(kafka_bootstrap: str, request: pytest.FixtureRequest) -> Callabl
         return topic
 
     return create
+
+
+# ---------------------------------------------------------------- schema registry
+
+REGISTRY_USER = ("anycdc", "registry-test-password")
+
+
+@pytest.fixture(scope="session")
+def schema_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    if not _java_present():
+        _unavailable("no java on PATH (the schema registry needs Java 17)")
+    from anycdc.devtools import paths
+    from anycdc.devtools.kafka import free_port
+    from anycdc.devtools.schema_registry import RUNNER_GLOB, SchemaRegistry
+
+    if not any(paths.schema_registry_dir().glob(RUNNER_GLOB)):
+        _unavailable(f"Apicurio Registry missing from {paths.schema_registry_dir()}")
+    registry = SchemaRegistry(
+        home=tmp_path_factory.mktemp("schema-registry"),
+        port=free_port(),
+        users=dict([REGISTRY_USER]),
+        owner_pid=os.getpid(),
+    )
+    started = time.monotonic()
+    registry.start(timeout=180, quiet=True)
+    print(f"\n[schema registry ready on {registry.url} in {time.monotonic() - started:.1f}s]")
+    try:
+        yield registry
+    finally:
+        registry.stop(quiet=True)
+
+
+@pytest.fixture(scope="session")
+def registry_options(schema_registry: Any) -> dict[str, str]:
+    user, password = REGISTRY_USER
+    return {
+        "registry_url": schema_registry.url,
+        "registry_user": user,
+        "registry_password": password,
+    }
 
 
 # ---------------------------------------------------------------- timing per marker group

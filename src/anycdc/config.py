@@ -2,8 +2,9 @@
 
 Every field is documented where it is declared; raw dicts stop at
 :func:`PipelineConfig.from_mapping`. Secrets (a ``kafka.*`` option or a Spark
-setting whose name mentions a password, secret, JAAS config, token, credential
-or access/account key) never leave this module unmasked:
+setting or a format option whose name mentions a password, secret, JAAS config, token,
+credential or access/account key, and the ``user:password@`` of a URL) never leave this
+module unmasked:
 :meth:`PipelineConfig.redacted` is what gets printed or logged.
 
 >>> cfg = PipelineConfig.from_mapping({"source_dir": "in", "target": "out",
@@ -391,11 +392,28 @@ class PipelineConfig:
         return None
 
     def redacted(self) -> dict[str, Any]:
-        """The configuration as a dict with every secret masked (for printing and logs)."""
+        """The configuration as a dict with every secret masked (for printing and logs):
+        options named like a secret, and credentials inside URLs (``user:password@``)."""
         out = asdict(self)
-        for name in ("kafka_options", "spark_conf"):
-            out[name] = {k: (MASK if is_secret(k) else v) for k, v in getattr(self, name).items()}
+        for name in ("kafka_options", "spark_conf", "format_options"):
+            out[name] = redact_options(getattr(self, name))
+        out["per_topic"] = {
+            topic: {**asdict(own), "options": redact_options(own.options)}
+            for topic, own in self.per_topic.items()
+        }
         return out
+
+
+def redact_options(options: Mapping[str, str]) -> dict[str, str]:
+    """``options`` with secret values masked (a registry password or token, a JAAS
+    config ...) and the ``user:password@`` of any URL value replaced by the mask.
+
+    >>> redact_options({"registry_password": "s3cret", "registry_url": "http://u:p@h:8081"})
+    {'registry_password': '***', 'registry_url': 'http://***@h:8081'}
+    """
+    from anycdc.formats.schema_source import mask_url
+
+    return {k: MASK if is_secret(k) else mask_url(str(v), MASK) for k, v in options.items()}
 
 
 def _safe_path_part(name: str) -> str:

@@ -59,6 +59,12 @@ class OptionError(AnyCdcError, ValueError):
     """A format or pipeline option is unknown or has an invalid value."""
 
 
+class SchemaSourceError(AnyCdcError):
+    """A schema registry (or schema folder) cannot answer: unreachable, refusing the
+    credentials, misconfigured. Not the message's fault: the pipeline fails the batch (to
+    be retried) instead of dead-lettering every message while a registry is down."""
+
+
 class UnknownFormatError(AnyCdcError, KeyError):
     """A format id that is not registered."""
 

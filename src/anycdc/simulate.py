@@ -296,6 +296,16 @@ FORMAT_PROFILES: Final[dict[str, FormatProfile]] = {
         key_names=False,
         notes=("key names from the Kafka message key; BIGINT UNSIGNED as DECIMAL(20,0)",),
     ),
+    "debezium-avro": FormatProfile(
+        types="debezium",
+        key_names=False,
+        notes=(
+            "key names from the Kafka message key (its Avro record); BIGINT UNSIGNED as "
+            "DECIMAL(20,0)",
+            "schemas in a registry or a schema_dir (an encoder without either keeps them in "
+            "its process)",
+        ),
+    ),
     "canal-json": FormatProfile(types="mysql", notes=_MYSQL_NOTES),
     "dts-canal-json": FormatProfile(types="mysql", notes=_MYSQL_NOTES),
     "dts-avro": FormatProfile(

@@ -131,6 +131,15 @@ def bare_parsers(format_id: str) -> dict[str, Callable[[bytes], Any]]:
         import fastavro
 
         fmt = get_format(format_id)
+        schema_of = getattr(fmt, "avro_schema_of", None)
+        if schema_of is not None:  # Confluent-framed: the schema named by the message's id
+            from anycdc.formats.schema_source import FRAME_SIZE
+
+            return {
+                "fastavro": lambda b: fastavro.schemaless_reader(
+                    io.BytesIO(b[FRAME_SIZE:]), schema_of(b)
+                )
+            }
         schema = getattr(fmt, "avro_schema", None)
         if schema is None:
             return {}

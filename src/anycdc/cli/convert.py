@@ -14,6 +14,9 @@ from anycdc.formats import format_class, format_ids, get_format
 from anycdc.pairing import SplitUpdatePairer
 from anycdc.source import iter_file_messages
 
+SCHEMA_DIR = "schema_dir"
+SCHEMA_STORE = frozenset({SCHEMA_DIR, "registry_url"})  # where a framed-Avro target's schemas go
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("input", metavar="IN", help="file or folder of messages (- = stdin)")
@@ -45,7 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         decoder = MessageDecoder(args.source, parse_key_values(args.option))
-        encoder = get_format(args.to, parse_key_values(args.to_option, "--to-option"))
+        to_options = parse_key_values(args.to_option, "--to-option")
+        accepted = {spec.name for spec in format_class(args.to).option_specs()}
+        if SCHEMA_STORE <= accepted and not SCHEMA_STORE & to_options.keys():
+            # Confluent-framed Avro names its schema by id: keep the schemas with the messages
+            to_options[SCHEMA_DIR] = str(Path(args.output) / "schemas")
+        encoder = get_format(args.to, to_options)
     except AnyCdcError as exc:
         return fail(str(exc))
     if not encoder.can_encode:
@@ -110,7 +118,8 @@ COMMAND = Command(
     help="transcode messages between vendor formats",
     description="Decode each message (auto-detected, or --from ID) and encode the events in the\n"
     "--to format, as that vendor writes them. Split update halves are joined first.\n"
-    "Avro targets write one .avro file per message into the OUT folder.\n\n"
+    "Avro targets write one .avro file per message into the OUT folder; debezium-avro\n"
+    "writes its schemas to OUT/schemas/<id>.avsc (or --to-option registry_url=URL).\n\n"
     "Examples:\n"
     "  anycdc convert --to debezium-json canal.jsonl debezium.jsonl\n"
     "  anycdc convert --from dataworks-json --to dts-avro dw.jsonl avro_out/",

@@ -1,4 +1,4 @@
-"""``anycdc dev``: developer tooling (local Kafka broker, Spark jars, the demo)."""
+"""``anycdc dev``: developer tooling (local Kafka broker, schema registry, Spark jars, the demo)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ Developer tooling for a checkout of anycdc (after `make setup`):
   anycdc dev kafka start [--port N] [--fresh]   start the project's own Kafka broker
                                                 (KRaft, one node, 127.0.0.1, data in var/kafka)
   anycdc dev kafka status | stop | restart
+  anycdc dev registry start [--port N] [--user U:P]   start the project's schema registry
+                                                (Apicurio, Confluent API at /apis/ccompat/v7)
+  anycdc dev registry status | stop
   anycdc dev jars [list|comma|check]            the Spark jars given as spark.jars
                                                 (`comma` is ready for spark-submit --jars)
   anycdc dev demo                               the shop demo: six vendor formats -> Kafka -> anycdc run -> Delta, checked
@@ -28,6 +31,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         description="The project's local Kafka broker (KRaft, one node, 127.0.0.1).",
     )
     kafka.add_arguments(kafka_parser)
+    from anycdc.devtools import schema_registry
+
+    registry_parser = sub.add_parser(
+        "registry",
+        help="the project's local schema registry (Apicurio): start, stop, status",
+        description="The project's local schema registry (Apicurio Registry, Confluent API).",
+    )
+    schema_registry.add_arguments(registry_parser)
     jars_parser = sub.add_parser("jars", help="list or check the Spark jars from `make setup`")
     jars_parser.add_argument(
         "action", nargs="?", default="list", choices=("list", "comma", "check")
@@ -45,6 +56,10 @@ def run(args: argparse.Namespace) -> int:
         from anycdc.devtools import kafka
 
         return kafka.run(args)
+    if args.dev_command == "registry":
+        from anycdc.devtools import schema_registry
+
+        return schema_registry.run(args)
     if args.dev_command == "jars":
         from anycdc.spark import jars
 
@@ -56,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
 COMMAND = Command(
     name="dev",
-    help="developer tooling: local Kafka broker, Spark jars, demo",
+    help="developer tooling: local Kafka broker, schema registry, Spark jars, demo",
     description=DESCRIPTION,
     add_arguments=add_arguments,
     run=run,

@@ -38,6 +38,7 @@ REGISTRY: Final[dict[str, str]] = {
     "ogg-json": "anycdc.formats.ogg:OggJson",
     "dts-avro": "anycdc.formats.dts_avro:DtsAvro",
     "drs-avro": "anycdc.formats.drs_avro:DrsAvro",
+    "debezium-avro": "anycdc.formats.debezium_avro:DebeziumAvro",
     "canonical-json": "anycdc.formats.canonical:CanonicalJson",
 }
 UNKNOWN_FORMAT: Final = "unknown"

@@ -1721,6 +1721,19 @@ class DebeziumJson(Format):
     # ------------------------------------------------------------------ encoding
     def encode(self, event: ChangeEvent) -> list[bytes]:
         """One message: the envelope (``schema`` option) or the payload alone."""
+        schema, payload = self.schema_and_payload(event)
+        body = (
+            {ENVELOPE_SCHEMA: schema, ENVELOPE_PAYLOAD: payload}
+            if self._with_schema and schema is not None
+            else payload
+        )
+        return [dumps(body).encode("utf-8")]
+
+    def schema_and_payload(
+        self, event: ChangeEvent
+    ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """The Connect schema (None for a row change without column types) and the payload
+        the JSON converter writes for ``event`` (the Avro encoder starts from both)."""
         schema: dict[str, Any] | None
         payload: dict[str, Any]
         if event.op in _OP_CODES:
@@ -1739,15 +1752,24 @@ class DebeziumJson(Format):
         else:
             schema = _struct([_field(T_INT64, TS_MS, optional=False)], N_HEARTBEAT)
             payload = {TS_MS: event.ts_ms}
-        body = (
-            {ENVELOPE_SCHEMA: schema, ENVELOPE_PAYLOAD: payload}
-            if self._with_schema and schema is not None
-            else payload
-        )
-        return [dumps(body).encode("utf-8")]
+        return schema, payload
 
     def encode_key(self, event: ChangeEvent) -> bytes | None:
         """Debezium's Kafka key: a struct of the key columns (with its schema when enabled)."""
+        key = self.key_schema_and_payload(event)
+        if key is None:
+            return None
+        schema, payload = key
+        if not self._with_schema or (
+            event.columns is None and event.extra.get(X_CONNECTOR) != CONNECTOR_MONGODB
+        ):
+            return dumps(payload).encode("utf-8")
+        return dumps({ENVELOPE_SCHEMA: schema, ENVELOPE_PAYLOAD: payload}).encode("utf-8")
+
+    def key_schema_and_payload(
+        self, event: ChangeEvent
+    ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """The Connect schema and payload of the Kafka key (None: the event has no key)."""
         if event.extra.get(X_CONNECTOR) == CONNECTOR_MONGODB:
             row = event.image if event.image is not None else event.before
             if row is None or MONGO_ID not in row:
@@ -1768,12 +1790,7 @@ class DebeziumJson(Format):
                 spec.schema(name, optional=False)
                 for name, spec in zip(event.key, specs, strict=True)
             ]
-        if not self._with_schema or (
-            event.columns is None and event.extra.get(X_CONNECTOR) != CONNECTOR_MONGODB
-        ):
-            return dumps(payload).encode("utf-8")
-        schema = _struct(fields, f"{self._prefix(event)}.Key")
-        return dumps({ENVELOPE_SCHEMA: schema, ENVELOPE_PAYLOAD: payload}).encode("utf-8")
+        return _struct(fields, f"{self._prefix(event)}.Key"), payload
 
     def _spec(self, event: ChangeEvent, name: str) -> _FieldSpec:
         column = (event.columns or {}).get(name)

@@ -5,9 +5,10 @@ Input columns (both sources are brought to this shape by
 ``offset`` (Kafka offset or line), ``key`` and ``value`` (binary). Output: the
 static :data:`anycdc.changelog.CHANGELOG_COLUMNS` schema; a message that fails
 to decode becomes one row with ``error`` set (a dead letter), never a failed
-task. One decoder and one split-update pairer live per Spark partition and
-route (a Kafka partition keeps both halves of a split update); the route — the
-format and options — is the run's, or the record's topic's
+task; a schema registry that cannot answer fails the task instead (Spark retries it, then
+the batch fails) rather than dead-letter every message. One decoder and one split-update
+pairer live per Spark partition and route (a Kafka partition keeps both halves of a split
+update); the route — the format and options — is the run's, or the record's topic's
 (:class:`~anycdc.source.routing.SourceRouting`).
 """
 
@@ -26,7 +27,7 @@ from anycdc.changelog import (
     event_to_row,
 )
 from anycdc.decoding import MessageDecoder
-from anycdc.errors import AnyCdcError
+from anycdc.errors import AnyCdcError, SchemaSourceError
 from anycdc.pairing import SplitUpdatePairer
 from anycdc.patch import PatchError, patch_as_partial_update
 from anycdc.source.routing import DecodeRoute, SourceRouting
@@ -74,6 +75,8 @@ class ChangelogRows:
             where = Coordinates(source or "", int(partition or 0), int(offset or 0), key, value)
             try:
                 _, events = decoder.decode(value, key)
+            except SchemaSourceError:
+                raise  # the registry, not the message: fail the task (retried), no dead letters
             except AnyCdcError as exc:
                 yield error_row(where, getattr(exc, "format_id", format_id), str(exc))
                 continue
