@@ -250,7 +250,9 @@ class PipelineConfig:
                     f"table_properties: {key!r} cannot be set (anycdc.* properties are anycdc's own)"
                 )
         if not isinstance(self.max_pending_rows, int) or self.max_pending_rows < 1:
-            raise OptionError(f"max_pending_rows must be an integer >= 1, got {self.max_pending_rows!r}")
+            raise OptionError(
+                f"max_pending_rows must be an integer >= 1, got {self.max_pending_rows!r}"
+            )
         for pattern in self.table_freshness:
             try:
                 re.compile(pattern)

@@ -80,11 +80,15 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
                 **_deferral_fields(extra),
             }
         )  # fmt: skip
-    run = batches.filter(F.col("table").isNull()).agg(
-        F.max("batch_id").alias("batch"),
-        F.max("max_ts_ms").alias("ts"),
-        F.max("processed_at").alias("at"),
-    ).first()
+    run = (
+        batches.filter(F.col("table").isNull())
+        .agg(
+            F.max("batch_id").alias("batch"),
+            F.max("max_ts_ms").alias("ts"),
+            F.max("processed_at").alias("at"),
+        )
+        .first()
+    )
     ingested_ts = max(run["ts"] or 0, heartbeat or 0) if run else 0
     return {
         "target": target,

@@ -1720,8 +1720,11 @@ class DebeziumJson(Format):
 
     # ------------------------------------------------------------------ encoding
     def encode(self, event: ChangeEvent) -> list[bytes]:
-        """One message: the envelope (``schema`` option) or the payload alone."""
+        """One message: the envelope (``schema`` option) or the payload alone (a row change
+        that came as a CloudEvent goes back as one)."""
         schema, payload = self.schema_and_payload(event)
+        if event.op in _OP_CODES and X_CLOUDEVENTS in event.extra:
+            return [dumps(self._encode_cloudevent(event, schema, payload)).encode("utf-8")]
         body = (
             {ENVELOPE_SCHEMA: schema, ENVELOPE_PAYLOAD: payload}
             if self._with_schema and schema is not None
@@ -1741,8 +1744,6 @@ class DebeziumJson(Format):
                 schema, payload = self._encode_mongo(event)
             else:
                 schema, payload = self._encode_change(event)
-            if X_CLOUDEVENTS in event.extra:
-                return [dumps(self._encode_cloudevent(event, schema, payload)).encode("utf-8")]
         elif event.op is Op.DDL:
             schema, payload = self._encode_schema_change(event)
         elif event.op in (Op.BEGIN, Op.COMMIT):
