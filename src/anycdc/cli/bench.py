@@ -19,7 +19,9 @@ Measure anycdc end to end against the copy floor, on this machine, in one run:
   1. a simulated stream (EVENTS changes over TABLES tables, one topic, keyed by
      primary key) is produced to a Kafka broker the bench starts on 127.0.0.1;
   2. copy floor: Spark appends the raw messages to one Delta table, no decoding;
-  3. anycdc: the same topic applied to one Delta table per source table;
+  3. anycdc: the same topic applied to one Delta table per source table, every
+     table MERGEd in every batch (freshness 0), then deferred (--freshness: a
+     table is MERGEd when due, and at the end); each also as ingest only;
   4. sustained: RATE events/s for SECONDS while the pipeline runs on an interval
      trigger; latency = commit time of a batch minus the produce time of its
      oldest message.
@@ -46,6 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sustained-seconds", type=float, default=120.0, help="sustained phase length; 0 skips it"
     )
+    parser.add_argument(
+        "--freshness", type=float, default=60.0,
+        help="the deferred run's freshness in seconds (default 60; the other run uses 0)",
+    )  # fmt: skip
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--work-dir", type=Path, default=Path("var/bench"), help="scratch folder (wiped first)"
@@ -76,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         rate=args.rate,
         sustained_seconds=args.sustained_seconds,
+        freshness=args.freshness,
         work_dir=args.work_dir,
     )
     shutil.rmtree(args.work_dir, ignore_errors=True)
