@@ -294,8 +294,11 @@ def run(args: argparse.Namespace) -> int:
         history = run_with_progress(spark, config, console)
     events = sum(m.events for m in history)
     dead = sum(m.dead_letters for m in history)
+    batches = sum(not m.flush for m in history)
+    merges = sum(len(m.tables) for m in history)
     print(
-        f"{len(history)} batches, {events} events applied, {dead} dead letters -> {config.target}",
+        f"{batches} batches, {events} events, {merges} table applies, {dead} dead letters "
+        f"-> {config.target}",
         file=sys.stderr,
     )
     return 0
