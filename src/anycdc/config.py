@@ -201,6 +201,8 @@ class PipelineConfig:
             values["decimal_default"] = _as_precision(values["decimal_default"])
         if "per_topic" in values:
             values["per_topic"] = _as_topic_decodings(values["per_topic"])
+        for name, value in values.items():
+            _check_type(name, value, _FIELD_TYPES.get(name))
         config = cls(**values)
         config.validate()
         return config
@@ -418,10 +420,55 @@ def redact_options(options: Mapping[str, str]) -> dict[str, str]:
     return {k: MASK if is_secret(k) else mask_url(str(v), MASK) for k, v in options.items()}
 
 
+_FIELD_TYPES: Final = {
+    f.name: str(f.type)
+    for f in fields(PipelineConfig)
+    if str(f.type) in ("int", "float", "bool", "str", "int | None", "float | None", "str | None")
+}
+"""Scalar settings and their declared types (what :func:`_check_type` enforces)."""
+
+
 def _safe_path_part(name: str) -> str:
     # table names are data: never let one climb out of the target folder
     cleaned = name.replace("/", "_").replace("\\", "_")
     return "_" + cleaned if cleaned in (".", "..") or cleaned.startswith("_anycdc") else cleaned
+
+
+def _check_type(name: str, value: Any, declared: str | None) -> None:
+    """A scalar setting of the wrong type is an error naming the key, the value and the type
+    (a YAML ``"4"`` for an integer must not end in a traceback mid-run).
+
+    >>> _check_type("max_concurrent_tables", "4", "int")
+    Traceback (most recent call last):
+    ...
+    anycdc.errors.OptionError: max_concurrent_tables: expected an integer, got '4' (a text)
+    """
+    if declared is None:
+        return
+    kinds = {part.strip() for part in declared.split("|")}
+    wanted: list[tuple[str, tuple[type, ...]]] = []
+    if "int" in kinds:
+        wanted.append(("an integer", (int,)))
+    if "float" in kinds:
+        wanted.append(("a number", (int, float)))
+    if "bool" in kinds:
+        wanted.append(("true or false", (bool,)))
+    if "str" in kinds:
+        wanted.append(("a text", (str,)))
+    if not wanted or (value is None and "None" in kinds):
+        return
+    if isinstance(value, bool) and "bool" not in kinds:
+        ok = False  # YAML's yes/no is no number
+    else:
+        ok = any(isinstance(value, types) for _, types in wanted)
+    if not ok and kinds <= {"bool", "None"}:
+        raise OptionError(f"{name} must be true or false, got {value!r}")
+    if not ok:
+        got = {str: "a text", bool: "a boolean", int: "an integer", float: "a number"}.get(
+            type(value), type(value).__name__
+        )
+        expected = " or ".join(label for label, _ in wanted)
+        raise OptionError(f"{name}: expected {expected}, got {value!r} ({got})")
 
 
 def _as_freshness_map(value: Any) -> dict[str, float]:

@@ -151,9 +151,12 @@ def test_every_configuration_key_has_a_flag(tmp_path: Path) -> None:
         ({"table_freshness": {"(": "10s"}}, "table_freshness: invalid regex '('"),
         ({"table_freshness": {"a": "x"}}, "table_freshness 'a': expected seconds"),
         ({"max_pending_rows": 0}, "max_pending_rows must be an integer >= 1"),
+        ({"max_concurrent_tables": "4"}, "max_concurrent_tables: expected an integer, got '4'"),
+        ({"auto_compact": "yes"}, "auto_compact must be true or false, got 'yes'"),
+        ({"vacuum_every_hours": True}, "vacuum_every_hours: expected a number, got True"),
     ],
 )
-def test_freshness_settings_are_checked(raw: dict[str, Any], error: str) -> None:
+def test_settings_of_a_wrong_type_or_value_are_errors_naming_the_key(raw: dict[str, Any], error: str) -> None:
     with pytest.raises(OptionError, match=re.escape(error)):
         PipelineConfig.from_mapping({"source_dir": "in", **raw})
 
