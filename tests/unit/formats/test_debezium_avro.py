@@ -90,6 +90,8 @@ def typed_golden_events() -> list[ChangeEvent]:
         columns = event.columns
         untyped_row = columns is None and event.op in (Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT)
         mongo = event.extra.get("connector") == "mongodb"
+        if "cloudevents" in event.extra:
+            continue  # a CloudEvents envelope is the JSON converter's; Avro has none
         if (untyped_row and not mongo) or any(
             c.vendor_type in ("float", "double") for c in (columns or {}).values()
         ):
