@@ -27,6 +27,16 @@ pytestmark = pytest.mark.spark
 HOUR = 3600  # a freshness no test run reaches: only the run's end (or urgency) applies
 
 
+def _reports(spark: Any, src: Path, out: Path, **config: Any) -> list[Any]:
+    """Every micro-batch and every apply outside one, in order."""
+    from anycdc.spark.pipeline import Pipeline
+
+    cfg = PipelineConfig.from_mapping({"source_dir": str(src), "target": str(out), **config})
+    pipeline = Pipeline(spark, cfg)
+    pipeline.run()
+    return pipeline.reports
+
+
 def _canonical(events: list[Any]) -> list[bytes]:
     return encode_all("canonical-json", events)
 
@@ -72,7 +82,7 @@ def test_a_table_deferred_over_many_batches_applies_them_in_source_order(
 ) -> None:
     src, out = tmp_path / "in", tmp_path / "out"
     _history(src)
-    history = run(spark, src, out, max_files_per_trigger=1, freshness=HOUR)
+    history = _reports(spark, src, out, max_files_per_trigger=1, freshness=HOUR)
     batches = [m for m in history if not m.flush]
     assert len(batches) == 4
     assert all(not m.tables and m.deferred == 1 for m in batches), [m.line() for m in history]
@@ -114,7 +124,7 @@ def test_truncate_and_ddl_make_their_table_due_at_once(spark: Any, tmp_path: Pat
         ev("insert", 5, _row(2, "y"), **other),
     ]))  # fmt: skip
     _in_order(src)
-    history = run(spark, src, out, max_files_per_trigger=1, freshness=HOUR)
+    history = _reports(spark, src, out, max_files_per_trigger=1, freshness=HOUR)
     first, second = history[0], history[1]
     assert not first.tables and first.deferred == 2
     # the TRUNCATE is ordered now: orders (both batches' rows) applied, other still waits
@@ -144,8 +154,9 @@ def test_rows_left_pending_by_a_stopped_run_are_applied_once_by_the_next(
     assert pending["staleness_s"] is not None and pending["staleness_s"] >= 0
     assert report["last_batch"] == 0
 
-    history = Pipeline(spark, config).run()  # nothing new: the pending rows are applied
-    assert [m.flush for m in history] == [True]
+    pipeline = Pipeline(spark, config)
+    assert pipeline.run() == []  # nothing new: no micro-batch, the pending rows are applied
+    assert [m.ending for m in pipeline.applies] == [True]
     assert rows(spark, out) == sorted(EXPECTED, key=lambda r: [str(v) for v in r.values()])
     after = {t["table"]: t for t in collect(spark, str(out))["tables"]}["shop.orders"]
     assert after["pending_rows"] == 0 and after["applied_through_batch"] == 0
@@ -154,8 +165,9 @@ def test_rows_left_pending_by_a_stopped_run_are_applied_once_by_the_next(
     # a third run with one more file applies only that file's rows
     write_messages(src, "005.jsonl", _canonical([ev("delete", 20, _row(4, "d"))]))
     _in_order(src)
-    history = Pipeline(spark, config).run()
-    assert [(m.flush, sum(t.events for t in m.tables)) for m in history] == [
+    pipeline = Pipeline(spark, config)
+    pipeline.run()
+    assert [(m.flush, sum(t.events for t in m.tables)) for m in pipeline.reports] == [
         (False, 0),
         (True, 1),
     ]

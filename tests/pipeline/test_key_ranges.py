@@ -44,7 +44,15 @@ def test_a_merge_reads_only_the_files_of_the_batch_key_range(spark: Any, tmp_pat
         events = [ev("insert", 100 * b + i + 1, _row(100 * b + i)) for i in range(50)]
         write_messages(src, f"{b:03}.jsonl", encode_all("canonical-json", events))
     bounded = tmp_path / "bounded"
-    run(spark, src, bounded, max_files_per_trigger=1, auto_compact=False, key_range_min_mb=0)
+    run(
+        spark,
+        src,
+        bounded,
+        max_files_per_trigger=1,
+        auto_compact=False,
+        key_range_min_mb=0,
+        freshness=0,
+    )
     whole = tmp_path / "whole"
     shutil.copytree(bounded, whole)  # the same table and checkpoint, for the run without bounds
     table = Path("shop") / "orders"

@@ -49,8 +49,8 @@ def test_auto_compaction_bounds_the_files_of_an_insert_heavy_table(
     spark.conf.set(MIN_FILES, "3")
     try:
         plain, compacted = tmp_path / "plain", tmp_path / "compacted"
-        run(spark, src, plain, max_files_per_trigger=1, auto_compact=False)
-        run(spark, src, compacted, max_files_per_trigger=1)
+        run(spark, src, plain, max_files_per_trigger=1, auto_compact=False, freshness=0)
+        run(spark, src, compacted, max_files_per_trigger=1, freshness=0)
     finally:
         spark.conf.unset(MIN_FILES)
         spark.conf.unset(AUTO_COMPACT)
@@ -71,13 +71,14 @@ def test_vacuum_removes_the_files_merges_left_behind(spark: Any, tmp_path: Path)
         src, [[ev("snapshot", 10 * b + i, _row(i, f"v{b}")) for i in range(4)] for b in range(5)]
     )
     kept, vacuumed = tmp_path / "kept", tmp_path / "vacuumed"
-    run(spark, src, kept, max_files_per_trigger=1, vacuum_every_hours=0)
+    run(spark, src, kept, max_files_per_trigger=1, vacuum_every_hours=0, freshness=0)
     # due again at once (3.6 microseconds), nothing kept for time travel
     run(
         spark,
         src,
         vacuumed,
         max_files_per_trigger=1,
+        freshness=0,
         vacuum_every_hours=1e-9,
         vacuum_retain_hours=0,
     )

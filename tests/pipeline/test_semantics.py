@@ -199,7 +199,7 @@ def test_one_batch_and_many_batches_give_identical_tables(spark: Any, tmp_path: 
         write_messages(src, f"{index:05d}.jsonl", messages[index : index + 15])
     one, many = tmp_path / "one", tmp_path / "many"
     run(spark, src, one)
-    history = run(spark, src, many, max_files_per_trigger=1)
+    history = run(spark, src, many, max_files_per_trigger=1, freshness=0)
     assert len(history) > 1
     for table in workload.tables:
         assert rows(spark, one, table.name) == rows(spark, many, table.name)

@@ -156,7 +156,9 @@ def test_every_configuration_key_has_a_flag(tmp_path: Path) -> None:
         ({"vacuum_every_hours": True}, "vacuum_every_hours: expected a number, got True"),
     ],
 )
-def test_settings_of_a_wrong_type_or_value_are_errors_naming_the_key(raw: dict[str, Any], error: str) -> None:
+def test_settings_of_a_wrong_type_or_value_are_errors_naming_the_key(
+    raw: dict[str, Any], error: str
+) -> None:
     with pytest.raises(OptionError, match=re.escape(error)):
         PipelineConfig.from_mapping({"source_dir": "in", **raw})
 

@@ -264,7 +264,9 @@ def anycdc_run(
 
     with MemorySampler() as memory:
         started = time.monotonic()
-        history = Pipeline(spark, config, on_batch=on_batch).run()
+        pipeline = Pipeline(spark, config, on_batch=on_batch)
+        pipeline.run()
+        history = pipeline.reports
         seconds = time.monotonic() - started
     applied = sum(m.events for m in history)
     assert applied >= events, f"anycdc applied {applied} of {events} events"

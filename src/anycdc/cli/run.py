@@ -287,7 +287,9 @@ def run(args: argparse.Namespace) -> int:
 
     spark = get_spark(app_name="anycdc run", master=config.master, conf=config.spark_conf)
     if console is None:
-        history = Pipeline(spark, config).run()
+        pipeline = Pipeline(spark, config)
+        pipeline.run()
+        history = pipeline.reports
     else:
         # Spark's own warnings go straight to the terminal and would tear the bar apart
         spark.sparkContext.setLogLevel("ERROR")
@@ -353,7 +355,8 @@ def run_with_progress(
 
     with RunProgress(console, available_now=config.trigger == "available-now") as progress:
         pipeline = Pipeline(spark, config, on_batch=progress.on_batch)
-        return pipeline.run(on_start=lambda query: progress.watch(lambda: query.lastProgress))
+        pipeline.run(on_start=lambda query: progress.watch(lambda: query.lastProgress))
+        return pipeline.reports
 
 
 COMMAND = Command(

@@ -114,6 +114,8 @@ class BatchMetrics:
     """The apply at the end of a run."""
     source_ts_ms: int | None = None
     """The newest source time of the batch's events (what the lag is measured from)."""
+    finished: float = 0.0
+    """When it ended (``time.monotonic()``)."""
 
     @contextmanager
     def timed(self, phase: str) -> Iterator[None]:
@@ -217,6 +219,9 @@ class Pipeline:
         self.on_batch = on_batch
         self.keep_ledger = keep_ledger
         self.history: list[BatchMetrics] = []
+        """Each micro-batch of this run (what :meth:`run` returns)."""
+        self.applies: list[BatchMetrics] = []
+        """Each apply outside a micro-batch: between batches, and the final one."""
         self._lock = threading.Lock()
         self._registered: set[str] = set()  # tables this run has put in the catalog
         self._batches_run = 0  # this run's batches (upkeep of the system tables)
@@ -246,7 +251,8 @@ class Pipeline:
         on_start: Callable[[StreamingQuery], None] | None = None,
     ) -> list[BatchMetrics]:
         """Start, wait until the query ends (available-now) or ``timeout`` seconds pass,
-        then apply every table still pending (:meth:`flush`).
+        then apply every table still pending (:meth:`flush`). Returns the micro-batches
+        (:attr:`history`; the applies outside them are :attr:`applies`).
 
         ``on_start`` gets the running query first (e.g. to watch its ``lastProgress``)."""
         query = self.start()
@@ -357,9 +363,15 @@ class Pipeline:
         spark.conf.set(MATERIALIZE_SOURCE, "none")
         Upkeep(spark, self.config).set_auto_compaction()
 
+    @property
+    def reports(self) -> list[BatchMetrics]:
+        """Every micro-batch and every apply outside one, in the order they ended."""
+        return sorted(self.history + self.applies, key=lambda m: m.finished)
+
     def _report(self, metrics: BatchMetrics) -> None:
         log.info("%s", metrics.line())
-        self.history.append(metrics)
+        metrics.finished = time.monotonic()
+        (self.applies if metrics.flush else self.history).append(metrics)
         if self.on_batch:
             self.on_batch(metrics)
 
