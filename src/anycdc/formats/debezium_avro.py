@@ -61,7 +61,7 @@ import io
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar, Final
@@ -630,13 +630,10 @@ class DebeziumAvro(DebeziumJson):
         "Debezium change event (Avro converter, Confluent wire format: schema id + Avro)"
     )
     binary: ClassVar[bool] = True
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        before_image="full (Postgres: key columns or none unless REPLICA IDENTITY FULL)",
+    # what debezium-json carries, from the Avro writer schema instead of the JSON one
+    capabilities: ClassVar[Capabilities] = replace(
+        DebeziumJson.capabilities,
         types="Avro writer schema from the schema registry (Kafka Connect logical names)",
-        position="SQL Server commit_lsn/change_lsn/event_serial_no; MySQL binlog file/pos/row; "
-        "Postgres lsn; Oracle scn; MongoDB ts/ord",
-        key_names=False,
-        ddl=True,
     )
     extra_options: ClassVar[tuple[OptionSpec, ...]] = (
         OptionSpec(
