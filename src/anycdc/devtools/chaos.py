@@ -258,6 +258,9 @@ class ChaosRunner:
         report = ChaosReport()
         moments = [MOMENTS[i % len(MOMENTS)] for i in range(kills)]
         rng.shuffle(moments)
+        # a start waits for its final apply (after the last batch) to be killed ``deferred``:
+        # those kills come last, while the others still have batches to land in
+        moments.sort(key=lambda moment: moment == "deferred")
         budget = max_runs or kills * 3
         while report.kills < kills and len(report.outcomes) < budget:
             outcome = self.run_once(moments[report.kills], rng)
