@@ -1,0 +1,365 @@
+"""``python -m anycdc.bench.merge_probe``: seconds and Spark jobs of one small upsert MERGE.
+
+What one micro-batch costs per table, measured on its own: ``--tables`` Delta tables of
+``--table-rows`` rows each get ``--rounds`` rounds of one MERGE of ``--rows`` source rows
+(half updates of existing keys, half inserts of new ones), table after table. The MERGE has
+the shape the pipeline writes (:meth:`anycdc.spark.apply.TableApplier._merge_staged`): keys
+matched with ``<=>``, every clause guarded by the source position, partial images overlaid
+column by column, the batch's ``txnAppId``/``txnVersion`` set and the source not
+materialized again (as :meth:`anycdc.spark.pipeline.Pipeline.process_batch` does). The
+session is anycdc's own (:func:`anycdc.spark.session.get_spark`), so its settings are what
+is measured.
+
+Each MERGE runs in a job group of its own; the jobs it started (its group's, plus any
+started meanwhile outside a group) are counted from Spark's status tracker. The first
+``--warmup`` rounds compile the plans and are not counted.
+
+Run: ``python -m anycdc.bench.merge_probe [--tables 8] [--rounds 5] [--rows 4000]
+[--table-rows 20000] [--master local[2]] [--json] [--stages]``
+
+It prints the versions (pyspark, the Delta jar), the JVM's default time zone, and the
+median seconds and jobs per MERGE, e.g.::
+
+    pyspark 4.0.1, delta-spark_2.13-4.0.1.jar, master local[2], JVM zone UTC, session zone UTC
+    40 MERGEs (8 tables x 5 rounds, 4,000 rows into 20,000): median 1.94 s (min 1.70, max 2.61), jobs 12 (12-12)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from anycdc.spark.apply import q
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+# what the pipeline sets per batch (anycdc.spark.pipeline); named here so that the probe runs
+# against any checkout's session module
+TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION = "spark.databricks.delta.write.txnVersion"
+MATERIALIZE_SOURCE = "spark.databricks.delta.merge.materializeSource"
+QUERY_NAME = "anycdc-merge-probe"
+GROUP_PREFIX = "anycdc-merge-probe-"
+
+COLUMNS = (("id", "BIGINT"), ("name", "STRING"), ("qty", "INT"), ("price", "DECIMAL(12,2)"))
+META = (
+    ("_cdc_position", "STRING"),
+    ("_cdc_ts", "TIMESTAMP"),
+    ("_cdc_op", "STRING"),
+    ("_cdc_batch", "BIGINT"),
+)
+
+
+@dataclass(frozen=True)
+class MergeSample:
+    """One measured MERGE: its table, round, wall seconds and the Spark jobs it ran."""
+
+    table: int
+    round: int
+    seconds: float
+    jobs: int
+    stages: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Medians (and spread) over the measured MERGEs.
+
+    >>> s = summarize([MergeSample(0, 1, 2.0, 12), MergeSample(1, 1, 1.0, 12),
+    ...                MergeSample(0, 2, 4.0, 13)])
+    >>> (s.merges, s.median_seconds, s.min_seconds, s.max_seconds, s.median_jobs)
+    (3, 2.0, 1.0, 4.0, 12)
+    >>> (s.min_jobs, s.max_jobs)
+    (12, 13)
+    """
+
+    merges: int
+    median_seconds: float
+    min_seconds: float
+    max_seconds: float
+    median_jobs: float
+    min_jobs: int
+    max_jobs: int
+
+
+def summarize(samples: Sequence[MergeSample]) -> Summary:
+    """The medians and extremes of ``samples`` (at least one)."""
+    if not samples:
+        raise ValueError("no MERGE was measured")
+    seconds = [s.seconds for s in samples]
+    jobs = [s.jobs for s in samples]
+    return Summary(
+        merges=len(samples),
+        median_seconds=statistics.median(seconds),
+        min_seconds=min(seconds),
+        max_seconds=max(seconds),
+        median_jobs=statistics.median(jobs),
+        min_jobs=min(jobs),
+        max_jobs=max(jobs),
+    )
+
+
+@dataclass
+class ProbeReport:
+    """What the probe prints (``--json`` prints it whole)."""
+
+    tables: int
+    rounds: int
+    rows: int
+    table_rows: int
+    master: str
+    pyspark: str
+    delta_jar: str
+    jvm_zone: str
+    session_zone: str
+    summary: Summary
+    samples: list[MergeSample] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """The human-readable report.
+
+        >>> r = ProbeReport(8, 5, 4000, 20000, "local[2]", "4.0.1", "delta-spark_2.13-4.0.1.jar",
+        ...                 "UTC", "UTC", summarize([MergeSample(0, 1, 1.94, 12)]))
+        >>> print("\\n".join(r.lines()))
+        pyspark 4.0.1, delta-spark_2.13-4.0.1.jar, master local[2], JVM zone UTC, session zone UTC
+        1 MERGEs (8 tables x 5 rounds, 4,000 rows into 20,000): median 1.94 s (min 1.94, max 1.94), jobs 12 (12-12)
+        """
+        s = self.summary
+        jobs = f"{s.median_jobs:g}"
+        return [
+            f"pyspark {self.pyspark}, {self.delta_jar}, master {self.master}, "
+            f"JVM zone {self.jvm_zone}, session zone {self.session_zone}",
+            f"{s.merges} MERGEs ({self.tables} tables x {self.rounds} rounds, {self.rows:,} rows "
+            f"into {self.table_rows:,}): median {s.median_seconds:.2f} s "
+            f"(min {s.min_seconds:.2f}, max {s.max_seconds:.2f}), "
+            f"jobs {jobs} ({s.min_jobs}-{s.max_jobs})",
+        ]
+
+    def as_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+
+# ---------------------------------------------------------------------------- Spark side
+def table_sql(path: str) -> str:
+    cols = ", ".join(f"`{n}` {t}" for n, t in (*COLUMNS, *META))
+    return f"CREATE TABLE delta.{q(path)} ({cols}) USING delta"
+
+
+def merge_sql(path: str, view: str) -> str:
+    """The pipeline's MERGE (``TableApplier._merge_staged``) for the probe's columns."""
+    newer = "(s._pos IS NULL OR t._cdc_position IS NULL OR s._pos > t._cdc_position)"
+    sets = {
+        f"`{n}`": f"CASE WHEN s._full OR s.`_has_{n}` THEN s.`{n}` ELSE t.`{n}` END"
+        for n, _ in COLUMNS
+        if n != "id"
+    }
+    meta = {"_cdc_position": "s._pos", "_cdc_ts": "s._ts", "_cdc_op": "s._op"}
+    meta["_cdc_batch"] = "s._batch"
+    inserts = {f"`{n}`": f"s.`{n}`" for n, _ in COLUMNS} | meta
+    update_set = ", ".join(f"{k} = {v}" for k, v in (sets | meta).items())
+    # the path is quoted by q(), the view and columns are the probe's own names
+    return (
+        f"MERGE INTO delta.{q(path)} t USING {view} s ON t.`id` <=> s.`id` "  # noqa: S608
+        f"WHEN MATCHED AND s._kind = 'delete' AND {newer} THEN DELETE "
+        f"WHEN MATCHED AND s._kind = 'upsert' AND {newer} THEN UPDATE SET {update_set} "
+        f"WHEN NOT MATCHED AND s._kind = 'upsert' THEN INSERT ({', '.join(inserts)}) "
+        f"VALUES ({', '.join(inserts.values())})"
+    )
+
+
+def load(spark: SparkSession, path: str, rows: int) -> None:
+    """Create the table and append ``rows`` rows (ids 0..rows-1) at position 1."""
+    spark.sql(table_sql(path))
+    spark.range(rows).selectExpr(
+        "id", "concat('n', id) AS name", "CAST(id % 1000 AS INT) AS qty",
+        "CAST(id % 10000 / 100 AS DECIMAL(12,2)) AS price",
+        "lpad('1', 20, '0') AS _cdc_position", "timestamp_millis(1700000000000) AS _cdc_ts",
+        "'snapshot' AS _cdc_op", "CAST(0 AS BIGINT) AS _cdc_batch",
+    ).write.format("delta").mode("append").save(path)  # fmt: skip
+
+
+def source(spark: SparkSession, round_no: int, rows: int, table_rows: int) -> DataFrame:
+    """``rows`` upserts: half update existing ids (spread over the table), half insert new
+    ids past the loaded ones; every row a full image at a position newer than the table's."""
+    updates = rows // 2
+    stride = max(1, table_rows // max(1, updates))
+    new_base = table_rows + round_no * rows
+    frame = spark.range(rows).selectExpr(
+        f"CASE WHEN id < {updates} THEN (id * {stride} + {round_no}) % {table_rows} "
+        f"ELSE {new_base} + id END AS id",
+        f"concat('r{round_no}-', id) AS name", "CAST(id % 997 AS INT) AS qty",
+        "CAST(id % 10000 / 100 AS DECIMAL(12,2)) AS price",
+        "'upsert' AS _kind", "true AS _full",
+        "true AS `_has_name`", "true AS `_has_qty`", "true AS `_has_price`",
+        f"lpad(CAST({round_no + 1} * 1000000 + id AS STRING), 20, '0') AS _pos",
+        "timestamp_millis(1700000000000 + id) AS _ts", "'u' AS _op",
+        f"CAST({round_no} AS BIGINT) AS _batch",
+    )  # fmt: skip
+    return frame.persist()
+
+
+def _ungrouped_jobs(spark: SparkSession) -> set[int]:
+    return set(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
+
+
+def _job_names(spark: SparkSession, jobs: Iterable[int]) -> tuple[str, ...]:
+    """``job N: <description> | <call site>`` from the JVM's status store, per job."""
+    store: Any = spark.sparkContext._jsc.sc().statusStore()
+    names = []
+    for job in sorted(jobs):
+        data = store.job(job)
+        description = data.description()
+        text = str(description.get()) if description.isDefined() else ""
+        names.append(f"job {job}: {text} | {data.name()}")
+    return tuple(names)
+
+
+def measure(
+    spark: SparkSession,
+    path: str,
+    view: str,
+    table: int,
+    round_no: int,
+    *,
+    stages: bool = False,
+) -> MergeSample:
+    """Run one MERGE of ``view`` into ``path`` in a job group of its own."""
+    context = spark.sparkContext
+    group = f"{GROUP_PREFIX}{table}-{round_no}"
+    before = _ungrouped_jobs(spark)
+    context.setJobGroup(group, f"merge probe table {table} round {round_no}")
+    started = time.perf_counter()
+    try:
+        spark.sql(merge_sql(path, view))
+        seconds = time.perf_counter() - started
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+        context.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
+    jobs = set(context.statusTracker().getJobIdsForGroup(group))
+    jobs |= _ungrouped_jobs(spark) - before
+    return MergeSample(
+        table, round_no, seconds, len(jobs), _job_names(spark, jobs) if stages else ()
+    )
+
+
+def delta_jar(spark: SparkSession) -> str:
+    """File name of the jar the JVM loaded Delta from."""
+    jvm: Any = spark.sparkContext._jvm
+    loader = jvm.Thread.currentThread().getContextClassLoader()
+    cls = jvm.Class.forName("io.delta.tables.DeltaTable", True, loader)
+    location = str(cls.getProtectionDomain().getCodeSource().getLocation().getPath())
+    return location.rsplit("/", 1)[-1]
+
+
+def jvm_zone(spark: SparkSession) -> str:
+    """The driver JVM's default time zone (``user.timezone``)."""
+    jvm: Any = spark.sparkContext._jvm
+    return str(jvm.java.util.TimeZone.getDefault().getID())
+
+
+def run(
+    spark: SparkSession,
+    work: Path,
+    *,
+    tables: int,
+    rounds: int,
+    rows: int,
+    table_rows: int,
+    warmup: int = 1,
+    stages: bool = False,
+) -> list[MergeSample]:
+    """Load the tables, then ``warmup + rounds`` rounds of one MERGE per table; the samples
+    of the measured rounds."""
+    paths = [str(work / f"t{n}") for n in range(tables)]
+    for path in paths:
+        load(spark, path, table_rows)
+    spark.conf.set(MATERIALIZE_SOURCE, "none")
+    samples: list[MergeSample] = []
+    for round_no in range(warmup + rounds):
+        frame = source(spark, round_no, rows, table_rows)
+        frame.count()
+        view = f"anycdc_merge_probe_{round_no}"
+        frame.createOrReplaceTempView(view)
+        spark.conf.set(TXN_APP_ID, QUERY_NAME)
+        spark.conf.set(TXN_VERSION, str(round_no))
+        try:
+            for table, path in enumerate(paths):
+                sample = measure(spark, path, view, table, round_no, stages=stages)
+                if round_no >= warmup:
+                    samples.append(sample)
+        finally:
+            spark.conf.unset(TXN_APP_ID)
+            spark.conf.unset(TXN_VERSION)
+            spark.catalog.dropTempView(view)
+            frame.unpersist()
+    return samples
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m anycdc.bench.merge_probe",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--tables", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=5, help="measured rounds")
+    parser.add_argument("--rows", type=int, default=4000, help="source rows of one MERGE")
+    parser.add_argument("--table-rows", type=int, default=20000, help="rows loaded per table")
+    parser.add_argument("--warmup", type=int, default=1, help="rounds run first, not counted")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--work-dir", type=Path, help="where the tables go (default: a temp dir)")
+    parser.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    parser.add_argument("--stages", action="store_true", help="name each MERGE's jobs")
+    args = parser.parse_args(argv)
+    if min(args.tables, args.rounds, args.rows, args.table_rows) < 1 or args.warmup < 0:
+        parser.error("--tables, --rounds, --rows and --table-rows must be positive")
+
+    from anycdc.spark.session import get_spark
+
+    temporary = args.work_dir is None
+    work = (args.work_dir or Path(tempfile.mkdtemp(prefix="anycdc-merge-probe-"))).resolve()
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    spark = get_spark("anycdc-merge-probe", master=args.master)
+    try:
+        samples = run(
+            spark, work, tables=args.tables, rounds=args.rounds, rows=args.rows,
+            table_rows=args.table_rows, warmup=args.warmup, stages=args.stages,
+        )  # fmt: skip
+        report = ProbeReport(
+            tables=args.tables, rounds=args.rounds, rows=args.rows, table_rows=args.table_rows,
+            master=args.master, pyspark=metadata.version("pyspark"), delta_jar=delta_jar(spark),
+            jvm_zone=jvm_zone(spark),
+            session_zone=str(spark.conf.get("spark.sql.session.timeZone")),
+            summary=summarize(samples), samples=samples,
+        )  # fmt: skip
+    finally:
+        spark.stop()
+        if temporary:
+            shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        print(report.as_json())
+    else:
+        if args.stages:
+            for sample in samples:
+                print(f"table {sample.table} round {sample.round}: {sample.seconds:.2f} s")
+                for name in sample.stages:
+                    print(f"    {name}")
+        print("\n".join(report.lines()))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
