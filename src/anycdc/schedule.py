@@ -7,8 +7,8 @@ is due when
 
 - it has a DDL statement or a TRUNCATE pending (``urgent``: ordered now, not later);
 - its pending rows reach ``max_pending_rows``;
-- its oldest pending change would be older than its freshness target by the end of the
-  next cycle (``lookahead_ms``: the last batch's duration), so a table is applied
+- its oldest pending change would be older than its freshness target by the next
+  decision (``lookahead_ms``: the last batch's ingest time), so a table is applied
   *before* it goes stale, not one cycle after;
 - its freshness target is 0 (every batch: the behaviour before deferral);
 - the run is ending, or starting with rows a previous run left pending.
@@ -127,8 +127,8 @@ class Schedule:
     through: dict[TableIdent, int] = field(default_factory=dict)
     """The last ingest batch each table has been applied through (what the ledger says)."""
     lookahead_ms: int = 0
-    """How long a cycle takes (the last batch's duration): a table whose freshness would
-    run out before the next cycle ends is due now."""
+    """How long until the next decision (the last batch's ingest time): a table whose
+    freshness would run out before then is due now."""
 
     def ingested(
         self,

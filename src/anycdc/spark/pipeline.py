@@ -116,6 +116,8 @@ class BatchMetrics:
     """The newest source time of the batch's events (what the lag is measured from)."""
     finished: float = 0.0
     """When it ended (``time.monotonic()``)."""
+    apply_seconds: float = 0.0
+    """The part of ``seconds`` spent applying the tables that were due."""
 
     @contextmanager
     def timed(self, phase: str) -> Iterator[None]:
@@ -349,8 +351,9 @@ class Pipeline:
         finally:
             decoded.unpersist()
         metrics.seconds = time.monotonic() - started
-        # a table whose freshness would run out before the next batch ends is due now
-        self.schedule().lookahead_ms = int(metrics.seconds * 1000)
+        # a table whose freshness would run out before the next decision is due now: that is
+        # one batch's ingest away (an apply of many tables is not what the next batch costs)
+        self.schedule().lookahead_ms = int((metrics.seconds - metrics.apply_seconds) * 1000)
         self._report(metrics)
 
     def _session_settings(self, spark: SparkSession) -> None:
@@ -425,7 +428,9 @@ class Pipeline:
         if due:
             # only this batch's rows pending: its summary is the plan, its cached rows the input
             only_now = all(schedule.pending[ident].oldest_batch == batch_id for ident in due)
+            applying = time.monotonic()
             self._apply(spark, due, batch_id, wanted, summary if only_now else None, app, metrics)
+            metrics.apply_seconds = time.monotonic() - applying
         metrics.deferred = len(schedule.pending)
         with metrics.timed("log"):
             self._record_batch(spark, metrics, app)
