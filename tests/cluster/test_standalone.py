@@ -50,7 +50,10 @@ FORMATS = {"canal-json": 3, "debezium-json": 4}  # format -> workload seed
 WORKERS = 2
 APP_NAME = "anycdc run on standalone"
 # columns whose values depend on the run (micro-batch ids, wall-clock times), not on the data
-RUN_SPECIFIC = {"_cdc_batch", "batch_id", "processed_at", "deleted_at", "failed_at"}
+RUN_SPECIFIC = {
+    "_cdc_batch", "batch_id", "processed_at", "deleted_at", "failed_at",
+    "applied_at", "reason",  # _anycdc/applied: when, and why then (a table due by its age)
+}  # fmt: skip
 # small-machine settings, like get_spark(for_tests=True) gives the local session
 FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m -XX:+UseSerialGC"
 SUBMIT_CONF = {
