@@ -19,6 +19,7 @@ import pytest
 from anycdc.cli import main as cli
 from anycdc.cli.status import collect
 from anycdc.config import PipelineConfig
+from anycdc.spark.maintenance import LAST_VACUUM_PROPERTY, table_properties
 from anycdc.verify import load_truth
 from tests.pipeline.helpers import encode_all, ev, rows, run, system, write_messages
 
@@ -172,6 +173,11 @@ def test_rows_left_pending_by_a_stopped_run_are_applied_once_by_the_next(
         (True, 1),
     ]
     assert [r["id"] for r in rows(spark, out)] == [1, 30]
+    # the third run's first batch stamped the run's young system tables instead of a VACUUM
+    changelog = f"delta.`{out / '_anycdc' / 'changelog'}`"
+    assert LAST_VACUUM_PROPERTY in table_properties(spark, changelog)
+    operations = {r["operation"] for r in spark.sql(f"DESCRIBE HISTORY {changelog}").collect()}
+    assert "VACUUM START" not in operations and "SET TBLPROPERTIES" in operations
 
 
 @pytest.mark.parametrize("mode", ["scd1", "scd2"])

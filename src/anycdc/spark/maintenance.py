@@ -105,11 +105,26 @@ class Upkeep:
         the session setting wins over a table's ``delta.autoOptimize.autoCompact``)."""
         self.spark.conf.set(AUTO_COMPACT, "true" if self.config.auto_compact else "false")
 
-    def vacuum_due(self, tables: Iterable[tuple[str, Mapping[str, str]]]) -> list[str]:
+    def vacuum_due(
+        self, tables: Iterable[tuple[str, Mapping[str, str]]], stamp_new: bool = False
+    ) -> list[str]:
         """VACUUM the tables (``(table_ref, properties)``) that are due, the longest
-        waiting first, at most :data:`VACUUMS_PER_BATCH`; returns the ones vacuumed."""
+        waiting first, at most :data:`VACUUMS_PER_BATCH`; returns the ones vacuumed.
+
+        ``stamp_new``: a table never stamped is stamped, not vacuumed (the run's own system
+        tables, created by appends that cannot set a property: young, nothing to remove,
+        and a VACUUM lists every file of a table)."""
         now_ms = int(time.time() * 1000)
         every = self.config.vacuum_every_hours
+        tables = list(tables)
+        if stamp_new and every > 0:
+            for ref, props in tables:
+                if LAST_VACUUM_PROPERTY not in props:
+                    try:
+                        self._stamp(ref, now_ms)
+                    except Exception as exc:  # py4j and Spark raise several types
+                        log.warning("%s: not stamped, retried in a later batch: %s", ref, exc)
+            tables = [(ref, props) for ref, props in tables if LAST_VACUUM_PROPERTY in props]
         waiting = [
             (last_vacuum_ms(props) or 0, ref) for ref, props in tables if due(props, now_ms, every)
         ]
@@ -125,15 +140,17 @@ class Upkeep:
         started = time.monotonic()
         try:
             self._vacuum(table_ref)
-            stamp = now_ms if now_ms is not None else int(time.time() * 1000)
-            self.spark.sql(
-                f"ALTER TABLE {table_ref} SET TBLPROPERTIES ('{LAST_VACUUM_PROPERTY}' = '{stamp}')"
-            )
+            self._stamp(table_ref, now_ms if now_ms is not None else int(time.time() * 1000))
         except Exception as exc:  # py4j and Spark raise several types
             log.warning("%s: VACUUM failed, retried in a later batch: %s", table_ref, exc)
             return False
         log.info("%s: vacuumed in %.1fs", table_ref, time.monotonic() - started)
         return True
+
+    def _stamp(self, table_ref: str, now_ms: int) -> None:
+        self.spark.sql(
+            f"ALTER TABLE {table_ref} SET TBLPROPERTIES ('{LAST_VACUUM_PROPERTY}' = '{now_ms}')"
+        )
 
     def _vacuum(self, table_ref: str) -> None:
         retain = self.config.vacuum_retain_hours

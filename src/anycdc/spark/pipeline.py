@@ -624,7 +624,7 @@ class Pipeline:
         run, then every :data:`MAINTENANCE_EVERY` batches (idempotent, no write window)."""
         if self._batches_run % MAINTENANCE_EVERY == 0:
             Tombstones(spark, self.config).maintain()
-            Upkeep(spark, self.config).vacuum_due(self._system_tables())
+            Upkeep(spark, self.config).vacuum_due(self._system_tables(), stamp_new=True)
         self._batches_run += 1
 
     def _system_tables(self) -> list[tuple[str, dict[str, str]]]:
