@@ -26,6 +26,11 @@ from tests.pipeline.helpers import encode_all, ev, rows, run, system, write_mess
 pytestmark = pytest.mark.spark
 
 HOUR = 3600  # a freshness no test run reaches: only the run's end (or urgency) applies
+SESSION_SETTINGS = (
+    "spark.databricks.delta.autoCompact.enabled",
+    "spark.databricks.delta.merge.materializeSource",
+    "spark.sql.mapKeyDedupPolicy",
+)
 
 
 def _reports(spark: Any, src: Path, out: Path, **config: Any) -> list[Any]:
@@ -83,7 +88,10 @@ def test_a_table_deferred_over_many_batches_applies_them_in_source_order(
 ) -> None:
     src, out = tmp_path / "in", tmp_path / "out"
     _history(src)
+    before = {name: spark.conf.get(name, None) for name in SESSION_SETTINGS}
     history = _reports(spark, src, out, max_files_per_trigger=1, freshness=HOUR)
+    # the final apply ran on this session: it leaves its settings as it found them
+    assert {name: spark.conf.get(name, None) for name in SESSION_SETTINGS} == before
     batches = [m for m in history if not m.flush]
     assert len(batches) == 4
     assert all(not m.tables and m.deferred == 1 for m in batches), [m.line() for m in history]

@@ -94,16 +94,12 @@ def table_properties(spark: SparkSession, table_ref: str) -> dict[str, str]:
 
 
 class Upkeep:
-    """Compaction settings for a batch's writes, and the VACUUMs that fall due."""
+    """The VACUUMs that fall due (compaction is a session setting of each apply:
+    :data:`AUTO_COMPACT`, set by the pipeline around its writes)."""
 
     def __init__(self, spark: SparkSession, config: PipelineConfig) -> None:
         self.spark = spark
         self.config = config
-
-    def set_auto_compaction(self) -> None:
-        """Turn Delta's compaction after the session's writes on or off (``auto_compact``;
-        the session setting wins over a table's ``delta.autoOptimize.autoCompact``)."""
-        self.spark.conf.set(AUTO_COMPACT, "true" if self.config.auto_compact else "false")
 
     def vacuum_due(
         self, tables: Iterable[tuple[str, Mapping[str, str]]], stamp_new: bool = False

@@ -54,7 +54,7 @@ from anycdc.spark.apply import (
 )
 from anycdc.spark.decode import decode_frame
 from anycdc.spark.ledger import INGEST_BATCH, Applied, Ledger, only_pending, write_options
-from anycdc.spark.maintenance import TableDetail, Upkeep, table_properties
+from anycdc.spark.maintenance import AUTO_COMPACT, TableDetail, Upkeep, table_properties
 from anycdc.spark.scd2 import Scd2Applier
 from anycdc.spark.source import raw_stream
 from anycdc.spark.tombstones import MAINTENANCE_EVERY, Tombstones, table_tag
@@ -297,11 +297,11 @@ class Pipeline:
             if not due:
                 return None
             started = time.monotonic()
-            self._session_settings(self.spark)
             through = max(max(schedule.pending[ident].batches) for ident in due)
             metrics = BatchMetrics(through, flush=True, ending=ending)
             app = (self.config.query_name + FLUSH_APP, int(time.time() * 1000))
-            self._apply(self.spark, due, through, None, None, app, metrics)
+            with self._session_settings(self.spark):
+                self._apply(self.spark, due, through, None, None, app, metrics)
             metrics.deferred = len(schedule.pending)
             self._record_batch(self.spark, metrics, app)
             metrics.seconds = time.monotonic() - started
@@ -339,14 +339,13 @@ class Pipeline:
 
         started = time.monotonic()
         spark = raw.sparkSession
-        self._session_settings(spark)
         decoded = (
             decode_frame(raw, self.config.routing)
             .withColumn(INGEST_BATCH, F.lit(int(batch_id)).cast("bigint"))
             .persist()
         )
         try:
-            with self._lock:
+            with self._lock, self._session_settings(spark):
                 metrics = self._process(spark, decoded, batch_id)
         finally:
             decoded.unpersist()
@@ -356,15 +355,30 @@ class Pipeline:
         self.schedule().lookahead_ms = int((metrics.seconds - metrics.apply_seconds) * 1000)
         self._report(metrics)
 
-    def _session_settings(self, spark: SparkSession) -> None:
-        """What every apply needs of its session (a batch's is the query's own clone)."""
-        # partial images are overlaid with map_concat: the newer value of a column wins
-        spark.conf.set("spark.sql.mapKeyDedupPolicy", "LAST_WIN")
-        # Delta copies a MERGE source it cannot prove deterministic before merging; ours is
-        # (a pure function of the batch's offsets, folded in a total order) and already
-        # cached: the copy is a job and a local checkpoint per table per batch for nothing
-        spark.conf.set(MATERIALIZE_SOURCE, "none")
-        Upkeep(spark, self.config).set_auto_compaction()
+    @contextmanager
+    def _session_settings(self, spark: SparkSession) -> Iterator[None]:
+        """What every apply needs of its session, set for the ``with`` block and put back
+        after it (an apply outside a batch runs on the caller's own session)."""
+        settings = {
+            # partial images are overlaid with map_concat: the newer value of a column wins
+            "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
+            # Delta copies a MERGE source it cannot prove deterministic before merging; ours
+            # is (a pure function of the batch's offsets, folded in a total order) and already
+            # cached: the copy is a job and a local checkpoint per table per apply for nothing
+            MATERIALIZE_SOURCE: "none",
+            AUTO_COMPACT: "true" if self.config.auto_compact else "false",
+        }
+        before: dict[str, str | None] = {name: spark.conf.get(name, None) for name in settings}
+        for name, value in settings.items():
+            spark.conf.set(name, value)
+        try:
+            yield
+        finally:
+            for name, old in before.items():
+                if old is None:
+                    spark.conf.unset(name)
+                else:
+                    spark.conf.set(name, old)
 
     @property
     def reports(self) -> list[BatchMetrics]:
