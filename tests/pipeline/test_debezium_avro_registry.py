@@ -12,6 +12,7 @@ a ``schema_dir`` folder.)
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -79,12 +80,20 @@ def test_registry_backed_run_matches_truth_and_each_worker_fetches_each_id_once(
     assert not failures, "\n".join(failures)
 
     # the encoder (this process) registered the schemas; the Spark Python workers fetched them
-    fetches = Counter(
-        (agent, path.removeprefix(IDS_PATH))
-        for method, path, status, agent in schema_registry.access_log()[earlier:]
-        if method == "GET" and path.startswith(IDS_PATH) and status == 200
-        and agent != user_agent()
-    )  # fmt: skip
+    def worker_fetches() -> Counter[tuple[str, str]]:
+        return Counter(
+            (agent, path.removeprefix(IDS_PATH))
+            for method, path, status, agent in schema_registry.access_log()[earlier:]
+            if method == "GET" and path.startswith(IDS_PATH) and status == 200
+            and agent != user_agent()
+        )  # fmt: skip
+
+    # the registry writes its access log in the background: wait until this run's lines are in
+    deadline = time.monotonic() + 60
+    fetches = worker_fetches()
+    while not value_ids <= {int(i) for _, i in fetches} and time.monotonic() < deadline:
+        time.sleep(1)
+        fetches = worker_fetches()
     workers = {agent for agent, _ in fetches}
     print(
         f"{len(history)} batches, {len(workers)} worker processes fetched {sum(fetches.values())}"
