@@ -53,6 +53,7 @@ from anycdc.spark.apply import (
     with_batch,
 )
 from anycdc.spark.decode import decode_frame
+from anycdc.spark.key_bound import KEY_NUMBER_TYPE, KeyBound, bound_column, log_version, read_bound
 from anycdc.spark.ledger import INGEST_BATCH, Applied, Ledger, only_pending, write_options
 from anycdc.spark.maintenance import AUTO_COMPACT, TableDetail, Upkeep, table_properties
 from anycdc.spark.scd2 import Scd2Applier
@@ -145,8 +146,8 @@ class BatchMetrics:
             head = "final apply" if self.ending else "apply between batches"
         text = (
             f"{head}: {self.messages} messages, {self.events} events in {self.seconds:.1f}s = "
-            f"{rate:,.0f} events/s; {len(self.tables)} tables applied, {self.deferred} "
-            f"deferred, {self.dead_letters} dead letters ({self._phase_text()})"
+            f"{rate:,.0f} events/s; {len(self.tables)} tables applied{self._appended_text()}, "
+            f"{self.deferred} deferred, {self.dead_letters} dead letters ({self._phase_text()})"
         )
         newest = max(self.source_ts_ms or 0, self.heartbeat_ts_ms or 0)
         if newest:
@@ -154,6 +155,10 @@ class BatchMetrics:
             # a replay of old data (or a simulated clock) is hours behind: say so plainly
             text += f", newest source change {_age(lag)} old"
         return text
+
+    def _appended_text(self) -> str:
+        appended = sum(1 for t in self.tables if t.appended)
+        return f" ({appended} by append)" if appended else ""
 
     def _phase_text(self) -> str:
         return ", ".join(f"{name} {secs:.1f}s" for name, secs in self.phases.items())
@@ -183,6 +188,8 @@ class KnownTable:
     """Column -> Spark type, with the ``_cdc_`` columns, as the table now is."""
     detail: TableDetail | None = None
     applies_since_detail: int = 0
+    bound: KeyBound | None = None
+    """No key above this as of a version (:mod:`anycdc.spark.key_bound`); None: not read."""
 
 
 @dataclass
@@ -194,6 +201,8 @@ class Prepared:
     """Column -> Spark type of the source's columns."""
     floor: str | None
     """The position of the last TRUNCATE applied: older events are dropped."""
+    bound_column: str | None = None
+    """The key column whose bound can turn the MERGE into an append (scd1)."""
 
 
 class Pipeline:
@@ -607,6 +616,7 @@ class Pipeline:
                 continue
             if known is None:
                 known = self.known[applier.path] = KnownTable(applier.columns)
+            changed = known.columns != applier.columns
             known.columns = applier.columns
             if applier.created:
                 # what a new table holds is known: no look at it
@@ -625,13 +635,27 @@ class Pipeline:
                 applier.apply_truncate(plan.truncate_position, through)
                 floor = plan.truncate_position
                 props.update(applier.truncated_properties(floor))
-            prepared.append(Prepared(applier, types, floor))
+                changed = True
+            column = bound_column(plan.key, types) if self.config.mode == "scd1" else None
+            prepared.append(Prepared(applier, types, floor, column))
+            if changed:
+                self._own_commits(applier.path)
         # upkeep is idempotent: outside the idempotent-write window, like the schema changes
         vacuumed = set(Upkeep(spark, self.config).vacuum_due(properties))
         for item in prepared:
             if item.applier.table_ref() in vacuumed:
                 self.known[item.applier.path].detail = None  # its stamp changed: read it again
+                self._own_commits(item.applier.path)
         return prepared, failed
+
+    def _own_commits(self, path: str) -> None:
+        """The run has just committed to the table itself (a schema change, TRUNCATE,
+        VACUUM): its key bound holds at the table's new version (these only add columns
+        or remove rows)."""
+        known = self.known.get(path)
+        if known is not None and known.bound is not None:
+            version = log_version(self.spark, path, after=known.bound.version)
+            known.bound = KeyBound(known.bound.high, version if version is not None else -1)
 
     def _system_upkeep(self, spark: SparkSession) -> None:
         """Expired tombstones and the ``_anycdc`` tables' VACUUMs: in the first batch of a
@@ -735,7 +759,14 @@ class Pipeline:
             )
             applier = item.applier
             actions = applier.bad_casts(applier.actions(events, item.types, item.floor), item.types)
-            frames.append(actions.select(F.lit(table_tag(index)).alias("_t"), "*"))
+            key_number = (
+                F.element_at("image", F.lit(item.bound_column)).cast(KEY_NUMBER_TYPE)
+                if item.bound_column
+                else F.lit(None).cast(KEY_NUMBER_TYPE)
+            )
+            frames.append(
+                actions.select(F.lit(table_tag(index)).alias("_t"), "*", key_number.alias("_kv"))
+            )
         union = frames[0]
         for frame in frames[1:]:
             union = union.unionByName(frame)
@@ -761,6 +792,8 @@ class Pipeline:
         from pyspark.sql import functions as F
 
         ok = F.col("_bad").isNull()
+        upsert = ok & (F.col("kind") == "upsert")
+        key_number = F.when(upsert, F.col("_kv"))
         rows = (
             actions.groupBy("_t")
             .agg(
@@ -769,6 +802,10 @@ class Pipeline:
                 F.sum((~ok).cast("int")).alias("bad"),
                 F.max(F.when(ok, F.col("position"))).alias("pos"),
                 F.max(F.when(ok, F.col("ts_ms"))).alias("ts"),
+                # the key bound's inputs (a MERGE or an append: _apply_table)
+                F.min(key_number).cast("string").alias("key_low"),
+                F.max(key_number).cast("string").alias("key_high"),
+                F.sum((upsert & F.col("_kv").isNull()).cast("int")).alias("key_unknown"),
             )
             .collect()
         )
@@ -808,8 +845,16 @@ class Pipeline:
                 "dead_letter",
                 (f"{self.config.query_name}:dead:{applier.path}", through),
             )
+        appended = False
         if n and folded is not None:
-            applier.merge(folded.filter(mine).drop("_t"), types, through, guarded=True)
+            created = applier.created
+            append = self._appendable(item, stats) if stats and not created else False
+            applier.merge(
+                folded.filter(mine).drop("_t"), types, through, guarded=True, append=append
+            )
+            appended = created or append
+            if stats and item.bound_column:
+                self._raise_bound(item, stats, created)
         elif n:
             good = actions.filter(mine & F.col("_bad").isNull()).drop("_t", "_bad")
             applier.apply(good, types, through, has_deletes=bool(deletes))
@@ -822,7 +867,46 @@ class Pipeline:
             dead_letters=dead,
             max_position=stats["pos"] if stats else None,
             max_ts_ms=stats["ts"] if stats else None,
+            appended=appended,
         )
+
+    def _appendable(self, item: Prepared, stats: Row) -> bool:
+        """Whether the table's pending changes are upserts of keys above all of its own
+        (:mod:`anycdc.spark.key_bound`): then an append writes what the MERGE would."""
+        if not item.bound_column or stats["deletes"] or stats["key_unknown"]:
+            return False
+        if stats["key_low"] is None:
+            return False
+        path = item.applier.path
+        known = self.known[path]
+        bound = known.bound
+        if bound is None or log_version(self.spark, path, after=bound.version) != bound.version:
+            # first look in this run, or a commit the run did not make: read it again
+            bound = known.bound = read_bound(
+                self.spark, path, item.applier.table_ref(), item.bound_column
+            )
+        return bound.admits(int(stats["key_low"]))
+
+    def _raise_bound(self, item: Prepared, stats: Row, created: bool) -> None:
+        """After the table's write: its bound with the keys the write brought, at the
+        version the write made; forgotten when another commit came in between."""
+        path = item.applier.path
+        known = self.known[path]
+        high = int(stats["key_high"]) if stats["key_high"] is not None else None
+        if created:
+            # the run has just created it: it holds this write's keys and nothing else
+            version = log_version(self.spark, path)
+            known.bound = KeyBound(high, version) if version is not None else None
+            return
+        bound = known.bound
+        if bound is None:
+            return
+        version = log_version(self.spark, path, after=bound.version)
+        if version is not None and version - bound.version <= 1:
+            # one commit: this write (none: Delta skipped it as already applied)
+            known.bound = bound.raised(high, version)
+        else:
+            known.bound = None
 
     # ------------------------------------------------------------------ system tables
     def _append(
