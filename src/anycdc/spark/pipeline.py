@@ -806,6 +806,7 @@ class Pipeline:
                 F.min(key_number).cast("string").alias("key_low"),
                 F.max(key_number).cast("string").alias("key_high"),
                 F.sum((upsert & F.col("_kv").isNull()).cast("int")).alias("key_unknown"),
+                F.sum((upsert & (F.col("op") != "insert")).cast("int")).alias("not_inserts"),
             )
             .collect()
         )
@@ -880,8 +881,16 @@ class Pipeline:
         path = item.applier.path
         known = self.known[path]
         bound = known.bound
-        if bound is None or log_version(self.spark, path, after=bound.version) != bound.version:
-            # first look in this run, or a commit the run did not make: read it again
+        if (
+            bound is not None
+            and log_version(self.spark, path, after=bound.version) != bound.version
+        ):
+            bound = known.bound = None  # a commit the run did not make
+        if bound is None:
+            if stats["not_inserts"]:
+                # an update of a row the source has: in the table, or about to be; reading
+                # the bound (~4 jobs: the table's statistics) would buy nothing
+                return False
             bound = known.bound = read_bound(
                 self.spark, path, item.applier.table_ref(), item.bound_column
             )
