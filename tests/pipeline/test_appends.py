@@ -1,6 +1,8 @@
 """Inserts above a table's keys are appended, not MERGEd (issue: many tables, cheaper applies).
 
-Through real Spark and Delta, read back with delta-rs: a table whose pending changes are
+Through real Spark and Delta, read back with delta-rs: a new table is created by its first
+write (one commit: schema, properties, rows), or, when that write has no row, empty with
+its schema and properties; a table whose pending changes are
 inserts of keys above its own gets a Delta WRITE (an append) and the same rows a MERGE
 would give; an update, a delete or a key at or under the table's largest takes the MERGE;
 a commit the run did not make (another writer) makes the run read the table's keys again
@@ -17,9 +19,11 @@ from typing import Any
 import pytest
 
 from anycdc.config import PipelineConfig
+from anycdc.spark.apply import META_COLUMNS
 from tests.pipeline.helpers import encode_all, ev, write_messages
 
 pytestmark = pytest.mark.spark
+META = [name for name, _ in META_COLUMNS]
 
 
 def _row(i: int, name: str) -> dict[str, Any]:
@@ -66,8 +70,8 @@ def test_inserts_above_the_tables_keys_are_appended(spark: Any, tmp_path: Path) 
     assert [[t.appended for t in b.tables] for b in batches] == [
         [True], [True], [False], [False], [True],
     ]  # fmt: skip
-    # created + appended, appended, MERGE (an update), MERGE (a delete), appended again
-    assert _operations(table) == ["CREATE TABLE", "WRITE", "WRITE", "MERGE", "MERGE", "WRITE"]
+    # created by its first write, appended, MERGE (an update), MERGE (a delete), appended
+    assert _operations(table) == ["CREATE TABLE AS SELECT", "WRITE", "MERGE", "MERGE", "WRITE"]
     assert _table(table) == [
         (1, "a", 1), (2, "u", 2), (3, "a", 3), (4, "b", 4), (5, "b", 5), (6, "b", 6),
         (7, "c", 7), (10, "e", 10),
@@ -91,3 +95,34 @@ def test_inserts_above_the_tables_keys_are_appended(spark: Any, tmp_path: Path) 
     assert [[t.appended for t in b.tables] for b in fresh] == [[True]]
     assert _operations(table)[-1] == "WRITE"
     assert _table(table)[-1] == (21, "h", 21)
+
+
+def test_a_new_table_without_rows_to_write_exists_with_its_properties(
+    spark: Any, tmp_path: Path
+) -> None:
+    from deltalake import DeltaTable
+
+    from anycdc.spark.pipeline import Pipeline
+
+    src, out = tmp_path / "in", tmp_path / "out"
+    # one table's first changes cancel out (insert then delete); another's is one row
+    _write(src, "001.jsonl", [
+        ev("insert", 1, _row(1, "a")), ev("delete", 2, _row(1, "a")),
+        ev("insert", 3, _row(5, "x"), table="items"),
+    ])  # fmt: skip
+    config = PipelineConfig.from_mapping({
+        "source_dir": str(src), "target": str(out), "freshness": 0,
+        "table_properties": {"delta.appendOnly": "false", "owner.team": "data"},
+    })  # fmt: skip
+    Pipeline(spark, config).run()
+    for name, operations, content in (
+        ("orders", ["CREATE TABLE"], []),
+        ("items", ["CREATE TABLE AS SELECT"], [(5, "x", 5)]),
+    ):
+        table = out / "shop" / name
+        assert _operations(table) == operations, name
+        assert _table(table) == content, name
+        properties = DeltaTable(str(table)).metadata().configuration
+        assert properties["owner.team"] == "data" and "anycdc.lastVacuum" in properties
+        columns = [f.name for f in DeltaTable(str(table)).schema().fields]
+        assert columns == ["id", "name", "qty", "price", *META], name

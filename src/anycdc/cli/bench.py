@@ -52,6 +52,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--freshness", type=float, default=60.0,
         help="the deferred run's freshness in seconds (default 60; the other run uses 0)",
     )  # fmt: skip
+    parser.add_argument(
+        "--runs", default="every-batch,deferred",
+        help="which anycdc runs to measure beside the floor, comma-separated "
+        "(default every-batch,deferred; e.g. deferred to compare two checkouts quickly)",
+    )  # fmt: skip
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--work-dir", type=Path, default=Path("var/bench"), help="scratch folder (wiped first)"
@@ -65,6 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from anycdc.bench.pipeline import (
         REPORT_HEADERS,
+        RUNS,
         BenchSettings,
         report_rows,
         results_json,
@@ -84,7 +90,14 @@ def run(args: argparse.Namespace) -> int:
         sustained_seconds=args.sustained_seconds,
         freshness=args.freshness,
         work_dir=args.work_dir,
+        runs=tuple(name.strip() for name in args.runs.split(",") if name.strip()),
     )
+    unknown = sorted(set(settings.runs) - set(RUNS))
+    if unknown:
+        print(
+            f"anycdc bench: --runs: unknown run {', '.join(unknown)}; choose from {', '.join(RUNS)}"
+        )
+        return 2
     shutil.rmtree(args.work_dir, ignore_errors=True)
     args.work_dir.mkdir(parents=True)
     broker = None

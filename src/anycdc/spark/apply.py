@@ -256,6 +256,9 @@ class TableApplier:
     """The ``_cdc_`` columns this mode adds to every table (name, Spark type)."""
     history: ClassVar[bool] = False
     """True for SCD2 history tables (they carry :data:`HISTORY_MARKER`)."""
+    created_by_first_write: ClassVar[bool] = True
+    """A new table is created by its first write (one commit, its schema and properties
+    given to it), not by a CREATE TABLE before it (two commits)."""
 
     def __init__(self, spark: SparkSession, config: PipelineConfig, plan: TablePlan) -> None:
         self.spark = spark
@@ -264,6 +267,8 @@ class TableApplier:
         self.path = config.table_path(plan.database, plan.schema, plan.table)
         self.tombstones = Tombstones(spark, config)
         self.created = False  # by this applier: the table is empty until its first write
+        self.unborn = False  # created, but only by the first write (:meth:`finish_create`)
+        self._created_properties: dict[str, str] = {}
         self.columns: dict[str, str] = {}  # every column, as :meth:`ensure_schema` left them
         self.last_detail = TableDetail({}, 0, 0)  # as :meth:`detail` last read it
 
@@ -305,7 +310,11 @@ class TableApplier:
         nothing at all happens when the batch brings no new column or type)."""
         if known is None and not self._exists():
             desired = self.desired_types()
-            self._create(desired)
+            self._created_properties = self._creation_properties()
+            if self.created_by_first_write:
+                self.unborn = True
+            else:
+                self._create(desired)
             self.created = True
             self.columns = {**desired, **dict(self.meta_columns)}
             return desired
@@ -345,19 +354,27 @@ class TableApplier:
     def _schema_fields(self) -> list[Any]:
         return list(self.spark.read.format("delta").load(self.path).schema.fields)
 
+    def _creation_properties(self) -> dict[str, str]:
+        # a new table has nothing to vacuum: its first VACUUM is due a full interval later
+        return {**self.config.table_properties, LAST_VACUUM_PROPERTY: str(int(time.time() * 1000))}
+
     def _create(self, columns: dict[str, str]) -> None:
         cols = [f"{q(n)} {t}" for n, t in columns.items()]
         cols += [f"{q(n)} {t}" for n, t in self.meta_columns]
-        # a new table has nothing to vacuum: its first VACUUM is due a full interval later
-        properties = self._created_properties = {
-            **self.config.table_properties,
-            LAST_VACUUM_PROPERTY: str(int(time.time() * 1000)),
-        }
         self.spark.sql(
             f"CREATE TABLE IF NOT EXISTS {self._table_ref()} ({', '.join(cols)}) USING delta "
-            f"TBLPROPERTIES ({_property_list(properties)})"
+            f"TBLPROPERTIES ({_property_list(self._created_properties)})"
         )
         log.info("%s: created %s", self.plan.qualified, self.path)
+
+    def finish_create(self) -> None:
+        """Create the table now if its first write has not (the apply wrote no row: all
+        deleted, or dead-lettered), so that it exists as the run knows it."""
+        if self.unborn:
+            self._create(
+                {k: v for k, v in self.columns.items() if k not in dict(self.meta_columns)}
+            )
+            self.unborn = False
 
     def register(self) -> str:
         """Register the table in the Spark catalog (``table_name``) as an external Delta
@@ -387,7 +404,7 @@ class TableApplier:
     def created_detail(self) -> TableDetail:
         """What :meth:`detail` would say of the table this applier just created (no files,
         the properties it was created with), without a look at it."""
-        return TableDetail(dict(getattr(self, "_created_properties", {})), 0, 0)
+        return TableDetail(dict(self._created_properties), 0, 0)
 
     def truncated_properties(self, position: str) -> dict[str, str]:
         """The properties :meth:`apply_truncate` sets (for what the run knows of the table)."""
@@ -403,7 +420,9 @@ class TableApplier:
             for k, v in self.config.table_properties.items()
             if have.get(k.lower()) != v.lower()
         }
-        if wanted:
+        if wanted and self.unborn:
+            self._created_properties.update(wanted)  # given to the table as it is created
+        elif wanted:
             self.spark.sql(
                 f"ALTER TABLE {self._table_ref()} SET TBLPROPERTIES ({_property_list(wanted)})"
             )
@@ -544,13 +563,28 @@ class TableApplier:
         staged = source.select(*projections)
         if self.created or append:
             # nothing to match: an append (~3 jobs) does what the MERGE (~8-11) would
-            staged.filter(F.col("_kind") == "upsert").select(
+            rows = staged.filter(F.col("_kind") == "upsert").select(
                 *[F.col(q(name)) for name in types],
                 F.col("_pos").alias("_cdc_position"),
                 F.col("_ts").alias("_cdc_ts"),
                 F.col("_op").alias("_cdc_op"),
                 F.col(BATCH_COLUMN).alias("_cdc_batch"),
-            ).write.format("delta").mode("append").save(self.path)
+            )
+            if self.unborn:
+                # the table's first commit: schema (every column as the table is declared),
+                # properties and rows at once; a table someone created meanwhile fails it
+                writer = (
+                    rows.select(*[F.col(q(n)).cast(t).alias(n) for n, t in self.columns.items()])
+                    .writeTo(self._table_ref())
+                    .using("delta")
+                )
+                for name, value in self._created_properties.items():
+                    writer = writer.tableProperty(name, value)
+                writer.create()
+                self.unborn = False
+                log.info("%s: created %s", self.plan.qualified, self.path)
+            else:
+                rows.write.format("delta").mode("append").save(self.path)
             self.created = False
         else:
             self._merge_staged(staged, types, batch_id)
@@ -638,6 +672,10 @@ class TableApplier:
 
         Runs outside the idempotent-write window (see the pipeline): it is idempotent by itself.
         """
+        if self.unborn:
+            # nothing in it yet: the position goes with the table as it is created
+            self._created_properties[TRUNCATE_PROPERTY] = position
+            return
         self.spark.sql(
             f"DELETE FROM {self._table_ref()} WHERE _cdc_position IS NULL "
             f"OR _cdc_position < {lit(position)}"

@@ -609,7 +609,8 @@ class Pipeline:
                 continue  # DDL for a table we have no row of yet: its first rows carry the schema
             try:
                 types = applier.ensure_schema(through, known.columns if known else None)
-                self._register(applier)
+                if not applier.unborn:  # else once its first write has created it
+                    self._register(applier)
             except IncompatibleSchema as exc:
                 log.warning("%s: %s (events dead-lettered)", plan.qualified, exc)
                 failed.append((plan, f"incompatible schema change: {exc}"))
@@ -681,7 +682,7 @@ class Pipeline:
         """Put the table in the Spark catalog (``table_name``), once per run and table."""
         if self.config.table_name and applier.path not in self._registered:
             name = applier.register()
-            self._registered.add(applier.path)
+            self._registered.add(applier.path)  # one thread per table: no race on a path
             log.info("%s: in the catalog as %s", applier.plan.qualified, name)
 
     @contextmanager
@@ -739,6 +740,11 @@ class Pipeline:
                 # after every MERGE: a tombstone never stands for a delete not yet applied
                 store.record(self._deleted_keys(folded, tables), app)
             return results
+        except BaseException:
+            for item in prepared:
+                if item.applier.unborn:  # not written: what the run knows of it is not so
+                    self.known.pop(item.applier.path, None)
+            raise
         finally:
             if folded is not None:
                 folded.unpersist()
@@ -825,6 +831,7 @@ class Pipeline:
 
         applier, types = item.applier, item.types
         plan = applier.plan
+        created_now = applier.unborn
         mine = F.col("_t") == F.lit(table_tag(index))
         n = int(stats["n"] or 0) if stats else 0
         deletes = int(stats["deletes"] or 0) if stats else 0
@@ -859,6 +866,10 @@ class Pipeline:
         elif n:
             good = actions.filter(mine & F.col("_bad").isNull()).drop("_t", "_bad")
             applier.apply(good, types, through, has_deletes=bool(deletes))
+        if applier.unborn:
+            applier.finish_create()  # no row written: it exists all the same
+        if created_now:
+            self._register(applier)
         return TableResult(
             table=plan.qualified,
             path=applier.path,
