@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import statistics
 import threading
 import time
@@ -66,6 +67,32 @@ class BenchSettings:
     work_dir: Path = Path("var/bench")
     runs: tuple[str, ...] = ("every-batch", "deferred")
     """Which anycdc runs to measure beside the floor (:data:`RUNS`)."""
+    skew: float = 0.0
+    """Zipf exponent of the tables' activity (:class:`~anycdc.simulate.Workload`); 0: uniform."""
+    hot_tables: int = 0
+    """The most active tables (the first ones) that get ``hot_freshness`` (the others:
+    ``freshness``)."""
+    hot_freshness: float = 15.0
+
+    def workload(self, events: int, seed: int) -> Workload:
+        """The simulated source database of this bench."""
+        snapshot_rows = max(1, min(200, self.events // (self.tables * 10)))
+        return Workload(
+            seed=seed,
+            rows=snapshot_rows,
+            events=max(0, events - snapshot_rows * self.tables),
+            database="bench",
+            tables=self.tables,
+            skew=self.skew,
+        )
+
+    def table_freshness(self) -> dict[str, str]:
+        """``table_freshness`` of the pipeline's config: the hot tables' target."""
+        if not self.hot_tables:
+            return {}
+        names = [spec.name for spec in self.workload(0, self.seed).tables[: self.hot_tables]]
+        pattern = r"^bench\.(" + "|".join(re.escape(name) for name in names) + ")$"
+        return {pattern: f"{self.hot_freshness:g}s"}
 
 
 # --------------------------------------------------------------------------- memory
@@ -178,14 +205,7 @@ def workload_messages(
     from anycdc.formats import get_format
 
     fmt = get_format(settings.format)
-    snapshot_rows = max(1, min(200, settings.events // (settings.tables * 10)))
-    workload = Workload(
-        seed=settings.seed,
-        rows=snapshot_rows,
-        events=max(0, settings.events - snapshot_rows * settings.tables),
-        database="bench",
-        tables=settings.tables,
-    )
+    workload = settings.workload(settings.events, settings.seed)
     for event in workload.events(settings.format):
         if stamp_now:
             event = _restamp(event, int(time.time() * 1000))
@@ -210,6 +230,12 @@ class Measured:
     batches: list[float] = field(default_factory=list)
     memory: dict[str, int] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
+    staleness: dict[str, list[float]] = field(default_factory=dict)
+    """Per target (``15s``, ``60s``, ...): each table apply's staleness, its time minus the
+    oldest source time it held (sustained runs, whose events carry their produce time)."""
+    behind: list[str] = field(default_factory=list)
+    """Tables whose oldest pending change was older than their target plus one cycle
+    when the run ended."""
 
     @property
     def rate(self) -> float:
@@ -301,16 +327,25 @@ def sustained(
             "trigger": f"interval={settings.trigger_seconds:g}s",
             "query_name": "anycdc-bench-sustained",
             "freshness": settings.freshness,
+            "table_freshness": settings.table_freshness(),
         }
     )
+    policy = config.freshness_policy
     sent_at: list[tuple[int, float]] = [(0, time.time())]
     ends: list[tuple[int, float]] = []
+    staleness: dict[str, list[float]] = {}
     done = 0
 
     def on_batch(metrics: BatchMetrics) -> None:
         nonlocal done
-        done += metrics.messages
-        ends.append((done, time.time()))
+        now = time.time()
+        if not metrics.flush:
+            done += metrics.messages
+            ends.append((done, now))
+        for table in metrics.tables:
+            if table.min_ts_ms is not None:
+                target = f"{policy.target_s(table.table):g}s"
+                staleness.setdefault(target, []).append(now - table.min_ts_ms / 1000)
 
     pipeline = Pipeline(spark, config, on_batch=on_batch)
     rich_settings = dataclasses.replace(settings, events=10**9, seed=settings.seed + 1)
@@ -327,16 +362,36 @@ def sustained(
             deadline = time.monotonic() + max(120.0, settings.sustained_seconds * 2)
             while done < produced and time.monotonic() < deadline and query.isActive:
                 time.sleep(0.5)
+            behind = falling_behind(pipeline, settings.trigger_seconds)
         finally:
             query.stop()
         seconds = time.monotonic() - started
     latencies = batch_latencies(sent_at, ends)
     measured = Measured(
-        f"sustained {settings.rate:,}/s", produced, seconds, [], memory.peak, latencies
-    )
+        f"sustained {settings.rate:,}/s", produced, seconds, [], memory.peak, latencies,
+        staleness, behind,
+    )  # fmt: skip
     if done < produced:
         measured.name += f" (fell behind: {done:,} of {produced:,} applied)"
     return measured
+
+
+def falling_behind(pipeline: Any, cycle_s: float) -> list[str]:
+    """The tables whose oldest pending change has waited longer than their freshness
+    target plus one trigger cycle (what a reader of the table would notice)."""
+    from anycdc.schedule import qualified_name
+
+    schedule = pipeline.schedule()
+    policy = pipeline.config.freshness_policy
+    now_ms = time.time() * 1000
+    late = []
+    for ident, pending in schedule.pending.items():
+        name = qualified_name(ident)
+        if pending.since_ms is not None and (now_ms - pending.since_ms) / 1000 > (
+            policy.target_s(name) + cycle_s
+        ):
+            late.append(name)
+    return sorted(late)
 
 
 def batch_latencies(sent_at: list[tuple[int, float]], ends: list[tuple[int, float]]) -> list[float]:
@@ -365,6 +420,23 @@ def run_bench(
     say: Callable[[str], None] = print,
 ) -> list[Measured]:
     work = settings.work_dir.resolve()
+    results: list[Measured] = []
+    if settings.events > 0:
+        results += catch_up(spark, bootstrap, settings, work, say)
+    if settings.sustained_seconds > 0:
+        say(f"sustained: {settings.rate:,} events/s for {settings.sustained_seconds:.0f}s")
+        results.append(sustained(spark, bootstrap, settings, work / "sustained"))
+    return results
+
+
+def catch_up(
+    spark: SparkSession,
+    bootstrap: str,
+    settings: BenchSettings,
+    work: Path,
+    say: Callable[[str], None] = print,
+) -> list[Measured]:
+    """The whole topic at once: the copy floor, then each of ``settings.runs``."""
     create_topic(bootstrap, TOPIC, settings.partitions)
     say(f"producing {settings.events:,} {settings.format} events over {settings.tables} tables")
     started = time.monotonic()
@@ -373,7 +445,7 @@ def run_bench(
         progress=lambda n: say(f"  {n:,} produced") if n % 100_000 == 0 else None,
     )  # fmt: skip
     say(f"produced {produced:,} messages in {time.monotonic() - started:.0f}s")
-    results = []
+    results: list[Measured] = []
     say("copy floor: Kafka -> one Delta table, raw")
     results.append(
         copy_floor(
@@ -398,14 +470,11 @@ def run_bench(
         )
         results += anycdc_run(spark, config, produced, name)
         say(f"  {results[-1].seconds:.1f}s")
-    if settings.sustained_seconds > 0:
-        say(f"sustained: {settings.rate:,} events/s for {settings.sustained_seconds:.0f}s")
-        results.append(sustained(spark, bootstrap, settings, work / "sustained"))
     return results
 
 
 def report_rows(results: list[Measured]) -> list[list[str]]:
-    floor = results[0].seconds or 1.0
+    floor = (results[0].seconds if results else 0.0) or 1.0
     rows = []
     for m in results:
         mib = {k: f"{v / 2**20:,.0f}" for k, v in m.memory.items()}
@@ -428,6 +497,43 @@ def report_rows(results: list[Measured]) -> list[list[str]]:
     return rows
 
 
+def staleness_summary(measured: Measured) -> dict[str, dict[str, float]]:
+    """Per freshness target: applies, staleness p50/p95/max (seconds).
+
+    >>> m = Measured("s", 0, 1.0, staleness={"15s": [3.0, 9.0, 12.0]})
+    >>> staleness_summary(m)["15s"]["max"]
+    12.0
+    """
+    return {
+        target: {
+            "applies": len(values),
+            "p50": round(percentile(values, 50), 1),
+            "p95": round(percentile(values, 95), 1),
+            "max": round(max(values), 1),
+        }
+        for target, values in sorted(measured.staleness.items(), key=lambda i: float(i[0][:-1]))
+    }
+
+
+def freshness_lines(results: list[Measured]) -> list[str]:
+    """What the tables' readers saw in the sustained run: staleness per target."""
+    lines = []
+    for m in results:
+        for target, figures in staleness_summary(m).items():
+            lines.append(
+                f"{m.name}: tables with target {target}: {figures['applies']:g} applies, "
+                f"staleness at apply p50 {figures['p50']:g}s, p95 {figures['p95']:g}s, "
+                f"max {figures['max']:g}s"
+            )
+        if m.staleness:
+            late = ", ".join(m.behind[:10]) + (" ..." if len(m.behind) > 10 else "")
+            lines.append(
+                f"{m.name}: behind their target + one cycle at the end: "
+                + (f"{len(m.behind)} tables ({late})" if m.behind else "none")
+            )
+    return lines
+
+
 REPORT_HEADERS = [
     "run", "events", "seconds", "events/s", "vs floor", "batch s p50/p95",
     "latency s p50/p95", "peak MiB jvm/workers",
@@ -448,6 +554,8 @@ def results_json(settings: BenchSettings, results: list[Measured]) -> dict[str, 
                 "latency_seconds_p50": round(percentile(m.latencies, 50), 2),
                 "latency_seconds_p95": round(percentile(m.latencies, 95), 2),
                 "peak_memory_bytes": m.memory,
+                "staleness_seconds": staleness_summary(m),
+                "tables_behind": m.behind,
             }
             for m in results
         ],

@@ -23,8 +23,10 @@ Measure anycdc end to end against the copy floor, on this machine, in one run:
      table MERGEd in every batch (freshness 0), then deferred (--freshness: a
      table is MERGEd when due, and at the end); each also as ingest only;
   4. sustained: RATE events/s for SECONDS while the pipeline runs on an interval
-     trigger; latency = commit time of a batch minus the produce time of its
-     oldest message.
+     trigger (tables applied when due); latency = commit time of a batch minus the
+     produce time of its oldest message; staleness = a table apply's time minus the
+     produce time of the oldest change it held (what the table's readers wait),
+     per freshness target, and the tables behind their target at the end.
 
 Prints events/s, the ratio to the floor, batch time p50/p95, latency p50/p95 and
 the peak memory of the driver JVM and the Python workers; writes the figures as
@@ -33,6 +35,11 @@ JSON to WORK_DIR/results.json. Compare runs on the same machine only.
 Examples:
   anycdc bench                                   # 1,000,000 events, 50 tables (make bench)
   anycdc bench --events 100000 --tables 10 --sustained-seconds 0
+  anycdc bench --events 100000 --runs deferred --sustained-seconds 0   # two checkouts
+  anycdc bench --events 0 --runs deferred --tables 50 --rate 10000 \
+      --sustained-seconds 300                    # uniform sustained
+  anycdc bench --events 0 --runs deferred --tables 200 --skew 1.5 --hot-tables 10 \
+      --hot-freshness 15 --freshness 600 --rate 10000 --sustained-seconds 300   # realistic
 """
 
 
@@ -57,6 +64,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="which anycdc runs to measure beside the floor, comma-separated "
         "(default every-batch,deferred; e.g. deferred to compare two checkouts quickly)",
     )  # fmt: skip
+    parser.add_argument(
+        "--skew", type=float, default=0.0,
+        help="Zipf exponent of the tables' activity (0: uniform; 1.5 over 200 tables: "
+        "the first 10 take ~80%% of the changes)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--hot-tables", type=int, default=0,
+        help="the N most active tables get --hot-freshness, the rest --freshness",
+    )  # fmt: skip
+    parser.add_argument(
+        "--hot-freshness", type=float, default=15.0, help="the hot tables' freshness, seconds"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--work-dir", type=Path, default=Path("var/bench"), help="scratch folder (wiped first)"
@@ -72,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
         REPORT_HEADERS,
         RUNS,
         BenchSettings,
+        freshness_lines,
         report_rows,
         results_json,
         run_bench,
@@ -91,6 +111,9 @@ def run(args: argparse.Namespace) -> int:
         freshness=args.freshness,
         work_dir=args.work_dir,
         runs=tuple(name.strip() for name in args.runs.split(",") if name.strip()),
+        skew=args.skew,
+        hot_tables=args.hot_tables,
+        hot_freshness=args.hot_freshness,
     )
     unknown = sorted(set(settings.runs) - set(RUNS))
     if unknown:
@@ -126,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
             REPORT_HEADERS,
             report_rows(results),
         )
+        for line in freshness_lines(results):
+            print(line)
         out = args.work_dir / "results.json"
         out.write_text(json.dumps(results_json(settings, results), indent=2) + "\n")
         print(f"figures: {out}")

@@ -167,6 +167,8 @@ class TableResult:
     dead_letters: int = 0
     max_position: str | None = None
     max_ts_ms: int | None = None
+    min_ts_ms: int | None = None
+    """The oldest source time the apply held (how stale the table was when it ran)."""
     error: str | None = None
     appended: bool = False
     """Written by an append, not a MERGE (nothing in the table could match)."""

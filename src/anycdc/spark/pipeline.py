@@ -808,6 +808,7 @@ class Pipeline:
                 F.sum((~ok).cast("int")).alias("bad"),
                 F.max(F.when(ok, F.col("position"))).alias("pos"),
                 F.max(F.when(ok, F.col("ts_ms"))).alias("ts"),
+                F.min(F.when(ok, F.col("ts_ms"))).alias("ts_min"),
                 # the key bound's inputs (a MERGE or an append: _apply_table)
                 F.min(key_number).cast("string").alias("key_low"),
                 F.max(key_number).cast("string").alias("key_high"),
@@ -879,6 +880,7 @@ class Pipeline:
             dead_letters=dead,
             max_position=stats["pos"] if stats else None,
             max_ts_ms=stats["ts"] if stats else None,
+            min_ts_ms=stats["ts_min"] if stats else None,
             appended=appended,
         )
 

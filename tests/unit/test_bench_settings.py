@@ -1,0 +1,50 @@
+"""The bench's workload shapes: Zipf-skewed activity and the hot tables' freshness."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from anycdc.bench.pipeline import BenchSettings
+from anycdc.config import PipelineConfig
+from anycdc.simulate import Workload
+
+
+def _changes_per_table(workload: Workload) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for event in workload.events("canonical-json"):
+        if event.op.value in ("insert", "update", "delete") and event.table:
+            counts[event.table] += 1
+    return counts
+
+
+def test_skew_gives_the_first_tables_most_changes() -> None:
+    skewed = _changes_per_table(Workload(seed=3, rows=1, events=20_000, tables=200, skew=1.5))
+    uniform = _changes_per_table(Workload(seed=3, rows=1, events=20_000, tables=200))
+    names = [t.name for t in Workload(tables=200).tables]
+    top = set(names[:10])
+    share = sum(n for t, n in skewed.items() if t in top) / sum(skewed.values())
+    assert 0.7 < share < 0.9  # Zipf 1.5 over 200: ~81% expected
+    uniform_share = sum(n for t, n in uniform.items() if t in top) / sum(uniform.values())
+    assert uniform_share < 0.1  # 10 of 200 tables alike: ~5%
+    assert skewed[names[0]] > skewed[names[9]] > skewed[names[150]]
+
+
+def test_the_same_seed_without_skew_is_the_stream_it_was() -> None:
+    # skew 0 draws tables as before: seeds keep their streams (golden runs, soak truth)
+    plain = list(Workload(seed=5, rows=2, events=300).events("canonical-json"))
+    zero = list(Workload(seed=5, rows=2, events=300, skew=0.0).events("canonical-json"))
+    assert plain == zero
+
+
+def test_hot_tables_get_their_own_freshness() -> None:
+    settings = BenchSettings(tables=20, hot_tables=3, hot_freshness=15, freshness=600)
+    mapping = settings.table_freshness()
+    config = PipelineConfig.from_mapping(
+        {"target": "t", "freshness": 600, "table_freshness": mapping}
+    )
+    names = [t.name for t in settings.workload(0, settings.seed).tables]
+    policy = config.freshness_policy
+    assert [policy.target_s(f"bench.{n}") for n in names[:4]] == [15, 15, 15, 600]
+    assert all(re.escape(n) in next(iter(mapping)) for n in names[:3])
+    assert BenchSettings().table_freshness() == {}
