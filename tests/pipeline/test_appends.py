@@ -1,8 +1,8 @@
 """Inserts above a table's keys are appended, not MERGEd (issue: many tables, cheaper applies).
 
 Through real Spark and Delta, read back with delta-rs: a new table is created by its first
-write (one commit: schema, properties, rows), or, when that write has no row, empty with
-its schema and properties; a table whose pending changes are
+write (one commit: schema, properties, rows), or, when it gets no write (its rows
+dead-lettered), empty with its schema and properties; a table whose pending changes are
 inserts of keys above its own gets a Delta WRITE (an append) and the same rows a MERGE
 would give; an update, a delete or a key at or under the table's largest takes the MERGE;
 a commit the run did not make (another writer) makes the run read the table's keys again
@@ -20,6 +20,7 @@ import pytest
 
 from anycdc.config import PipelineConfig
 from anycdc.spark.apply import META_COLUMNS
+from anycdc.spark.maintenance import LAST_VACUUM_PROPERTY
 from tests.pipeline.helpers import encode_all, ev, write_messages
 
 pytestmark = pytest.mark.spark
@@ -105,10 +106,13 @@ def test_a_new_table_without_rows_to_write_exists_with_its_properties(
     from anycdc.spark.pipeline import Pipeline
 
     src, out = tmp_path / "in", tmp_path / "out"
-    # one table's first changes cancel out (insert then delete); another's is one row
+    # one table's first changes cancel out (insert then delete), another's is one row, a
+    # third's only row cannot be written (dead-lettered: a value its column cannot hold)
+    bad = {"id": 7, "name": "z", "qty": "not-a-number", "price": Decimal("1.00")}
     _write(src, "001.jsonl", [
         ev("insert", 1, _row(1, "a")), ev("delete", 2, _row(1, "a")),
         ev("insert", 3, _row(5, "x"), table="items"),
+        ev("insert", 4, bad, table="lines"),
     ])  # fmt: skip
     config = PipelineConfig.from_mapping({
         "source_dir": str(src), "target": str(out), "freshness": 0,
@@ -116,13 +120,14 @@ def test_a_new_table_without_rows_to_write_exists_with_its_properties(
     })  # fmt: skip
     Pipeline(spark, config).run()
     for name, operations, content in (
-        ("orders", ["CREATE TABLE"], []),
+        ("orders", ["CREATE TABLE AS SELECT"], []),  # its first write, of no row
         ("items", ["CREATE TABLE AS SELECT"], [(5, "x", 5)]),
+        ("lines", ["CREATE TABLE"], []),  # no write at all: created as the run knows it
     ):
         table = out / "shop" / name
         assert _operations(table) == operations, name
         assert _table(table) == content, name
         properties = DeltaTable(str(table)).metadata().configuration
-        assert properties["owner.team"] == "data" and "anycdc.lastVacuum" in properties
+        assert properties["owner.team"] == "data" and LAST_VACUUM_PROPERTY in properties
         columns = [f.name for f in DeltaTable(str(table)).schema().fields]
         assert columns == ["id", "name", "qty", "price", *META], name
