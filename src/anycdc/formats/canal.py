@@ -80,6 +80,7 @@ from anycdc.formats.base import (
     _JSON,
     NAIVE_DATETIME,
     NULL_RAW,
+    Cache,
     Capabilities,
     FastColumn,
     FastRows,
@@ -541,7 +542,7 @@ class CanalFlatFormat(Format):
                 f"got {mode!r}"
             )
         self.binary_mode = mode
-        self._schemas: dict[Any, _Schema] = {}
+        self._schemas: Cache[Any, _Schema] = Cache(self._SCHEMA_CACHE_SIZE)
         self._parsers: dict[tuple[LogicalType, str], Callable[[Any], Any] | None] = {}
         # fast path: plans by the raw bytes of (mysqlType, sqlType), least recently used first
         self._plans = PlanCache(self._SCHEMA_CACHE_SIZE)
@@ -579,9 +580,12 @@ class CanalFlatFormat(Format):
 
     # ------------------------------------------------------------------ decoding
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
-        """The common row change, or an exception (then :meth:`decode_slow` decides)."""
+        """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
         flat = _FLAT_DECODER.decode(value)
-        op = _ROW_KINDS[flat.type]  # KeyError: not a row change (or not a string)
+        try:
+            op = _ROW_KINDS[flat.type]
+        except (KeyError, TypeError):
+            raise NotFast from None  # not a row change (or not a string)
         database, table, ts_ms, serial, is_ddl = (
             flat.database, flat.table, flat.es, flat.id, flat.isDdl
         )  # fmt: skip
@@ -659,7 +663,7 @@ class CanalFlatFormat(Format):
     def _fast_plan(self, names: msgspec.Raw, codes: msgspec.Raw) -> _FastPlan:
         """The plan of a schema, cached by the raw bytes of its type maps."""
         cache_key = (bytes(names), bytes(codes))
-        plan: _FastPlan = self._plans.get(
+        plan: _FastPlan = self._plans.plan(
             cache_key,
             lambda: self._build_fast_plan(_JSON.decode(cache_key[0]), _JSON.decode(cache_key[1])),
         )
@@ -876,9 +880,7 @@ class CanalFlatFormat(Format):
         if cached is None:
             cached = self._build_schema(names, codes, mode)
             if cache_key is not None:
-                if len(self._schemas) >= self._SCHEMA_CACHE_SIZE:
-                    self._schemas.clear()
-                self._schemas[cache_key] = cached
+                self._schemas.put(cache_key, cached)
         return cached
 
     def _build_schema(self, names: Any, codes: Any, mode: str) -> _Schema:

@@ -101,9 +101,12 @@ from anycdc.errors import EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
     MAX_MESSAGE_BYTES,
+    Cache,
     Capabilities,
     Format,
+    NotFast,
     OptionSpec,
+    convert_values,
     parse_json,
 )
 from anycdc.formats.drs_mongo import (
@@ -665,9 +668,9 @@ def _fast_image(
     plan: _RowPlan,
     twin_raw: dict[str, Any] | None = None,
     twin: dict[str, Any] | None = None,
-) -> dict[str, Any] | None:
+) -> dict[str, Any]:
     """``raw`` typed by ``plan`` when every value has its usual JSON type and is valid;
-    None otherwise (then the careful per-value path decides, and finds the invalid ones).
+    NotFast otherwise (then the careful per-value path decides, and finds the invalid ones).
 
     ``twin`` is the other image of an update, typed from ``twin_raw`` by this function:
     a value sent the same (same text or integer) reuses its typed value (unchanged columns).
@@ -677,22 +680,22 @@ def _fast_image(
     for name in plan.strings:
         value = get(name)
         if value is not None and type(value) is not str:
-            return None
+            raise NotFast
     for name, low, high in plan.ints:
         value = get(name)
         if value is not None and (type(value) is not int or not low <= value <= high):
-            return None
+            raise NotFast
     for name in plan.bools:
         value = get(name)
         if value is not None and type(value) is not bool:
-            return None
+            raise NotFast
     twin_get = twin_raw.get if twin_raw is not None and twin is not None else _no_twin
     try:
         for name, exponent in plan.decimals:
             value = get(name)
             if value is not None:
                 if type(value) is not str:
-                    return None
+                    raise NotFast
                 same = twin_get(name)
                 if type(same) is str and same == value:
                     out[name] = twin[name]  # type: ignore[index]
@@ -709,7 +712,7 @@ def _fast_image(
                     continue
                 out[name] = parse(value)
     except (ValueError, TypeError, OverflowError, ArithmeticError):
-        return None
+        raise NotFast from None
     return out
 
 
@@ -781,9 +784,9 @@ class DebeziumJson(Format):
         except ValueError as exc:
             raise OptionError(f"{self.id}: option schema: {exc}") from None
         self._server = self.options.get("server_name") or "anycdc"
-        self._plans: dict[bytes, _EnvelopePlan] = {}
-        # newest first: (the bytes of a message up to its payload value, plan of its schema)
-        self._prefixes: list[tuple[bytes, _EnvelopePlan]] = []
+        self._plans: Cache[bytes, _EnvelopePlan] = Cache(self._PLAN_CACHE_SIZE)
+        # the bytes of a message up to its payload value -> the plan of its schema
+        self._prefixes: Cache[bytes, _EnvelopePlan] = Cache(self._PREFIX_CACHE_SIZE)
 
     # ------------------------------------------------------------------ detection
     @classmethod
@@ -822,18 +825,11 @@ class DebeziumJson(Format):
             except (msgspec.DecodeError, RecursionError, UnicodeError):
                 return self.decode_object(parse_json(self.id, data), key)
             if type(obj) is dict and OP in obj:
-                event = self._fast_row(obj, None, key, "$")
-                if event is not None:
-                    return [event]
                 return self._decode_payload(obj, _NO_SCHEMA, key, "$")
             return self.decode_object(obj, key)
         known = self._known_envelope(data)
         if known is not None:
             plan, payload = known
-            if type(payload) is dict:
-                event = self._fast_row(payload, plan.row, key, "$.payload")
-                if event is not None:
-                    return [event]
             return self._decode_payload(payload, plan, key, "$.payload")
         try:
             envelope = _ENVELOPE_DECODER.decode(data)
@@ -856,13 +852,18 @@ class DebeziumJson(Format):
             end = len(data.rstrip())
             if data[end - 1 : end] != b"}":
                 return None
-        for prefix, plan in self._prefixes:
+        for prefix, _ in self._prefixes.newest_first():
             if data.startswith(prefix):
-                try:
-                    return plan, _EXACT_JSON.decode(data[len(prefix) : end - 1])
-                except (msgspec.DecodeError, RecursionError, UnicodeError):
-                    return None
-        return None
+                break
+        else:
+            return None
+        plan = self._prefixes.get(prefix)  # (now the most recently used)
+        if plan is None:
+            return None
+        try:
+            return plan, _EXACT_JSON.decode(data[len(prefix) : end - 1])
+        except (msgspec.DecodeError, RecursionError, UnicodeError):
+            return None
 
     def _remember_prefix(self, data: bytes, raw_schema: bytes, plan: _EnvelopePlan) -> None:
         """Keep ``data`` up to the payload value, in the producer's own spacing."""
@@ -870,9 +871,10 @@ class DebeziumJson(Format):
         if not raw_schema or head is None or not data.startswith(raw_schema, head.end()):
             return
         tail = _PAYLOAD_HEAD_RE.match(data, head.end() + len(raw_schema))
-        if tail is not None and all(not data.startswith(p) for p, _ in self._prefixes):
-            self._prefixes.insert(0, (data[: tail.end()], plan))
-            del self._prefixes[self._PREFIX_CACHE_SIZE :]
+        if tail is not None and all(
+            not data.startswith(p) for p, _ in self._prefixes.newest_first()
+        ):
+            self._prefixes.put(data[: tail.end()], plan)
 
     def decode_tombstone(self, key: bytes | None) -> list[ChangeEvent]:
         """A null value (the tombstone after a delete, for log compaction): no event.
@@ -948,8 +950,7 @@ class DebeziumJson(Format):
                 schema = _EXACT_JSON.decode(raw)
             except (msgspec.DecodeError, RecursionError, UnicodeError) as exc:
                 raise self.error("$.schema", f"invalid JSON: {exc}") from None
-            plan = self._build_plan(schema)
-            self._remember(raw, plan)
+            plan = self._plans.put(raw, self._build_plan(schema))
         return plan
 
     def _plan_from_schema(self, schema: Any) -> _EnvelopePlan:
@@ -959,14 +960,8 @@ class DebeziumJson(Format):
             return self._build_plan(schema)
         plan = self._plans.get(raw)
         if plan is None:
-            plan = self._build_plan(schema)
-            self._remember(raw, plan)
+            plan = self._plans.put(raw, self._build_plan(schema))
         return plan
-
-    def _remember(self, raw: bytes, plan: _EnvelopePlan) -> None:
-        if len(self._plans) >= self._PLAN_CACHE_SIZE:
-            self._plans.clear()
-        self._plans[raw] = plan
 
     def _build_plan(self, schema: Any) -> _EnvelopePlan:
         if schema is None:
@@ -1043,9 +1038,10 @@ class DebeziumJson(Format):
         if payload is None:
             return []  # the tutorial's rendering of a tombstone: {"schema":null,"payload":null}
         if type(payload) is dict:
-            event = self._fast_row(payload, plan.row, key, path)
-            if event is not None:
-                return [event]
+            try:
+                return [self._fast_row(payload, plan.row, key, path)]
+            except NotFast:
+                self.fast_fallbacks += 1
         elif not isinstance(payload, dict):
             raise self.error(path, f"expected object, got {type_name(payload)}")
         op_code = payload.get(OP)
@@ -1076,20 +1072,20 @@ class DebeziumJson(Format):
 
     def _fast_row(
         self, payload: dict[str, Any], plan: _RowPlan | None, key: bytes | None, path: str
-    ) -> ChangeEvent | None:
+    ) -> ChangeEvent:
         """The usual row change (c/u/d/r, well-typed source and images) in one pass.
 
-        None for anything else: the general path (below) then decodes the message from
+        NotFast for anything else: the general path (below) then decodes the message from
         scratch, reports errors and handles the rare cases. When this returns an event,
         it is the one the general path builds.
         """
         op_code = payload.get(OP)
         if type(op_code) is not str:
-            return None
+            raise NotFast
         op = _ROW_OP_CODES.get(op_code)
         source = payload.get(SOURCE)
         if op is None or type(source) is not dict or payload.get(TRANSACTION) is not None:
-            return None
+            raise NotFast
         after_raw = payload.get(AFTER)
         before_raw = payload.get(BEFORE)
         get = source.get
@@ -1105,7 +1101,7 @@ class DebeziumJson(Format):
             or (type(after_raw) is dict and len(after_raw) == 1)  # maybe an Avro union
             or (type(before_raw) is dict and len(before_raw) == 1)
         ):
-            return None
+            raise NotFast
         # source metadata, as _meta reads it when every field has its usual type
         tx = get(SRC_TX_ID)
         database, schema, table = get(SRC_DB), get(SRC_SCHEMA), get(SRC_TABLE)
@@ -1123,7 +1119,7 @@ class DebeziumJson(Format):
             or type(ts_ms) is not int
             or (row_id is not None and type(row_id) is not str)
         ):
-            return None
+            raise NotFast
         extra: dict[str, Any] = {X_CONNECTOR: connector} if type(connector) is str else {}
         snapshot = get(SRC_SNAPSHOT)
         if snapshot is not None:
@@ -1141,35 +1137,31 @@ class DebeziumJson(Format):
         before = after = None
         if op is not _DELETE:
             if type(after_raw) is not dict:
-                return None
+                raise NotFast
             after = dict(after_raw) if plan is None else _fast_image(after_raw, plan)
-            if after is None:
-                return None
         if op is _UPDATE or op is _DELETE:
             if type(before_raw) is dict:
                 if plan is None:
                     before = dict(before_raw)
                 else:
                     before = _fast_image(before_raw, plan, after_raw, after)
-                if before is None:
-                    return None
             elif before_raw is not None or op is _DELETE:
-                return None
+                raise NotFast
         if plan is not None:
             names = plan.names
             if (after is not None and after.keys() != names) or (
                 before is not None and before.keys() != names
             ):
-                return None
+                raise NotFast
             columns: Mapping[str, Column] | None = plan.columns
         else:
             columns = None
             if before is not None and after is not None and before.keys() != after.keys():
-                return None
+                raise NotFast
         if (connector == CONNECTOR_POSTGRESQL or SRC_LSN in source) and (
             _may_be_unavailable(before) or _may_be_unavailable(after)
         ):
-            return None
+            raise NotFast
         key_names = self._parse_key(key)[0] if key is not None else None
         return ChangeEvent(
             op=op,
@@ -1208,21 +1200,12 @@ class DebeziumJson(Format):
         if op is not _DELETE:
             if after_raw is None:
                 raise self.error(f"{path}.after", f"missing after image for op '{_OP_CODES[op]}'")
-            if type(after_raw) is dict:  # the usual case inline; _image decides the rest
-                after = dict(after_raw) if plan is None else _fast_image(after_raw, plan)
-            if after is None:
-                after = self._image(after_raw, plan, path, AFTER, invalid)
+            after = self._image(after_raw, plan, path, AFTER, invalid)
         if op is _UPDATE or op is _DELETE:
             if before_raw is not None:
-                if type(before_raw) is dict:
-                    if plan is None:
-                        before = dict(before_raw)
-                    elif invalid or type(after_raw) is not dict:
-                        before = _fast_image(before_raw, plan)
-                    else:  # the after image was typed whole: unchanged columns reuse its values
-                        before = _fast_image(before_raw, plan, after_raw, after)
-                if before is None:
-                    before = self._image(before_raw, plan, path, BEFORE, invalid)
+                # the after image typed whole: unchanged columns reuse its values
+                twin = None if invalid or type(after_raw) is not dict else after
+                before = self._image(before_raw, plan, path, BEFORE, invalid, after_raw, twin)
             elif op is _DELETE:
                 if not key_values:
                     raise self.error(
@@ -1299,32 +1282,25 @@ class DebeziumJson(Format):
         return plan.columns
 
     def _image(
-        self, raw: Any, plan: _RowPlan | None, path: str, field: str, invalid: list[str]
+        self,
+        raw: Any,
+        plan: _RowPlan | None,
+        path: str,
+        field: str,
+        invalid: list[str],
+        twin_raw: Any = None,
+        twin: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
+        """A typed image: at once when every value is usual (:func:`_fast_image`, where
+        ``twin`` is the other image typed from ``twin_raw``), else value by value."""
         if type(raw) is not dict:
             raise self.error(f"{path}.{field}", f"expected object, got {type_name(raw)}")
         if plan is None:
             return dict(raw)
-        fast = _fast_image(raw, plan)
-        if fast is not None:
-            return fast
-        parsers = plan.parsers
-        out: dict[str, Any] = {}
-        for name, value in raw.items():
-            if value is None:
-                out[name] = None
-                continue
-            parse = parsers.get(name)
-            if parse is None:
-                out[name] = value
-                continue
-            try:
-                out[name] = parse(value)
-            except (ValueError, TypeError, OverflowError, ArithmeticError):
-                out[name] = value
-                if name not in invalid:
-                    invalid.append(name)
-        return out
+        try:
+            return _fast_image(raw, plan, twin_raw, twin)
+        except NotFast:
+            return convert_values(raw, plan.parsers, invalid)
 
     def _event(self, op: Op, meta: _Meta, **fields: Any) -> ChangeEvent:
         return ChangeEvent(

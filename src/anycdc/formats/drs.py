@@ -76,6 +76,7 @@ from anycdc.formats.base import (
     _JSON,
     NAIVE_DATETIME,
     NULL_RAW,
+    Cache,
     Capabilities,
     FastColumn,
     FastRows,
@@ -468,18 +469,25 @@ class _DrsJsonBase(Format):
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
-        self._types: dict[tuple[str, bool, str | None], tuple[LogicalType, str, Parser]] = {}
+        self._types: Cache[tuple[str, bool, str | None], tuple[LogicalType, str, Parser]] = Cache(
+            _MAX_CACHED_TYPES
+        )
         # shared, never mutated: events wrap ``columns`` read-only
-        self._shapes: dict[Hashable, tuple[dict[str, Column], dict[str, Parser]]] = {}
+        self._shapes: Cache[Hashable, tuple[dict[str, Column], dict[str, Parser]]] = Cache(
+            _MAX_CACHED_SHAPES
+        )
         # fast path: plans by the type maps' raw bytes and dbType, least recently used first
         self._plans = PlanCache(self._FAST_PLANS)
         self._last_plan: tuple[Any, ...] | None = None
 
     # ---- fast path
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
-        """The common row change, or an exception (then :meth:`decode_slow` decides)."""
+        """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
         msg = _DRS_DECODER.decode(value)
-        op = ROW_OPS[msg.type]  # KeyError: DDL or anything else (and ``opType`` messages)
+        try:
+            op = ROW_OPS[msg.type]
+        except (KeyError, TypeError):
+            raise NotFast from None  # DDL or anything else (and ``opType`` messages)
         db_type = _text_or_none(msg.dbType)
         extra: dict[str, Any] = {}
         for name, field_value in (
@@ -555,7 +563,7 @@ class _DrsJsonBase(Format):
         """The plan of a table shape (bounded LRU cache)."""
         flavoured = msg.columnType != NULL_RAW
         cache_key = (bytes(msg.columnType), bytes(msg.mysqlType), bytes(codes), db_type)
-        plan: _FastPlan = self._plans.get(
+        plan: _FastPlan = self._plans.plan(
             cache_key, lambda: self._build_fast_plan(cache_key, flavoured, db_type)
         )
         self._last_plan = (names.copy(), codes.copy(), db_type, flavoured, plan)
@@ -645,9 +653,7 @@ class _DrsJsonBase(Format):
                 parser = _parse_drs_int(ltype)
             else:
                 parser = generic_parser(ltype, self.options.timezone)
-            if len(self._types) >= _MAX_CACHED_TYPES:
-                self._types.clear()
-            found = self._types[key] = (ltype, kind, parser)
+            found = self._types.put(key, (ltype, kind, parser))
         return found
 
     # ---- decoding
@@ -798,9 +804,7 @@ class _DrsJsonBase(Format):
             if ltype is not UNKNOWN:
                 parsers[name] = parser
         if cache_key is not None:
-            if len(self._shapes) >= _MAX_CACHED_SHAPES:
-                self._shapes.clear()
-            self._shapes[cache_key] = (columns, parsers)
+            self._shapes.put(cache_key, (columns, parsers))
         return columns, parsers
 
     def _rows(self, msg: Mapping[str, Any], field: str) -> list[Any] | None:
