@@ -162,6 +162,7 @@ class Format(ABC):
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         self.options = build_options(self.id, self.option_specs(), options)
+        self._configured_key = self.options.primary_key
 
     @classmethod
     def option_specs(cls) -> tuple[OptionSpec, ...]:
@@ -248,10 +249,9 @@ class Format(ABC):
         return DecodeError(self.id, path, reason)
 
     def primary_key(self, from_message: Sequence[str] | None) -> tuple[str, ...] | None:
-        """The configured key wins over the message's; ``None`` when neither has one."""
-        if self.options.primary_key:
-            return self.options.primary_key
-        return tuple(from_message) if from_message else None
+        """The key of an event: the configured key (option ``primary_key``) wins over the
+        message's; ``None`` when neither has one. The one place of this rule."""
+        return self._configured_key or (tuple(from_message) if from_message else None)
 
     def value_parser(self, ltype: LogicalType) -> Callable[[Any], Any]:
         """How this format's raw JSON value of ``ltype`` becomes a typed value.
@@ -281,15 +281,35 @@ class Format(ABC):
 Parser = Callable[[Any], Any]
 
 
-def convert_values(
-    raw: Mapping[str, Any], parsers: Mapping[str, Parser | None], invalid: list[str]
-) -> dict[str, Any]:
-    """Type one image with per-column parsers chosen once per message (None = keep as sent).
+VALUE_ERRORS: Final = (ValueError, TypeError, OverflowError, ArithmeticError)
+"""What a value parser raises for a value it refuses."""
 
-    A value that does not parse is kept as the vendor sent it and its column is
-    appended to ``invalid``: a decoder never crashes on a value.
+
+def convert_values(
+    raw: Mapping[str, Any],
+    parsers: Mapping[str, Parser | None],
+    invalid: list[str],
+    out: dict[str, Any] | None = None,
+    retry: Callable[[str, Any], Any] | None = None,
+    keep: Callable[[Any], Any] | None = None,
+) -> dict[str, Any]:
+    """Type one image with per-column parsers chosen once per message (None = keep as
+    sent), into ``out`` when given (an overlay on another image). Every format types
+    its images with this loop.
+
+    A value its parser refuses gets a second chance with ``retry(name, value)`` where
+    given (a format's own rescue: a BIGINT above the int64 maximum proves the column
+    unsigned); refused again, it is kept as the vendor sent it (``keep(value)`` where
+    given) and its column is appended to ``invalid``: a decoder never crashes on a value.
+
+    >>> invalid: list[str] = []
+    >>> convert_values({"a": "1", "b": "x", "c": None}, {"a": int, "b": int}, invalid)
+    {'a': 1, 'b': 'x', 'c': None}
+    >>> invalid
+    ['b']
     """
-    out: dict[str, Any] = {}
+    if out is None:
+        out = {}
     for name, value in raw.items():
         parser = parsers.get(name)
         if value is None or parser is None:
@@ -297,11 +317,26 @@ def convert_values(
             continue
         try:
             out[name] = parser(value)
-        except (ValueError, TypeError, OverflowError, ArithmeticError):
-            out[name] = value
-            if name not in invalid:
-                invalid.append(name)
+        except VALUE_ERRORS:
+            out[name] = _refused(name, value, invalid, retry, keep)
     return out
+
+
+def _refused(
+    name: str,
+    value: Any,
+    invalid: list[str],
+    retry: Callable[[str, Any], Any] | None,
+    keep: Callable[[Any], Any] | None,
+) -> Any:
+    if retry is not None:
+        try:
+            return retry(name, value)
+        except VALUE_ERRORS:
+            pass
+    if name not in invalid:
+        invalid.append(name)
+    return value if keep is None else keep(value)
 
 
 def _parse_string(raw: Any) -> str:

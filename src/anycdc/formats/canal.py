@@ -69,7 +69,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, ClassVar, Final
 
 import msgspec
@@ -88,6 +88,7 @@ from anycdc.formats.base import (
     NotFast,
     OptionSpec,
     PlanCache,
+    convert_values,
     expect_object,
     lax_int,
     optional_int,
@@ -271,6 +272,16 @@ def _parse_float(raw: Any) -> float:
     if type(raw) is bool:
         raise ValueError("expected float, got boolean")
     return float(raw)
+
+
+def _unsigned(typing: _Typing, name: str, value: Any) -> int:
+    """A BIGINT value above the int64 maximum, which proves the column unsigned."""
+    if typing.schema.columns[name].type is INT64:
+        number = parse_int(value)
+        if _INT64_MAX < number <= _UINT64_MAX:
+            typing.unsigned.add(name)
+            return number
+    raise ValueError(f"not an unsigned BIGINT: {value!r}")
 
 
 def _parse_text(raw: Any) -> str:
@@ -547,7 +558,6 @@ class CanalFlatFormat(Format):
         # fast path: plans by the raw bytes of (mysqlType, sqlType), least recently used first
         self._plans = PlanCache(self._SCHEMA_CACHE_SIZE)
         self._plain_layout = type(self).legacy_layout is CanalFlatFormat.legacy_layout
-        self._option_key = self.options.primary_key
         self._last_plan: tuple[msgspec.Raw, msgspec.Raw, _FastPlan] | None = None
 
     # ------------------------------------------------------------------ hooks
@@ -631,7 +641,7 @@ class CanalFlatFormat(Format):
         if not main:
             return []
         pk = flat.pkNames
-        key_names = self._option_key or (tuple(pk) if pk else None)
+        key_names = self.primary_key(pk)
         width = plan.width
         images: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
         for index, row in enumerate(main):
@@ -945,41 +955,15 @@ class CanalFlatFormat(Format):
                 return dict(raw)
             out.update(raw)
             return out
-        parsers = typing.schema.parsers
-        if out is None:
-            out = {}
-        text = _parse_text
-        for name, value in raw.items():
-            parse = parsers.get(name)
-            # no call for nulls, untyped columns and text already in a text column
-            if parse is None or value is None or (parse is text and type(value) is str):
-                out[name] = value
-                continue
-            try:
-                out[name] = parse(value)
-            except _VALUE_ERRORS:
-                out[name] = self._untypable(name, value, typing)
+        out = convert_values(
+            raw, typing.schema.parsers, typing.invalid, out, partial(_unsigned, typing)
+        )
         columns = typing.schema.columns
         if not raw.keys() <= columns.keys():
             for name in raw:
                 if name not in columns:
                     typing.untyped[name] = None
         return out
-
-    @staticmethod
-    def _untypable(name: str, value: Any, typing: _Typing) -> Any:
-        # a BIGINT value above the int64 maximum proves the column unsigned
-        if typing.schema.columns[name].type is INT64:
-            try:
-                number = parse_int(value)
-            except _VALUE_ERRORS:
-                number = -1
-            if _INT64_MAX < number <= _UINT64_MAX:
-                typing.unsigned.add(name)
-                return number
-        if name not in typing.invalid:
-            typing.invalid.append(name)
-        return value
 
     # ------------------------------------------------------------------ encoding
     def encode(self, event: ChangeEvent) -> list[bytes]:

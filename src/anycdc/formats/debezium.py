@@ -1064,7 +1064,7 @@ class DebeziumJson(Format):
         key_names, key_values = self._parse_key(key) if key is not None else (None, None)
         if _is_mongo(payload, source):
             return [self._mongo_event(op, payload, meta, key_values, path)]
-        event_key = self.options.primary_key or key_names
+        event_key = self.primary_key(key_names)
         if op is _TRUNCATE:
             return [self._event(op, meta, key=event_key)]
         postgres = source.get(SRC_CONNECTOR) == CONNECTOR_POSTGRESQL or SRC_LSN in source
@@ -1169,7 +1169,7 @@ class DebeziumJson(Format):
             database=database,
             schema=schema,
             table=table,
-            key=self.options.primary_key or key_names,
+            key=self.primary_key(key_names),
             before=before,
             after=after,
             columns=columns,

@@ -83,6 +83,7 @@ from anycdc.formats.base import (
     Format,
     NotFast,
     PlanCache,
+    convert_values,
     expect_list,
     expect_object,
     generic_parser,
@@ -525,7 +526,7 @@ class _DrsJsonBase(Format):
             "ts_ms": ts_ms,
             "position": Position((seq,)) if seq is not None else None,
             "extra": extra,
-            "key": self.options.primary_key or (tuple(pk) if pk else None),
+            "key": self.primary_key(pk),
             "columns": plan.columns,
         }
         width = plan.width
@@ -738,7 +739,7 @@ class _DrsJsonBase(Format):
             if raw is None:
                 continue
             row = expect_object(self.id, raw[0], raw[1])
-            images[name] = self._convert(row, parsers, invalid)
+            images[name] = convert_values(row, parsers, invalid)
             if columns is not None and not columns.keys() <= row.keys():
                 partial.append(name)  # the message lacks some of the table's columns
         return ChangeEvent(
@@ -749,25 +750,6 @@ class _DrsJsonBase(Format):
             invalid=tuple(invalid),
             **common,
         )
-
-    @staticmethod
-    def _convert(
-        row: Mapping[str, Any], parsers: Mapping[str, Parser], invalid: list[str]
-    ) -> dict[str, Any]:
-        """Type every value; one that does not parse is kept as sent and named in ``invalid``."""
-        out: dict[str, Any] = {}
-        for name, value in row.items():
-            parser = parsers.get(name) if value is not None else None
-            if parser is None:
-                out[name] = value
-                continue
-            try:
-                out[name] = parser(value)
-            except (ValueError, TypeError, OverflowError, ArithmeticError):
-                out[name] = value
-                if name not in invalid:
-                    invalid.append(name)
-        return out
 
     def _columns(
         self, msg: Mapping[str, Any], db_type: str | None

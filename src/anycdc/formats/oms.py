@@ -621,8 +621,7 @@ class _OmsFormat(Format):
         return (
             database,
             meta.table_name,
-            self.options.primary_key
-            or (tuple(key_text.split(KEY_SEPARATOR)) if key_text else None),
+            self.primary_key(key_text.split(KEY_SEPARATOR) if key_text else None),
             ts_ms,
             Position((number,)) if number is not None else None,
             meta.uniqueId or meta.transId or None,
