@@ -371,8 +371,14 @@ def java_double(value: float) -> str:
     return f"{prefix}{text[0]}.{text[1:] or '0'}E{point - 1}"
 
 
-def _plain_decimal(value: Decimal) -> str:
-    return format(value, "f") if value.is_finite() else str(value)
+def plain_decimal(value: Decimal) -> str:
+    """A decimal without exponent notation (``1E+2`` -> ``100``), as the Canal family writes decimals.
+
+    Exponents beyond +-1000 (no SQL decimal has them) keep the short scientific form.
+    """
+    if not value.is_finite() or abs(int(value.as_tuple().exponent)) > 1000:
+        return str(value)
+    return format(value, "f")
 
 
 def _epoch_seconds_text(value: dt.datetime) -> str:
@@ -1089,7 +1095,7 @@ def render_value(value: Any, ltype: LogicalType, mode: str) -> Any:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, Decimal):
-        return _plain_decimal(value)
+        return plain_decimal(value)
     if isinstance(value, float):
         return java_double(value)
     if isinstance(value, str):

@@ -84,7 +84,8 @@ from anycdc.formats.base import (
     expect_object,
     optional_str,
 )
-from anycdc.formats.drs import gson_json, int_field, java_double, plain_decimal
+from anycdc.formats.canal import java_double, plain_decimal
+from anycdc.formats.drs import gson_json, int_field
 from anycdc.values import (
     BINARY,
     BOOLEAN,
