@@ -16,12 +16,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from itertools import repeat
 from operator import attrgetter, is_, itemgetter
-from typing import Annotated, Any, ClassVar, Final, Generic, Literal, TypedDict, TypeVar
+from typing import Annotated, Any, ClassVar, Final, Literal, TypedDict, TypeVar
 
 import msgspec
 
@@ -163,6 +164,8 @@ class Format(ABC):
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         self.options = build_options(self.id, self.option_specs(), options)
         self._configured_key = self.options.primary_key
+        self.unnamed_key = self.primary_key(None)
+        """The key of an event whose message names no key columns (kept for hot paths)."""
 
     @classmethod
     def option_specs(cls) -> tuple[OptionSpec, ...]:
@@ -449,46 +452,33 @@ typed decode (msgspec's errors, invalid UTF-8) or a value conversion raises for 
 refuses. Anything else escaping a fast path is a bug, reported as a DecodeError."""
 
 
-class Cache(Generic[_K, _V]):
-    """The formats' one memo (plans, types, shapes): at most ``size`` entries, and when
-    it is full the least recently used one makes room.
+class Cache(OrderedDict[_K, _V]):
+    """The formats' one memo (plans, types, shapes): at most ``size`` entries; when it
+    is full, the oldest entry makes room (first in, first out).
+
+    A lookup is a plain ``dict.get`` (the fast paths look up once per message or
+    column), an eviction O(1); an entry evicted while still in use is built again at
+    its next use.
 
     >>> cache: Cache[str, int] = Cache(2)
     >>> cache.put("a", 1), cache.put("b", 2), cache.get("a"), cache.put("c", 3)
     (1, 2, 1, 3)
-    >>> cache.get("b") is None, list(cache.newest_first())
-    (True, [('c', 3), ('a', 1)])
+    >>> cache.get("a") is None, list(cache)
+    (True, ['b', 'c'])
     """
 
-    __slots__ = ("_items", "size")
+    __slots__ = ("size",)
 
     def __init__(self, size: int) -> None:
+        super().__init__()
         self.size = size
-        self._items: dict[_K, _V] = {}
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def get(self, key: _K) -> _V | None:
-        """The value of ``key`` (now the most recently used), or None."""
-        items = self._items
-        value = items.pop(key, None)
-        if value is not None:
-            items[key] = value
-        return value
 
     def put(self, key: _K, value: _V) -> _V:
-        """Keep ``value`` for ``key`` (the least recently used entry goes when full)."""
-        items = self._items
-        items.pop(key, None)
-        if len(items) >= self.size:
-            del items[next(iter(items))]
-        items[key] = value
+        """Keep ``value`` for ``key`` (the oldest entry goes when the cache is full)."""
+        if len(self) >= self.size and key not in self:
+            self.popitem(last=False)
+        self[key] = value
         return value
-
-    def newest_first(self) -> Iterator[tuple[_K, _V]]:
-        """The entries, the most recently used first."""
-        return reversed(self._items.items())
 
 
 class PlanCache(Cache[Any, Any]):
@@ -511,10 +501,8 @@ class PlanCache(Cache[Any, Any]):
 
     def plan(self, key: Any, build: Callable[[], Any]) -> Any:
         """The plan of ``key``, built by ``build()`` on a miss (budget permitting)."""
-        items = self._items
-        plan = items.pop(key, None)  # (Cache.get inlined: once per message)
+        plan = self.get(key)
         if plan is not None:
-            items[key] = plan
             if self._credits < self.CREDIT_CAP:
                 self._credits += 1
             return plan

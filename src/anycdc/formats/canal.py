@@ -561,7 +561,7 @@ class CanalFlatFormat(Format):
         self.binary_mode = mode
         self._schemas: Cache[Any, _Schema] = Cache(self._SCHEMA_CACHE_SIZE)
         self._parsers: dict[tuple[LogicalType, str], Callable[[Any], Any] | None] = {}
-        # fast path: plans by the raw bytes of (mysqlType, sqlType), least recently used first
+        # fast path: plans by the raw bytes of (mysqlType, sqlType) (a PlanCache)
         self._plans = PlanCache(self._SCHEMA_CACHE_SIZE)
         self._plain_layout = type(self).legacy_layout is CanalFlatFormat.legacy_layout
         self._last_plan: tuple[msgspec.Raw, msgspec.Raw, _FastPlan] | None = None

@@ -463,7 +463,7 @@ class _DrsJsonBase(Format):
         self._shapes: Cache[Hashable, tuple[dict[str, Column], dict[str, Parser]]] = Cache(
             _MAX_CACHED_SHAPES
         )
-        # fast path: plans by the type maps' raw bytes and dbType, least recently used first
+        # fast path: plans by the type maps' raw bytes and dbType (a PlanCache)
         self._plans = PlanCache(self._FAST_PLANS)
         self._last_plan: tuple[Any, ...] | None = None
 
@@ -547,7 +547,7 @@ class _DrsJsonBase(Format):
     def _fast_plan(
         self, msg: _DrsMessage, names: msgspec.Raw, codes: msgspec.Raw, db_type: str | None
     ) -> _FastPlan:
-        """The plan of a table shape (bounded LRU cache)."""
+        """The plan of a table shape (cached by its type maps' bytes)."""
         flavoured = msg.columnType != NULL_RAW
         cache_key = (bytes(msg.columnType), bytes(msg.mysqlType), bytes(codes), db_type)
         plan: _FastPlan = self._plans.plan(

@@ -257,7 +257,7 @@ class SharePlexJson(Format):
             return [
                 ChangeEvent(
                     op=op, format=self.id, schema=schema, table=table,
-                    key=self.primary_key(None), before=data if op is Op.DELETE else None,
+                    key=self.unnamed_key, before=data if op is Op.DELETE else None,
                     after=None if op is Op.DELETE else data, ts_ms=ts_ms, position=position,
                     tx=trans, row_id=row_id, extra=extra,
                 )

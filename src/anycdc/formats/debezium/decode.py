@@ -357,23 +357,31 @@ class DebeziumDecoder(Format):
                 obj = _EXACT_JSON.decode(data)
             except (msgspec.DecodeError, RecursionError, UnicodeError):
                 return self.decode_object(parse_json(self.id, data), key)
-            if type(obj) is dict and OP in obj:
-                return self._decode_payload(obj, _NO_SCHEMA, key, "$")
-            return self.decode_object(obj, key)
-        known = self._known_envelope(data)
-        if known is not None:
-            plan, payload = known
-            return self._decode_payload(payload, plan, key, "$.payload")
+            if type(obj) is not dict or OP not in obj:
+                return self.decode_object(obj, key)
+            payload, plan, path = obj, _NO_SCHEMA, "$"
+        else:
+            known = self._known_envelope(data)
+            if known is None:
+                try:
+                    envelope = _ENVELOPE_DECODER.decode(data)
+                except (msgspec.DecodeError, RecursionError, UnicodeError):
+                    envelope = None
+                if envelope is None or envelope.payload is msgspec.UNSET:
+                    return self.decode_object(parse_json(self.id, data), key)
+                raw = bytes(envelope.schema)
+                plan = self._plan_from_raw(raw)
+                self._remember_prefix(data, raw, plan)
+                return self._decode_payload(envelope.payload, plan, key, "$.payload")
+            (plan, payload), path = known, "$.payload"
+            if type(payload) is not dict:
+                return self._decode_payload(payload, plan, key, path)
+        # the usual message (no call in between: this is the hot path)
         try:
-            envelope = _ENVELOPE_DECODER.decode(data)
-        except (msgspec.DecodeError, RecursionError, UnicodeError):
-            envelope = None
-        if envelope is not None and envelope.payload is not msgspec.UNSET:
-            raw = bytes(envelope.schema)
-            plan = self._plan_from_raw(raw)
-            self._remember_prefix(data, raw, plan)
-            return self._decode_payload(envelope.payload, plan, key, "$.payload")
-        return self.decode_object(parse_json(self.id, data), key)
+            return [self._fast_row(payload, plan.row, key, path)]
+        except NotFast:
+            self.fast_fallbacks += 1
+        return self._decode_payload(payload, plan, key, path, fast=False)
 
     def _known_envelope(self, data: bytes) -> tuple[_EnvelopePlan, Any] | None:
         """Fast path: the message starts with the exact bytes of a recently seen
@@ -385,18 +393,13 @@ class DebeziumDecoder(Format):
             end = len(data.rstrip())
             if data[end - 1 : end] != b"}":
                 return None
-        for prefix, _ in self._prefixes.newest_first():
+        for prefix in self._prefixes:  # (keys, then the plan: the quickest way)
             if data.startswith(prefix):
-                break
-        else:
-            return None
-        plan = self._prefixes.get(prefix)  # (now the most recently used)
-        if plan is None:
-            return None
-        try:
-            return plan, _EXACT_JSON.decode(data[len(prefix) : end - 1])
-        except (msgspec.DecodeError, RecursionError, UnicodeError):
-            return None
+                try:
+                    return self._prefixes[prefix], _EXACT_JSON.decode(data[len(prefix) : end - 1])
+                except (msgspec.DecodeError, RecursionError, UnicodeError):
+                    return None
+        return None
 
     def _remember_prefix(self, data: bytes, raw_schema: bytes, plan: _EnvelopePlan) -> None:
         """Keep ``data`` up to the payload value, in the producer's own spacing."""
@@ -404,9 +407,7 @@ class DebeziumDecoder(Format):
         if not raw_schema or head is None or not data.startswith(raw_schema, head.end()):
             return
         tail = _PAYLOAD_HEAD_RE.match(data, head.end() + len(raw_schema))
-        if tail is not None and all(
-            not data.startswith(p) for p, _ in self._prefixes.newest_first()
-        ):
+        if tail is not None and all(not data.startswith(p) for p in self._prefixes):
             self._prefixes.put(data[: tail.end()], plan)
 
     def decode_tombstone(self, key: bytes | None) -> list[ChangeEvent]:
@@ -565,15 +566,23 @@ class DebeziumDecoder(Format):
 
     # ---- payloads
     def _decode_payload(
-        self, payload: Any, plan: _EnvelopePlan, key: bytes | None, path: str
+        self,
+        payload: Any,
+        plan: _EnvelopePlan,
+        key: bytes | None,
+        path: str,
+        fast: bool = True,
     ) -> list[ChangeEvent]:
+        """The events of a payload: the fast row first (unless ``fast`` is false: it
+        was tried), else the general path."""
         if payload is None:
             return []  # the tutorial's rendering of a tombstone: {"schema":null,"payload":null}
         if type(payload) is dict:
-            try:
-                return [self._fast_row(payload, plan.row, key, path)]
-            except NotFast:
-                self.fast_fallbacks += 1
+            if fast:
+                try:
+                    return [self._fast_row(payload, plan.row, key, path)]
+                except NotFast:
+                    self.fast_fallbacks += 1
         elif not isinstance(payload, dict):
             raise self.error(path, f"expected object, got {type_name(payload)}")
         op_code = payload.get(OP)
@@ -701,7 +710,7 @@ class DebeziumDecoder(Format):
             database=database,
             schema=schema,
             table=table,
-            key=self.primary_key(key_names),
+            key=self.primary_key(key_names) if key_names else self.unnamed_key,
             before=before,
             after=after,
             columns=columns,
