@@ -373,7 +373,8 @@ class DebeziumDecoder(Format):
                 plan = self._plan_from_raw(raw)
                 self._remember_prefix(data, raw, plan)
                 return self._decode_payload(envelope.payload, plan, key, "$.payload")
-            (plan, payload), path = known, "$.payload"
+            plan, payload = known
+            path = "$.payload"
             if type(payload) is not dict:
                 return self._decode_payload(payload, plan, key, path)
         # the usual message (no call in between: this is the hot path)
