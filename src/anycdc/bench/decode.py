@@ -183,7 +183,11 @@ def bench_formats(count: int, only: list[str] | None = None) -> list[list[str]]:
                 f"{sum(map(len, data)) / len(data):.0f} B/msg",
             ]
         )
-        print(f"  {format_id}: {decode_rate:,.0f} events/s", file=sys.stderr)
+        print(
+            f"  {format_id}: {decode_rate:,.0f} events/s, "
+            f"{fmt.fast_fallbacks:,} fast-path fallbacks",
+            file=sys.stderr,
+        )
     return rows
 
 

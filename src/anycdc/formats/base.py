@@ -16,12 +16,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from itertools import repeat
 from operator import attrgetter, is_, itemgetter
-from typing import Annotated, Any, ClassVar, Final, Literal, TypedDict
+from typing import Annotated, Any, ClassVar, Final, Literal, TypedDict, TypeVar
 
 import msgspec
 
@@ -46,6 +47,8 @@ from anycdc.values import (
 # integers of any size stay exact (msgspec keeps them as Python ints).
 _JSON: Final = msgspec.json.Decoder(float_hook=Decimal)
 MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 def parse_json(format_id: str, data: bytes | bytearray | memoryview | str) -> Any:
@@ -160,6 +163,9 @@ class Format(ABC):
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         self.options = build_options(self.id, self.option_specs(), options)
+        self._configured_key = self.options.primary_key
+        self.unnamed_key = self.primary_key(None)
+        """The key of an event whose message names no key columns (kept for hot paths)."""
 
     @classmethod
     def option_specs(cls) -> tuple[OptionSpec, ...]:
@@ -177,6 +183,8 @@ class Format(ABC):
 
     # ---- decoding
     fast_path: bool = False  # the class has a :meth:`decode_fast` (an instance may turn it off)
+    fast_fallbacks: int = 0
+    """Messages the fast path refused (:data:`FAST_REFUSALS`), decoded by :meth:`decode_slow`."""
 
     def decode(
         self, value: bytes | bytearray | memoryview | str | None, key: bytes | None = None
@@ -185,8 +193,10 @@ class Format(ABC):
         if self.fast_path and type(value) is bytes and len(value) <= MAX_MESSAGE_BYTES:
             try:
                 return self.decode_fast(value)
-            except Exception:  # noqa: S110 - anything unusual: the reference decoder decides
-                pass
+            except FAST_REFUSALS:
+                self.fast_fallbacks += 1
+            except Exception as exc:  # a bug of the fast path: said, never hidden
+                raise self.error("$", f"fast path failed: {type(exc).__name__}: {exc}") from exc
         return self.decode_slow(value, key)
 
     def decode_slow(
@@ -205,8 +215,13 @@ class Format(ABC):
         return self.decode_object(parse_json(self.id, value), key)
 
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
-        """The fast path for the common message, or an exception when it cannot promise
-        exactly what :meth:`decode_slow` gives (formats with one set ``fast_path``)."""
+        """The fast path for the common message (formats with one set ``fast_path``).
+
+        It raises one of :data:`FAST_REFUSALS` when it cannot promise exactly what
+        :meth:`decode_slow` gives: :class:`NotFast` for a shape it leaves to the
+        reference decoder, a ``ValueError``/``ArithmeticError`` where a typed decode or
+        a value conversion refused the input. Any other exception is a bug.
+        """
         raise NotFast
 
     def decode_tombstone(self, key: bytes | None) -> list[ChangeEvent]:
@@ -237,10 +252,9 @@ class Format(ABC):
         return DecodeError(self.id, path, reason)
 
     def primary_key(self, from_message: Sequence[str] | None) -> tuple[str, ...] | None:
-        """The configured key wins over the message's; ``None`` when neither has one."""
-        if self.options.primary_key:
-            return self.options.primary_key
-        return tuple(from_message) if from_message else None
+        """The key of an event: the configured key (option ``primary_key``) wins over the
+        message's; ``None`` when neither has one. The one place of this rule."""
+        return self._configured_key or (tuple(from_message) if from_message else None)
 
     def value_parser(self, ltype: LogicalType) -> Callable[[Any], Any]:
         """How this format's raw JSON value of ``ltype`` becomes a typed value.
@@ -270,15 +284,35 @@ class Format(ABC):
 Parser = Callable[[Any], Any]
 
 
-def convert_values(
-    raw: Mapping[str, Any], parsers: Mapping[str, Parser | None], invalid: list[str]
-) -> dict[str, Any]:
-    """Type one image with per-column parsers chosen once per message (None = keep as sent).
+VALUE_ERRORS: Final = (ValueError, TypeError, OverflowError, ArithmeticError)
+"""What a value parser raises for a value it refuses."""
 
-    A value that does not parse is kept as the vendor sent it and its column is
-    appended to ``invalid``: a decoder never crashes on a value.
+
+def convert_values(
+    raw: Mapping[str, Any],
+    parsers: Mapping[str, Parser | None],
+    invalid: list[str],
+    out: dict[str, Any] | None = None,
+    retry: Callable[[str, Any], Any] | None = None,
+    keep: Callable[[Any], Any] | None = None,
+) -> dict[str, Any]:
+    """Type one image with per-column parsers chosen once per message (None = keep as
+    sent), into ``out`` when given (an overlay on another image). Every format types
+    its images with this loop.
+
+    A value its parser refuses gets a second chance with ``retry(name, value)`` where
+    given (a format's own rescue: a BIGINT above the int64 maximum proves the column
+    unsigned); refused again, it is kept as the vendor sent it (``keep(value)`` where
+    given) and its column is appended to ``invalid``: a decoder never crashes on a value.
+
+    >>> invalid: list[str] = []
+    >>> convert_values({"a": "1", "b": "x", "c": None}, {"a": int, "b": int}, invalid)
+    {'a': 1, 'b': 'x', 'c': None}
+    >>> invalid
+    ['b']
     """
-    out: dict[str, Any] = {}
+    if out is None:
+        out = {}
     for name, value in raw.items():
         parser = parsers.get(name)
         if value is None or parser is None:
@@ -286,11 +320,26 @@ def convert_values(
             continue
         try:
             out[name] = parser(value)
-        except (ValueError, TypeError, OverflowError, ArithmeticError):
-            out[name] = value
-            if name not in invalid:
-                invalid.append(name)
+        except VALUE_ERRORS:
+            out[name] = _refused(name, value, invalid, retry, keep)
     return out
+
+
+def _refused(
+    name: str,
+    value: Any,
+    invalid: list[str],
+    retry: Callable[[str, Any], Any] | None,
+    keep: Callable[[Any], Any] | None,
+) -> Any:
+    if retry is not None:
+        try:
+            return retry(name, value)
+        except VALUE_ERRORS:
+            pass
+    if name not in invalid:
+        invalid.append(name)
+    return value if keep is None else keep(value)
 
 
 def _parse_string(raw: Any) -> str:
@@ -382,12 +431,13 @@ def optional_str(format_id: str, value: Any, path: str) -> str | None:
     return expect_str(format_id, value, path)
 
 
-# --------------------------------------------------------------------------- fast row decoding
+# --------------------------------------------------------------------------- fast paths
 # Fast paths decode the common message with msgspec into typed structures and
 # must give exactly what the format's reference path gives. Whenever they cannot
 # promise that (a value the fast conversions refuse, an unknown column, ...) they
-# raise (:class:`NotFast` or whatever failed) and the whole message goes through
-# the reference decoder, which decides (invalid values, widened columns, errors).
+# raise one of FAST_REFUSALS and the whole message goes through the reference
+# decoder, which decides (invalid values, widened columns, errors); the format
+# counts it in ``fast_fallbacks``.
 NULL_RAW: Final = msgspec.Raw(b"null")
 """The default of a ``msgspec.Raw`` field the fast paths read (an absent image is null)."""
 
@@ -396,8 +446,43 @@ class NotFast(Exception):
     """A fast path cannot promise the reference result for this message."""
 
 
-class PlanCache:
-    """Fast-path plans by the raw bytes of a schema: a bounded LRU with a build budget.
+FAST_REFUSALS: Final = (NotFast, ValueError, ArithmeticError)
+"""What a fast path raises to leave a message to the reference decoder: NotFast, or what a
+typed decode (msgspec's errors, invalid UTF-8) or a value conversion raises for input it
+refuses. Anything else escaping a fast path is a bug, reported as a DecodeError."""
+
+
+class Cache(OrderedDict[_K, _V]):
+    """The formats' one memo (plans, types, shapes): at most ``size`` entries; when it
+    is full, the oldest entry makes room (first in, first out).
+
+    A lookup is a plain ``dict.get`` (the fast paths look up once per message or
+    column), an eviction O(1); an entry evicted while still in use is built again at
+    its next use.
+
+    >>> cache: Cache[str, int] = Cache(2)
+    >>> cache.put("a", 1), cache.put("b", 2), cache.get("a"), cache.put("c", 3)
+    (1, 2, 1, 3)
+    >>> cache.get("a") is None, list(cache)
+    (True, ['b', 'c'])
+    """
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def put(self, key: _K, value: _V) -> _V:
+        """Keep ``value`` for ``key`` (the oldest entry goes when the cache is full)."""
+        if len(self) >= self.size and key not in self:
+            self.popitem(last=False)
+        self[key] = value
+        return value
+
+
+class PlanCache(Cache[Any, Any]):
+    """Fast-path plans by the raw bytes of a schema: a :class:`Cache` with a build budget.
 
     Building a plan (msgspec types and decoders for a table) costs as much as a few
     hundred messages, so when a topic's tables outnumber the cache and plans keep
@@ -406,30 +491,25 @@ class PlanCache:
     without credits raises NotFast: the reference decoder takes the message).
     """
 
+    __slots__ = ("_credits",)
     BUILD_COST: ClassVar[int] = 32
     CREDIT_CAP: ClassVar[int] = 128 * 32  # also the credits of a new cache: 128 builds
 
     def __init__(self, size: int) -> None:
-        self.size = size
-        self._plans: dict[Any, Any] = {}
+        super().__init__(size)
         self._credits = self.CREDIT_CAP
 
-    def get(self, key: Any, build: Callable[[], Any]) -> Any:
+    def plan(self, key: Any, build: Callable[[], Any]) -> Any:
         """The plan of ``key``, built by ``build()`` on a miss (budget permitting)."""
-        plans = self._plans
-        plan = plans.pop(key, None)
+        plan = self.get(key)
         if plan is not None:
             if self._credits < self.CREDIT_CAP:
                 self._credits += 1
-        else:
-            if self._credits < self.BUILD_COST:
-                raise NotFast  # rebuilding plans all the time: the slow path is cheaper
-            self._credits -= self.BUILD_COST
-            plan = build()
-            if len(plans) >= self.size:
-                del plans[next(iter(plans))]  # the least recently used
-        plans[key] = plan  # (re)inserted last: the most recently used
-        return plan
+            return plan
+        if self._credits < self.BUILD_COST:
+            raise NotFast  # rebuilding plans all the time: the slow path is cheaper
+        self._credits -= self.BUILD_COST
+        return self.put(key, build())
 
 
 # Rows are decoded as ``dict[Literal[<the schema's columns>], str | None]``: keys keep
@@ -530,7 +610,7 @@ class FastRows:
     """Decodes JSON arrays of text rows (objects) of one schema, and types rows.
 
     ``columns`` maps every column of the schema to its :class:`FastColumn`.
-    Anything the exact conversions refuse raises (:class:`NotFast` or the error).
+    Anything the exact conversions refuse raises one of :data:`FAST_REFUSALS`.
     """
 
     _MAX_NULL_PATTERNS: ClassVar[int] = 64
@@ -544,7 +624,9 @@ class FastRows:
         self.convert_of = {n: col.convert for n, col in columns.items() if col.convert is not None}
         self._lax = [(n, col) for n, col in columns.items() if col.lax is not None]
         self._batch = _Batch(self._lax) if self._lax else None
-        self._by_nulls: dict[tuple[bool, ...], _Batch | None] = {}
+        self._by_nulls: Cache[tuple[bool, ...], tuple[_Batch | None]] = Cache(
+            self._MAX_NULL_PATTERNS
+        )
         # applied in Python: the columns without a batch type
         self.conversions = tuple(
             (n, col.convert) for n, col in columns.items() if col.lax is None and col.convert
@@ -592,12 +674,12 @@ class FastRows:
 
     def _without_nulls(self, texts: tuple[Any, ...]) -> _Batch | None:
         nulls = tuple(map(is_, texts, repeat(None)))[: len(self._lax)]
-        if nulls in self._by_nulls:
-            return self._by_nulls[nulls]
+        known = self._by_nulls.get(nulls)
+        if known is not None:
+            return known[0]
         columns = [col for col, null in zip(self._lax, nulls, strict=True) if not null]
         batch = _Batch(columns) if columns else None
-        if len(self._by_nulls) < self._MAX_NULL_PATTERNS:
-            self._by_nulls[nulls] = batch
+        self._by_nulls.put(nulls, (batch,))
         return batch
 
 
@@ -663,7 +745,7 @@ class TypedRows:
         )
 
     def decode(self, raw: bytes | msgspec.Raw) -> dict[str, Any]:
-        """The typed row of a whole image (every column present), or an exception."""
+        """The typed row of a whole image (every column present), or a fast-path refusal."""
         image = self._decode(raw)
         row: dict[str, Any] = image if self._inner is None else self._inner(image)
         if len(row) != self.width:

@@ -69,7 +69,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, ClassVar, Final
 
 import msgspec
@@ -80,6 +80,7 @@ from anycdc.formats.base import (
     _JSON,
     NAIVE_DATETIME,
     NULL_RAW,
+    Cache,
     Capabilities,
     FastColumn,
     FastRows,
@@ -87,6 +88,7 @@ from anycdc.formats.base import (
     NotFast,
     OptionSpec,
     PlanCache,
+    convert_values,
     expect_object,
     lax_int,
     optional_int,
@@ -272,6 +274,16 @@ def _parse_float(raw: Any) -> float:
     return float(raw)
 
 
+def _unsigned(typing: _Typing, name: str, value: Any) -> int:
+    """A BIGINT value above the int64 maximum, which proves the column unsigned."""
+    if typing.schema.columns[name].type is INT64:
+        number = parse_int(value)
+        if _INT64_MAX < number <= _UINT64_MAX:
+            typing.unsigned.add(name)
+            return number
+    raise ValueError(f"not an unsigned BIGINT: {value!r}")
+
+
 def _parse_text(raw: Any) -> str:
     if type(raw) is str:
         return raw
@@ -359,8 +371,14 @@ def java_double(value: float) -> str:
     return f"{prefix}{text[0]}.{text[1:] or '0'}E{point - 1}"
 
 
-def _plain_decimal(value: Decimal) -> str:
-    return format(value, "f") if value.is_finite() else str(value)
+def plain_decimal(value: Decimal) -> str:
+    """A decimal without exponent notation (``1E+2`` -> ``100``), as the Canal family writes decimals.
+
+    Exponents beyond +-1000 (no SQL decimal has them) keep the short scientific form.
+    """
+    if not value.is_finite() or abs(int(value.as_tuple().exponent)) > 1000:
+        return str(value)
+    return format(value, "f")
 
 
 def _epoch_seconds_text(value: dt.datetime) -> str:
@@ -541,12 +559,11 @@ class CanalFlatFormat(Format):
                 f"got {mode!r}"
             )
         self.binary_mode = mode
-        self._schemas: dict[Any, _Schema] = {}
+        self._schemas: Cache[Any, _Schema] = Cache(self._SCHEMA_CACHE_SIZE)
         self._parsers: dict[tuple[LogicalType, str], Callable[[Any], Any] | None] = {}
-        # fast path: plans by the raw bytes of (mysqlType, sqlType), least recently used first
+        # fast path: plans by the raw bytes of (mysqlType, sqlType) (a PlanCache)
         self._plans = PlanCache(self._SCHEMA_CACHE_SIZE)
         self._plain_layout = type(self).legacy_layout is CanalFlatFormat.legacy_layout
-        self._option_key = self.options.primary_key
         self._last_plan: tuple[msgspec.Raw, msgspec.Raw, _FastPlan] | None = None
 
     # ------------------------------------------------------------------ hooks
@@ -579,9 +596,12 @@ class CanalFlatFormat(Format):
 
     # ------------------------------------------------------------------ decoding
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
-        """The common row change, or an exception (then :meth:`decode_slow` decides)."""
+        """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
         flat = _FLAT_DECODER.decode(value)
-        op = _ROW_KINDS[flat.type]  # KeyError: not a row change (or not a string)
+        try:
+            op = _ROW_KINDS[flat.type]
+        except (KeyError, TypeError):
+            raise NotFast from None  # not a row change (or not a string)
         database, table, ts_ms, serial, is_ddl = (
             flat.database, flat.table, flat.es, flat.id, flat.isDdl
         )  # fmt: skip
@@ -627,7 +647,7 @@ class CanalFlatFormat(Format):
         if not main:
             return []
         pk = flat.pkNames
-        key_names = self._option_key or (tuple(pk) if pk else None)
+        key_names = self.primary_key(pk)
         width = plan.width
         images: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
         for index, row in enumerate(main):
@@ -659,7 +679,7 @@ class CanalFlatFormat(Format):
     def _fast_plan(self, names: msgspec.Raw, codes: msgspec.Raw) -> _FastPlan:
         """The plan of a schema, cached by the raw bytes of its type maps."""
         cache_key = (bytes(names), bytes(codes))
-        plan: _FastPlan = self._plans.get(
+        plan: _FastPlan = self._plans.plan(
             cache_key,
             lambda: self._build_fast_plan(_JSON.decode(cache_key[0]), _JSON.decode(cache_key[1])),
         )
@@ -876,9 +896,7 @@ class CanalFlatFormat(Format):
         if cached is None:
             cached = self._build_schema(names, codes, mode)
             if cache_key is not None:
-                if len(self._schemas) >= self._SCHEMA_CACHE_SIZE:
-                    self._schemas.clear()
-                self._schemas[cache_key] = cached
+                self._schemas.put(cache_key, cached)
         return cached
 
     def _build_schema(self, names: Any, codes: Any, mode: str) -> _Schema:
@@ -943,41 +961,15 @@ class CanalFlatFormat(Format):
                 return dict(raw)
             out.update(raw)
             return out
-        parsers = typing.schema.parsers
-        if out is None:
-            out = {}
-        text = _parse_text
-        for name, value in raw.items():
-            parse = parsers.get(name)
-            # no call for nulls, untyped columns and text already in a text column
-            if parse is None or value is None or (parse is text and type(value) is str):
-                out[name] = value
-                continue
-            try:
-                out[name] = parse(value)
-            except _VALUE_ERRORS:
-                out[name] = self._untypable(name, value, typing)
+        out = convert_values(
+            raw, typing.schema.parsers, typing.invalid, out, partial(_unsigned, typing)
+        )
         columns = typing.schema.columns
         if not raw.keys() <= columns.keys():
             for name in raw:
                 if name not in columns:
                     typing.untyped[name] = None
         return out
-
-    @staticmethod
-    def _untypable(name: str, value: Any, typing: _Typing) -> Any:
-        # a BIGINT value above the int64 maximum proves the column unsigned
-        if typing.schema.columns[name].type is INT64:
-            try:
-                number = parse_int(value)
-            except _VALUE_ERRORS:
-                number = -1
-            if _INT64_MAX < number <= _UINT64_MAX:
-                typing.unsigned.add(name)
-                return number
-        if name not in typing.invalid:
-            typing.invalid.append(name)
-        return value
 
     # ------------------------------------------------------------------ encoding
     def encode(self, event: ChangeEvent) -> list[bytes]:
@@ -1103,7 +1095,7 @@ def render_value(value: Any, ltype: LogicalType, mode: str) -> Any:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, Decimal):
-        return _plain_decimal(value)
+        return plain_decimal(value)
     if isinstance(value, float):
         return java_double(value)
     if isinstance(value, str):

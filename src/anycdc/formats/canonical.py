@@ -61,8 +61,9 @@ class CanonicalJson(Format):
             event = event_from_dict(data)
         except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError) as exc:
             raise DecodeError(self.id, "$", f"invalid canonical event: {exc}") from None
-        if self.options.primary_key:
-            event = event.with_changes(key=self.options.primary_key)
+        event_key = self.primary_key(event.key)
+        if event_key and event_key != event.key:
+            event = event.with_changes(key=event_key)
         return [event]
 
     def encode(self, event: ChangeEvent) -> list[bytes]:

@@ -78,6 +78,7 @@ from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
     _JSON,
     NULL_RAW,
+    Cache,
     Capabilities,
     Format,
     NotFast,
@@ -324,7 +325,7 @@ class DataWorksFamily(Format):
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
-        self._types: dict[str, tuple[Column, Parser | None]] = {}
+        self._types: Cache[str, tuple[Column, Parser | None]] = Cache(_MAX_CACHED_TYPES)
         # fast path: plans by the raw bytes of the schema part, the last one compared first
         self._fast_plans = PlanCache(self._FAST_PLANS)
         self._last_plan: tuple[msgspec.Raw, FastPlan] | None = None
@@ -445,8 +446,7 @@ class DataWorksFamily(Format):
             ltype = self.logical_type(vendor)
             parser = None if ltype == UNKNOWN else self.parser_for(ltype)
             found = (Column(ltype, vendor), parser)
-            if len(self._types) < _MAX_CACHED_TYPES:
-                self._types[vendor] = found
+            self._types.put(vendor, found)
         return found
 
     def _images(
@@ -518,8 +518,13 @@ class DataWorksFamily(Format):
         rule, the schema's plan and both images typed by it (None where null)."""
         msg = self.fast_decoder.decode(value)
         payload = msg.payload
-        code = payload.op  # AttributeError: no payload (the slow path reports it)
-        rule = self.ops[code]  # KeyError: unknown op (the slow path reports it)
+        if payload is None:
+            raise NotFast  # the slow path reports it
+        try:
+            rule = self.ops[payload.op]
+        except (KeyError, TypeError):
+            raise NotFast from None  # an unknown op: the slow path reports it
+        code = payload.op
         if rule.images not in self.fast_rules:
             raise NotFast
         plan = self.fast_plan(msg.schema)
@@ -535,7 +540,7 @@ class DataWorksFamily(Format):
         if last is not None and last[0] == raw_schema:
             return last[1]
         key = bytes(raw_schema)
-        plan: FastPlan = self._fast_plans.get(key, lambda: self._build_fast_plan(key))
+        plan: FastPlan = self._fast_plans.plan(key, lambda: self._build_fast_plan(key))
         self._last_plan = (raw_schema.copy(), plan)  # a copy: not the whole message
         return plan
 
@@ -795,7 +800,7 @@ class DataWorksJson(DataWorksFamily):
     fast_path = True
 
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
-        """The common row change, or an exception (then :meth:`decode_slow` decides)."""
+        """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
         msg, code, rule, plan, before, after = self.fast_images(value)
         payload = msg.payload
         split = None

@@ -320,7 +320,7 @@ class DataWorks2Json(DataWorksFamily):
     fast_path = True
 
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
-        """The common row change, or an exception (then :meth:`decode_slow` decides)."""
+        """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
         msg, _, rule, plan, before, after = self.fast_images(value)
         payload = msg.payload
         if rule.images == RULE_DELETE:

@@ -72,7 +72,9 @@ import msgspec
 from anycdc.errors import EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Column, Op
 from anycdc.formats.base import MAX_MESSAGE_BYTES, Capabilities, Format, OptionSpec
-from anycdc.formats.debezium import (
+from anycdc.formats.debezium import DebeziumJson
+from anycdc.formats.debezium.decode import _EnvelopePlan
+from anycdc.formats.debezium.wire import (
     AFTER,
     BEFORE,
     CONNECTOR_MONGODB,
@@ -114,8 +116,6 @@ from anycdc.formats.debezium import (
     UNAVAILABLE_VALUE,
     UNAVAILABLE_VALUE_BASE64,
     X_CONNECTOR,
-    DebeziumJson,
-    _EnvelopePlan,
 )
 from anycdc.formats.dts_avro import AvroDataError, AvroReader
 from anycdc.formats.schema_source import (

@@ -62,7 +62,6 @@ Position(parts=(7,))
 from __future__ import annotations
 
 import datetime as dt
-import math
 import re
 from collections.abc import Callable, Hashable, Mapping
 from decimal import Decimal
@@ -76,17 +75,42 @@ from anycdc.formats.base import (
     _JSON,
     NAIVE_DATETIME,
     NULL_RAW,
+    Cache,
     Capabilities,
     FastColumn,
     FastRows,
     Format,
     NotFast,
     PlanCache,
+    convert_values,
     expect_list,
     expect_object,
     generic_parser,
     lax_int,
     optional_str,
+)
+from anycdc.formats.canal import (
+    F_DATA,
+    F_DATABASE,
+    F_ES,
+    F_ID,
+    F_IS_DDL,
+    F_MYSQL_TYPE,
+    F_OLD,
+    F_PK_NAMES,
+    F_SQL,
+    F_SQL_TYPE,
+    F_TABLE,
+    F_TS,
+    F_TYPE,
+    OP_DDL,
+    OP_DELETE,
+    OP_INIT,
+    OP_INIT_DDL,
+    OP_INSERT,
+    OP_UPDATE,
+    java_double,
+    plain_decimal,
 )
 from anycdc.typemap import sql_type
 from anycdc.values import (
@@ -108,35 +132,17 @@ from anycdc.values import (
 )
 
 # --------------------------------------------------------------------------- wire names
-F_MYSQL_TYPE: Final = "mysqlType"
+# (the fields and op codes every Canal-shaped message has come from anycdc.formats.canal)
 F_COLUMN_TYPE: Final = "columnType"
-F_SQL_TYPE: Final = "sqlType"
 F_DB_TYPE: Final = "dbType"
 F_SCHEMA: Final = "schema"
 F_OP_TYPE: Final = "opType"
-F_ID: Final = "id"
-F_ES: Final = "es"
-F_TS: Final = "ts"
-F_DATABASE: Final = "database"
-F_TABLE: Final = "table"
-F_TYPE: Final = "type"
-F_IS_DDL: Final = "isDdl"
-F_SQL: Final = "sql"
-F_DATA: Final = "data"
-F_OLD: Final = "old"
-F_PK_NAMES: Final = "pkNames"
 F_JOB_ID: Final = "jobId"
 F_SHARD_ID: Final = "shardId"
 F_IDENTIFIER: Final = "identifier"
 F_EVENT_ID: Final = "eventId"
 FULL_LOAD_FIELDS: Final = (F_JOB_ID, F_SHARD_ID, F_IDENTIFIER, F_EVENT_ID)
 
-OP_INSERT: Final = "INSERT"
-OP_UPDATE: Final = "UPDATE"
-OP_DELETE: Final = "DELETE"
-OP_DDL: Final = "DDL"
-OP_INIT: Final = "INIT"
-OP_INIT_DDL: Final = "INIT_DDL"
 ROW_OPS: Final[dict[str, Op]] = {
     OP_INSERT: Op.INSERT,
     OP_UPDATE: Op.UPDATE,
@@ -211,39 +217,6 @@ Parser = Callable[[Any], Any]
 
 
 # --------------------------------------------------------------------------- shared helpers
-def java_double(value: float) -> str:
-    """A double as Java's ``Double.toString`` writes it (``10357.0``, ``1.2510357E7``).
-
-    >>> java_double(10357.0), java_double(12510357.0), java_double(1e-5), java_double(-0.0)
-    ('10357.0', '1.2510357E7', '1.0E-5', '-0.0')
-    """
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    sign = "-" if value < 0 else ""
-    magnitude = abs(value)
-    if 1e-3 <= magnitude < 1e7:
-        text = format(Decimal(repr(magnitude)), "f")
-        return sign + (text if "." in text else text + ".0")
-    _, digits, exponent = Decimal(repr(magnitude)).as_tuple()
-    text = "".join(map(str, digits)).rstrip("0") or "0"
-    scientific = len(digits) - 1 + int(exponent)
-    return f"{sign}{text[0]}.{text[1:] or '0'}E{scientific}"
-
-
-def plain_decimal(value: Decimal) -> str:
-    """A decimal without exponent notation (``1E+2`` -> ``100``), as DRS writes decimals.
-
-    Exponents beyond +-1000 (no SQL decimal has them) keep the short scientific form.
-    """
-    if not value.is_finite() or abs(int(value.as_tuple().exponent)) > 1000:
-        return str(value)
-    return format(value, "f")
-
-
 def gson_json(obj: Any) -> bytes:
     """Compact JSON as DRS's Gson writes it: UTF-8 kept, ``< > & = '`` escaped."""
     data = dumps(obj).encode("utf-8")
@@ -466,20 +439,42 @@ class _DrsJsonBase(Format):
     fast_path = True
     _FAST_PLANS: ClassVar[int] = 1024
 
+    sniff_scores: ClassVar[tuple[float, float, float, float]]
+    """The variant's confidence in a message that is Canal-shaped with nothing DRS-only,
+    then in a DRS message that proves JSON, cannot tell, proves JSON-C."""
+
+    @classmethod
+    def sniff(cls, message: Any) -> float:
+        """DRS-only features decide (see :func:`_drs_evidence`), then the variant."""
+        try:
+            strength, variant = _drs_evidence(message)
+        except Exception:  # a sniffer never raises
+            return 0.0
+        if strength != DRS_ONLY:
+            return cls.sniff_scores[0] if strength == FLAT else 0.0
+        return cls.sniff_scores[2 + (variant > 0) - (variant < 0)]
+
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
-        self._types: dict[tuple[str, bool, str | None], tuple[LogicalType, str, Parser]] = {}
+        self._types: Cache[tuple[str, bool, str | None], tuple[LogicalType, str, Parser]] = Cache(
+            _MAX_CACHED_TYPES
+        )
         # shared, never mutated: events wrap ``columns`` read-only
-        self._shapes: dict[Hashable, tuple[dict[str, Column], dict[str, Parser]]] = {}
-        # fast path: plans by the type maps' raw bytes and dbType, least recently used first
+        self._shapes: Cache[Hashable, tuple[dict[str, Column], dict[str, Parser]]] = Cache(
+            _MAX_CACHED_SHAPES
+        )
+        # fast path: plans by the type maps' raw bytes and dbType (a PlanCache)
         self._plans = PlanCache(self._FAST_PLANS)
         self._last_plan: tuple[Any, ...] | None = None
 
     # ---- fast path
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
-        """The common row change, or an exception (then :meth:`decode_slow` decides)."""
+        """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
         msg = _DRS_DECODER.decode(value)
-        op = ROW_OPS[msg.type]  # KeyError: DDL or anything else (and ``opType`` messages)
+        try:
+            op = ROW_OPS[msg.type]
+        except (KeyError, TypeError):
+            raise NotFast from None  # DDL or anything else (and ``opType`` messages)
         db_type = _text_or_none(msg.dbType)
         extra: dict[str, Any] = {}
         for name, field_value in (
@@ -517,7 +512,7 @@ class _DrsJsonBase(Format):
             "ts_ms": ts_ms,
             "position": Position((seq,)) if seq is not None else None,
             "extra": extra,
-            "key": self.options.primary_key or (tuple(pk) if pk else None),
+            "key": self.primary_key(pk),
             "columns": plan.columns,
         }
         width = plan.width
@@ -552,10 +547,10 @@ class _DrsJsonBase(Format):
     def _fast_plan(
         self, msg: _DrsMessage, names: msgspec.Raw, codes: msgspec.Raw, db_type: str | None
     ) -> _FastPlan:
-        """The plan of a table shape (bounded LRU cache)."""
+        """The plan of a table shape (cached by its type maps' bytes)."""
         flavoured = msg.columnType != NULL_RAW
         cache_key = (bytes(msg.columnType), bytes(msg.mysqlType), bytes(codes), db_type)
-        plan: _FastPlan = self._plans.get(
+        plan: _FastPlan = self._plans.plan(
             cache_key, lambda: self._build_fast_plan(cache_key, flavoured, db_type)
         )
         self._last_plan = (names.copy(), codes.copy(), db_type, flavoured, plan)
@@ -645,9 +640,7 @@ class _DrsJsonBase(Format):
                 parser = _parse_drs_int(ltype)
             else:
                 parser = generic_parser(ltype, self.options.timezone)
-            if len(self._types) >= _MAX_CACHED_TYPES:
-                self._types.clear()
-            found = self._types[key] = (ltype, kind, parser)
+            found = self._types.put(key, (ltype, kind, parser))
         return found
 
     # ---- decoding
@@ -732,7 +725,7 @@ class _DrsJsonBase(Format):
             if raw is None:
                 continue
             row = expect_object(self.id, raw[0], raw[1])
-            images[name] = self._convert(row, parsers, invalid)
+            images[name] = convert_values(row, parsers, invalid)
             if columns is not None and not columns.keys() <= row.keys():
                 partial.append(name)  # the message lacks some of the table's columns
         return ChangeEvent(
@@ -743,25 +736,6 @@ class _DrsJsonBase(Format):
             invalid=tuple(invalid),
             **common,
         )
-
-    @staticmethod
-    def _convert(
-        row: Mapping[str, Any], parsers: Mapping[str, Parser], invalid: list[str]
-    ) -> dict[str, Any]:
-        """Type every value; one that does not parse is kept as sent and named in ``invalid``."""
-        out: dict[str, Any] = {}
-        for name, value in row.items():
-            parser = parsers.get(name) if value is not None else None
-            if parser is None:
-                out[name] = value
-                continue
-            try:
-                out[name] = parser(value)
-            except (ValueError, TypeError, OverflowError, ArithmeticError):
-                out[name] = value
-                if name not in invalid:
-                    invalid.append(name)
-        return out
 
     def _columns(
         self, msg: Mapping[str, Any], db_type: str | None
@@ -798,9 +772,7 @@ class _DrsJsonBase(Format):
             if ltype is not UNKNOWN:
                 parsers[name] = parser
         if cache_key is not None:
-            if len(self._shapes) >= _MAX_CACHED_SHAPES:
-                self._shapes.clear()
-            self._shapes[cache_key] = (columns, parsers)
+            self._shapes.put(cache_key, (columns, parsers))
         return columns, parsers
 
     def _rows(self, msg: Mapping[str, Any], field: str) -> list[Any] | None:
@@ -963,19 +935,8 @@ class DrsJson(_DrsJsonBase):
         position="id (monotonic serial number)",
         key_names=True,
     )
-
-    @classmethod
-    def sniff(cls, message: Any) -> float:
-        """DRS-only features decide (see :func:`_drs_evidence`); JSON is the default variant."""
-        try:
-            strength, variant = _drs_evidence(message)
-        except Exception:  # a sniffer never raises
-            return 0.0
-        if strength != DRS_ONLY:
-            return (
-                0.2 if strength == FLAT else 0.0
-            )  # Canal-shaped but nothing DRS-only: not claimed
-        return 0.3 if variant > 0 else 0.97
+    # JSON is the default variant: it takes the messages that cannot tell
+    sniff_scores: ClassVar[tuple[float, float, float, float]] = (0.2, 0.97, 0.97, 0.3)
 
 
 class DrsJsonC(_DrsJsonBase):
@@ -997,14 +958,5 @@ class DrsJsonC(_DrsJsonBase):
         position="id (monotonic serial number)",
         key_names=True,
     )
-
-    @classmethod
-    def sniff(cls, message: Any) -> float:
-        """High only when the message proves JSON-C; 0.45 (below drs-json) when it cannot tell."""
-        try:
-            strength, variant = _drs_evidence(message)
-        except Exception:  # a sniffer never raises
-            return 0.0
-        if strength != DRS_ONLY:
-            return 0.1 if strength == FLAT else 0.0
-        return 0.97 if variant > 0 else (0.45 if variant == 0 else 0.1)
+    # high only when the message proves JSON-C; 0.45 (below drs-json) when it cannot tell
+    sniff_scores: ClassVar[tuple[float, float, float, float]] = (0.1, 0.1, 0.45, 0.97)

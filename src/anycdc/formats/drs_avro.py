@@ -57,6 +57,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
@@ -67,6 +68,7 @@ from anycdc.formats.base import (
     Capabilities,
     Format,
     OptionSpec,
+    convert_values,
 )
 from anycdc.formats.dts_avro import AvroDataError, AvroReader, load_avro_schema
 from anycdc.typemap import jdbc_type, sql_type
@@ -603,19 +605,15 @@ def _typed_image(
 ) -> dict[str, Any] | None:
     if row is None:
         return None
-    out: dict[str, Any] = {}
-    for name, raw in row.items():
-        ltype = columns[name].type if columns is not None and name in columns else UNKNOWN
-        if raw is None:
-            out[name] = None
-            continue
-        try:
-            out[name] = _value(raw, ltype, tz)
-        except (ValueError, TypeError, OverflowError, ArithmeticError):
-            out[name] = _json_safe(raw)
-            if name not in invalid:
-                invalid.append(name)
-    return out
+    parsers = {
+        name: partial(
+            _value,
+            ltype=columns[name].type if columns is not None and name in columns else UNKNOWN,
+            tz=tz,
+        )
+        for name in row
+    }
+    return convert_values(row, parsers, invalid, keep=_json_safe)
 
 
 def _value(raw: Any, ltype: LogicalType, tz: dt.tzinfo | None) -> Any:

@@ -76,8 +76,16 @@ import msgspec
 
 from anycdc.errors import DecodeError, EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
-from anycdc.formats.base import Capabilities, Format, NotFast, expect_object, optional_str
-from anycdc.formats.drs import gson_json, int_field, java_double, plain_decimal
+from anycdc.formats.base import (
+    FAST_REFUSALS,
+    Capabilities,
+    Format,
+    NotFast,
+    expect_object,
+    optional_str,
+)
+from anycdc.formats.canal import java_double, plain_decimal
+from anycdc.formats.drs import gson_json, int_field
 from anycdc.values import (
     BINARY,
     BOOLEAN,
@@ -558,7 +566,7 @@ def parse_shell(text: str, format_id: str = "drs-mongo-json", path: str = "$") -
     """
     try:
         return _read_fast(text)
-    except Exception:  # anything unusual: the parser decides, and names the error
+    except FAST_REFUSALS:  # anything unusual: the parser decides, and names the error
         return _ShellParser(text, format_id, path).document()
 
 

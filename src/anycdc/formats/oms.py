@@ -89,7 +89,9 @@ from anycdc.errors import DecodeError, EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
     _JSON,
+    FAST_REFUSALS,
     NULL_RAW,
+    Cache,
     Capabilities,
     Format,
     NotFast,
@@ -534,7 +536,9 @@ class _OmsFormat(Format):
         super().__init__(options)
         # per-instance caches (never module state): parsers by type, typings by table shape
         self._parsers: dict[LogicalType, Callable[[Any], Any]] = {}
-        self._plans: dict[tuple[bool, tuple[tuple[str, str], ...]], dict[str, _Typing]] = {}
+        self._plans: Cache[tuple[bool, tuple[tuple[str, str], ...]], dict[str, _Typing]] = Cache(
+            _PLAN_CACHE_SIZE
+        )
 
     # ---- detection
     @classmethod
@@ -564,9 +568,12 @@ class _OmsFormat(Format):
     fast_path = True
 
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
-        """The common row change, or an exception (then :meth:`decode_slow` decides)."""
+        """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
         msg = _OMS_DECODER.decode(value)
-        op = _ROW_RECORDS[msg.recordType]  # KeyError: heartbeat, DDL, anything else
+        try:
+            op = _ROW_RECORDS[msg.recordType]
+        except (KeyError, TypeError):
+            raise NotFast from None  # heartbeat, DDL, anything else
         meta, prev, post = msg.allMetaData, msg.prevStruct, msg.postStruct
         if not ((prev is None or type(prev) is dict) and (post is None or type(post) is dict)):
             raise NotFast  # the slow path checks both images whatever the record type
@@ -614,8 +621,7 @@ class _OmsFormat(Format):
         return (
             database,
             meta.table_name,
-            self.options.primary_key
-            or (tuple(key_text.split(KEY_SEPARATOR)) if key_text else None),
+            self.primary_key(key_text.split(KEY_SEPARATOR) if key_text else None),
             ts_ms,
             Position((number,)) if number is not None else None,
             meta.uniqueId or meta.transId or None,
@@ -787,10 +793,10 @@ class _OmsFormat(Format):
         cache_key = (oracle, tuple(types.items()))
         plan = self._plans.get(cache_key)
         if plan is None:
-            if len(self._plans) >= _PLAN_CACHE_SIZE:
-                self._plans.clear()
-            plan = {name: self._typing(schema_type, oracle) for name, schema_type in types.items()}
-            self._plans[cache_key] = plan
+            plan = self._plans.put(
+                cache_key,
+                {name: self._typing(schema_type, oracle) for name, schema_type in types.items()},
+            )
         return plan
 
     def _typing(self, schema_type: str, oracle: bool) -> _Typing:
@@ -1016,10 +1022,13 @@ class OmsExtendJson(_OmsFormat):
         self._last_light: tuple[bool, _LightPlan] | None = None
 
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
-        """The common row change, typed by the images' ``__light_type`` (else an exception:
+        """The common row change, typed by the images' ``__light_type`` (else a refusal:
         then :meth:`decode_slow` decides)."""
         msg = _OMS_RAW_DECODER.decode(value)
-        op = _ROW_RECORDS[msg.recordType]  # KeyError: heartbeat, DDL, anything else
+        try:
+            op = _ROW_RECORDS[msg.recordType]
+        except (KeyError, TypeError):
+            raise NotFast from None  # heartbeat, DDL, anything else
         prev, post = msg.prevStruct, msg.postStruct
         null_prev, null_post = prev == NULL_RAW, post == NULL_RAW
         if op is Op.DELETE:
@@ -1064,15 +1073,15 @@ class OmsExtendJson(_OmsFormat):
         if last is not None and last[0] is oracle:
             try:
                 return last[1], last[1].rows.decode(image)
-            except Exception:  # noqa: S110 - another table (or a value refused: again below)
-                pass
+            except FAST_REFUSALS:
+                pass  # another table (or a value refused: again below)
         plan = self._light_plan(image, oracle)
         return plan, plan.rows.decode(image)
 
     def _light_plan(self, image: msgspec.Raw, oracle: bool) -> _LightPlan:
         """The plan of an image's ``__light_type`` (it becomes the last plan)."""
         key = bytes(_LIGHT_DECODER.decode(image).light)
-        plan: _LightPlan = self._light_plans.get(
+        plan: _LightPlan = self._light_plans.plan(
             (oracle, key), lambda: self._build_light_plan(key, oracle)
         )
         self._last_light = (oracle, plan)

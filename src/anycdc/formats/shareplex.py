@@ -69,6 +69,7 @@ import msgspec
 from anycdc.errors import EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Op, Position, dumps
 from anycdc.formats.base import (
+    Cache,
     Capabilities,
     Format,
     NotFast,
@@ -192,7 +193,8 @@ class SharePlexJson(Format):
             self._full_key = self.options.flag(OPT_FULL_KEY)
         except ValueError as exc:
             raise OptionError(f"{self.id}: option {OPT_FULL_KEY}: {exc}") from None
-        self._times: dict[str, int | None] = {}  # commit time text -> ts_ms (fast path)
+        # commit time text -> ts_ms (fast path)
+        self._times: Cache[str, int | None] = Cache(self._TIMES)
 
     # ---- detection
     @classmethod
@@ -216,14 +218,17 @@ class SharePlexJson(Format):
     _TIMES: ClassVar[int] = _TIMES_CACHED
 
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
-        """The common row change, or an exception (then :meth:`decode_slow` decides)."""
+        """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
         msg = _FAST_DECODER.decode(value)
         meta, data, key_image = msg.meta, msg.data, msg.key
         if type(meta) is not dict or type(data) is not dict:
             raise NotFast
         if key_image is not None and type(key_image) is not dict:
             raise NotFast
-        op, split = _ROW_OPS[meta[M_OP]]  # KeyError/TypeError: the slow path decides
+        try:
+            op, split = _ROW_OPS[meta[M_OP]]
+        except (KeyError, TypeError):
+            raise NotFast from None  # no op, or another one: the slow path decides
         get = meta.get
         qualified, row_id, trans, time = get(M_TABLE), get(M_ROWID), get(M_TRANS), get(M_TIME)
         for text in (qualified, row_id, trans):
@@ -245,15 +250,14 @@ class SharePlexJson(Format):
             ts_ms = self._times.get(time) if type(time) is str else None
             if ts_ms is None:
                 ts_ms = self._ts_ms(meta)  # DecodeError: the slow path reports it
-                if len(self._times) >= self._TIMES:
-                    self._times.clear()
-                self._times[time] = ts_ms
+                if type(time) is str:
+                    self._times.put(time, ts_ms)
         position = None if scn is None else Position((scn,) if seq is None else (scn, seq))
         if op is not Op.UPDATE:
             return [
                 ChangeEvent(
                     op=op, format=self.id, schema=schema, table=table,
-                    key=self.options.primary_key, before=data if op is Op.DELETE else None,
+                    key=self.unnamed_key, before=data if op is Op.DELETE else None,
                     after=None if op is Op.DELETE else data, ts_ms=ts_ms, position=position,
                     tx=trans, row_id=row_id, extra=extra,
                 )

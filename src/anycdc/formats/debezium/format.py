@@ -1,0 +1,44 @@
+"""The ``debezium-json`` format: its id, options and capabilities; decoding and encoding
+come from :mod:`.decode` and :mod:`.encode`."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from anycdc.formats.base import (
+    Capabilities,
+    OptionSpec,
+)
+from anycdc.formats.debezium.decode import DebeziumDecoder
+from anycdc.formats.debezium.encode import DebeziumEncoder
+
+
+class DebeziumJson(DebeziumDecoder, DebeziumEncoder):
+    """Debezium change-event values (JSON converter), with or without the schema part."""
+
+    id: ClassVar[str] = "debezium-json"
+    vendor: ClassVar[str] = "Debezium (Red Hat / Kafka Connect)"
+    title: ClassVar[str] = (
+        "Debezium change event (JSON converter, schema + payload or payload only)"
+    )
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        before_image="full (Postgres: key columns or none unless REPLICA IDENTITY FULL)",
+        types="Kafka Connect schema (when schemas.enable=true)",
+        position="SQL Server commit_lsn/change_lsn/event_serial_no; MySQL binlog file/pos/row; "
+        "Postgres lsn; Oracle scn; MongoDB ts/ord",
+        key_names=False,
+        ddl=True,
+    )
+    extra_options: ClassVar[tuple[OptionSpec, ...]] = (
+        OptionSpec(
+            "schema",
+            "encoder: include the schema part, as the JSON converter with schemas.enable=true "
+            "(true/false); events without column types are always written as the payload alone",
+            "true",
+        ),
+        OptionSpec(
+            "server_name",
+            "encoder: logical server name written in source.name and the schema names",
+            "anycdc",
+        ),
+    )
