@@ -11,6 +11,9 @@
    pass that age, and at the end); each also reports its ingest time (the batches
    without the final apply). All use the same micro-batch cap, the same Spark
    session, one after the other; the ratios are what the README reports.
+   With ``peer`` among the runs, the hand-written peer (:mod:`anycdc.bench.peer`:
+   ``from_json`` per table, one MERGE per table per batch) runs too, and every run's
+   tables are compared with the simulator's truth (missing, extra, wrong values).
 4. **Sustained**: a producer writes at ``rate`` events/s for ``seconds`` while the
    pipeline runs on an interval trigger; the latency of a batch is the time from
    producing its oldest message to the batch being committed.
@@ -29,9 +32,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from anycdc.bench.peer import Exactness
 from anycdc.config import PipelineConfig
 from anycdc.devtools.kafka import create_topic, produce
 from anycdc.event import ChangeEvent
@@ -42,8 +47,10 @@ if TYPE_CHECKING:
 
     from anycdc.spark.pipeline import BatchMetrics
 
-RUNS: Final = ("every-batch", "deferred")
-"""The anycdc runs a bench can measure: every table MERGEd in every batch, or when due."""
+RUNS: Final = ("every-batch", "deferred", "peer")
+"""The runs a bench can measure beside the floor: anycdc with every table MERGEd in every
+batch, or when due; and the hand-written peer (:mod:`anycdc.bench.peer`), whose tables are
+then compared with the simulator's truth, as are anycdc's."""
 TOPIC = "anycdc-bench"
 SUSTAINED_TOPIC = "anycdc-bench-sustained"
 
@@ -236,6 +243,8 @@ class Measured:
     behind: list[str] = field(default_factory=list)
     """Tables whose oldest pending change was older than their target plus one cycle
     when the run ended."""
+    exactness: Exactness | None = None
+    """Its tables against the simulator's truth (catch-up runs, when the peer is measured)."""
 
     @property
     def rate(self) -> float:
@@ -453,6 +462,7 @@ def catch_up(
         )
     )
     say(f"  {results[-1].seconds:.1f}s")
+    judged: list[tuple[Measured, Callable[[str], str]]] = []
     for run, freshness in (("every-batch", 0.0), ("deferred", settings.freshness)):
         if run not in settings.runs:
             continue
@@ -468,9 +478,64 @@ def catch_up(
                 "freshness": freshness,
             }
         )
-        results += anycdc_run(spark, config, produced, name)
+        measured = anycdc_run(spark, config, produced, name)
+        results += measured
         say(f"  {results[-1].seconds:.1f}s")
+        judged.append((measured[0], partial(_anycdc_path, config)))
+    if "peer" in settings.runs:
+        say("peer: Kafka -> from_json per table -> one MERGE per table per batch (hand-written)")
+        results.append(peer_run(spark, bootstrap, settings, work / "peer", produced))
+        say(f"  {results[-1].seconds:.1f}s")
+        judged.append((results[-1], partial(_peer_path, work / "peer")))
+        say("exactness: each run's tables against the simulator's truth")
+        judge(spark, settings, judged)
     return results
+
+
+def _anycdc_path(config: PipelineConfig, qualified: str) -> str:
+    database, table = qualified.split(".", 1)
+    return config.table_path(database, None, table)
+
+
+def _peer_path(target: Path, qualified: str) -> str:
+    return str(target.joinpath(*qualified.split(".", 1)))
+
+
+def peer_run(
+    spark: SparkSession, bootstrap: str, settings: BenchSettings, target: Path, events: int
+) -> Measured:
+    """The hand-written peer (:mod:`anycdc.bench.peer`) on the whole topic, with the
+    schemas its author writes from the tables as declared before the stream."""
+    from anycdc.bench.peer import PEER_NAME, peer_tables, run_peer
+
+    if settings.format != "canal-json":
+        raise ValueError(f"the peer reads canal-json only, not {settings.format}")
+    declared = settings.workload(0, settings.seed).source_tables
+    tables = peer_tables(declared, settings.format)
+    with MemorySampler() as memory:
+        seconds, batches, applies = run_peer(
+            spark, bootstrap, TOPIC, tables, target, settings.max_offsets_per_trigger
+        )
+    return Measured(f"{PEER_NAME} ({applies} MERGEs)", events, seconds, batches, memory.peak)
+
+
+def judge(
+    spark: SparkSession,
+    settings: BenchSettings,
+    runs: list[tuple[Measured, Callable[[str], str]]],
+) -> None:
+    """Set each run's :attr:`Measured.exactness`: its tables (``path_of`` a qualified
+    name) against the truth of the simulated stream (generated again from its seed)."""
+    from anycdc.bench.peer import compare_with_truth, exactness, read_tables
+
+    workload = settings.workload(settings.events, settings.seed)
+    for _ in workload.events(settings.format):
+        pass
+    specs, truth = workload.tables, workload.truth
+    for measured, path_of in runs:
+        actual = read_tables(spark, {s.qualified: path_of(s.qualified) for s in specs})
+        diffs, absent = compare_with_truth(specs, truth, actual)
+        measured.exactness = exactness(measured.name, diffs, absent)
 
 
 def report_rows(results: list[Measured]) -> list[list[str]]:
@@ -515,6 +580,19 @@ def staleness_summary(measured: Measured) -> dict[str, dict[str, float]]:
     }
 
 
+def exactness_lines(results: list[Measured]) -> list[str]:
+    """Each judged run's exactness, then a few of its wrong values."""
+    lines = []
+    for m in results:
+        if m.exactness is None:
+            continue
+        lines.append(m.exactness.line())
+        lines += [
+            f"  {column}: expected {want}, got {got}" for column, want, got in m.exactness.examples
+        ]
+    return lines
+
+
 def freshness_lines(results: list[Measured]) -> list[str]:
     """What the tables' readers saw in the sustained run: staleness per target."""
     lines = []
@@ -556,6 +634,7 @@ def results_json(settings: BenchSettings, results: list[Measured]) -> dict[str, 
                 "peak_memory_bytes": m.memory,
                 "staleness_seconds": staleness_summary(m),
                 "tables_behind": m.behind,
+                "exactness": m.exactness.as_json() if m.exactness else None,
             }
             for m in results
         ],

@@ -22,6 +22,9 @@ Measure anycdc end to end against the copy floor, on this machine, in one run:
   3. anycdc: the same topic applied to one Delta table per source table, every
      table MERGEd in every batch (freshness 0), then deferred (--freshness: a
      table is MERGEd when due, and at the end); each also as ingest only;
+     with --runs ...,peer also the hand-written peer (from_json with a schema per
+     table, one Delta MERGE per table per batch) and every run's exactness: its
+     tables against the simulator's truth (missing, extra, wrong values);
   4. sustained: RATE events/s for SECONDS while the pipeline runs on an interval
      trigger (tables applied when due); latency = commit time of a batch minus the
      produce time of its oldest message; staleness = a table apply's time minus the
@@ -36,6 +39,7 @@ Examples:
   anycdc bench                                   # 1,000,000 events, 50 tables (make bench)
   anycdc bench --events 100000 --tables 10 --sustained-seconds 0
   anycdc bench --events 100000 --runs deferred --sustained-seconds 0   # two checkouts
+  anycdc bench --events 100000 --tables 10 --runs deferred,peer --sustained-seconds 0
   anycdc bench --events 0 --runs deferred --tables 50 --rate 10000 \
       --sustained-seconds 300                    # uniform sustained
   anycdc bench --events 0 --runs deferred --tables 200 --skew 1.5 --hot-tables 10 \
@@ -61,7 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--runs", default="every-batch,deferred",
-        help="which anycdc runs to measure beside the floor, comma-separated "
+        help="which runs to measure beside the floor, comma-separated: every-batch, "
+        "deferred (anycdc), peer (the hand-written peer, and every run's exactness) "
         "(default every-batch,deferred; e.g. deferred to compare two checkouts quickly)",
     )  # fmt: skip
     parser.add_argument(
@@ -91,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         REPORT_HEADERS,
         RUNS,
         BenchSettings,
+        exactness_lines,
         freshness_lines,
         report_rows,
         results_json,
@@ -149,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
             REPORT_HEADERS,
             report_rows(results),
         )
-        for line in freshness_lines(results):
+        for line in freshness_lines(results) + exactness_lines(results):
             print(line)
         out = args.work_dir / "results.json"
         out.write_text(json.dumps(results_json(settings, results), indent=2) + "\n")
