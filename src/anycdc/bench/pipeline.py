@@ -80,6 +80,9 @@ class BenchSettings:
     """The most active tables (the first ones) that get ``hot_freshness`` (the others:
     ``freshness``)."""
     hot_freshness: float = 15.0
+    profile: str = "shop"
+    """The simulated tables (:class:`~anycdc.simulate.Workload`): ``shop`` or ``rich``
+    (every type the formats carry: unsigned BIGINT, binary, time zones, ...)."""
 
     def workload(self, events: int, seed: int) -> Workload:
         """The simulated source database of this bench."""
@@ -91,6 +94,7 @@ class BenchSettings:
             database="bench",
             tables=self.tables,
             skew=self.skew,
+            profile=self.profile,
         )
 
     def table_freshness(self) -> dict[str, str]:

@@ -79,6 +79,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the N most active tables get --hot-freshness, the rest --freshness",
     )  # fmt: skip
     parser.add_argument(
+        "--profile", choices=("shop", "rich"), default="shop",
+        help="the simulated tables: shop (orders, customers, ...) or rich (every type the "
+        "formats carry: unsigned BIGINT, binary, zoned timestamps, ...; shows a peer's "
+        "wrong values)",
+    )  # fmt: skip
+    parser.add_argument(
         "--hot-freshness", type=float, default=15.0, help="the hot tables' freshness, seconds"
     )
     parser.add_argument("--seed", type=int, default=1)
@@ -120,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
         skew=args.skew,
         hot_tables=args.hot_tables,
         hot_freshness=args.hot_freshness,
+        profile=args.profile,
     )
     unknown = sorted(set(settings.runs) - set(RUNS))
     if unknown:
