@@ -949,8 +949,9 @@ def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[in
     """Re-run the dead letters through the pipeline (after a fix or an option change).
 
     Messages that now decode and apply are removed from ``_anycdc/dead_letter``;
-    the others stay (a message that fails again for a new reason is recorded
-    again with that reason). Returns ``(replayed, still_failing)``.
+    the others stay (a message that fails again — it does not decode, or its table
+    still fails — is recorded again with the reason). Returns ``(replayed,
+    still_failing)``; a failure of the whole replay raises :class:`RunFailed`.
     """
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
@@ -985,7 +986,10 @@ def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[in
     started = _first(spark.sql("SELECT current_timestamp() AS now"))["now"]
     replay = config.with_overrides(query_name=f"{config.query_name}-replay")
     # a fresh, increasing version: each replay is a new idempotent unit of work
-    Pipeline(spark, replay, keep_ledger=False).process_batch(raw, int(time.time() * 1000))
+    try:
+        Pipeline(spark, replay, keep_ledger=False).process_batch(raw, int(time.time() * 1000))
+    except Exception as exc:
+        raise RunFailed(f"the replay failed: {one_line(exc)}") from None
     coords = {(r["source"], r["partition"], r["offset"]) for r in fixed}
     condition = F.lit(False)
     for source, partition, offset in coords:
@@ -993,6 +997,8 @@ def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[in
             (F.col("source") == source) & (F.col("partition") == partition) & (F.col("offset") == offset)
         )  # fmt: skip
     # a message that failed again during the replay was recorded afresh: keep that record
+    again = spark.read.format("delta").load(path).filter(F.col("failed_at") >= F.lit(started))
+    failed_again = again.filter(condition).select("source", "partition", "offset").distinct().count()
     condition = condition & (F.col("failed_at") < F.lit(started))
     DeltaTable.forPath(spark, path).delete(condition)
-    return len(fixed), len(dead) - len(fixed)
+    return len(fixed) - failed_again, len(dead) - len(fixed) + failed_again

@@ -1,0 +1,261 @@
+"""Every name a source database allows (issue 19): one odd table never stops the stream.
+
+Through real Spark and Delta, tables read back with delta-rs (its DataFusion reader: the
+Arrow dataset reader reads column-mapped columns as NULLs) or, where Delta type widening is
+on (delta-rs reads no such table), with Spark:
+
+- one batch holds a plain table and tables with every odd kind of name — columns Delta
+  rejects without column mapping, quotes, backticks, emoji, CJK, reserved words, case-only
+  and ``_cdc_`` collisions; table names with ``..``, ``/``, leading dots, glob characters
+  and a 128-character CJK name too long for a folder — and every one lands as the naming
+  rules say (:mod:`anycdc.naming`); a second batch updates, deletes, adds an odd column
+  and widens one: the MERGE, evolution and widening work on column-mapped tables, in
+  SCD1 and SCD2;
+- a table that fails (a file where its folder should be; a data file gone from under it)
+  is dead-lettered with the reason in batch N and again in N+1 while the other tables
+  apply, and ``replay-dead-letters`` applies it once the cause is gone — every row once.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from anycdc.cli.status import collect
+from anycdc.config import PipelineConfig
+from anycdc.event import Column
+from anycdc.naming import path_segment, sha_hex
+from anycdc.values import LogicalType
+from tests.pipeline.helpers import ORDER_COLUMNS, encode_all, ev, run, system, write_messages
+
+pytestmark = pytest.mark.spark
+
+INT = Column(LogicalType("int32"), "int")
+BIGINT = Column(LogicalType("int64"), "bigint")
+TEXT = Column(LogicalType("string"), "text")
+ODD_COLUMNS = [
+    "Order Date", "a.b", "x,y;z", "{p}(q)", "k=v", "tab\there", "new\nline",
+    "quote'\"", "back`tick", "emoji😀", "名前", "select",
+]  # fmt: skip
+"""Column names of one table, all kept exactly (the first seven need column mapping)."""
+COLLIDING = ["Name", "name", "NAME", "_cdc_op", "_cdc_position", "_CDC_TS"]
+LONG_TABLE = "表" * 128  # 384 bytes of UTF-8: no file system takes it as a folder name
+ODD_TABLES = ["..", "a/b", ".hidden", "select", "quote'\"back`tick", "emoji 😀", "a*b?[c]{d}"]
+
+
+def _odd_columns(extra: dict[str, Column] | None = None) -> dict[str, Column]:
+    cols = {"id": BIGINT, **{name: TEXT for name in ODD_COLUMNS}, "a.b": INT}
+    return {**cols, **(extra or {})}
+
+
+def _odd_row(i: int, text: str, ab: int = 1, **more: Any) -> dict[str, Any]:
+    row = {"id": i, **{name: f"{text}:{name}" for name in ODD_COLUMNS}, "a.b": ab}
+    return {**row, **more}
+
+
+def _colliding_row(i: int, text: str) -> dict[str, Any]:
+    return {"id": i, **{name: f"{text}:{name}" for name in COLLIDING}}
+
+
+COLLIDING_COLUMNS = {"id": BIGINT, **{name: TEXT for name in COLLIDING}}
+
+
+def _plain(i: int, name: str) -> dict[str, Any]:
+    return {"id": i, "name": name, "qty": i, "price": Decimal("1.00")}
+
+
+def _rs_rows(path: Path) -> list[dict[str, Any]]:
+    """The table's rows through delta-rs (DataFusion, which follows column mapping),
+    without the ``_cdc_`` metadata, sorted by id."""
+    from deltalake import DeltaTable, QueryBuilder
+
+    table = pa.table(QueryBuilder().register("t", DeltaTable(str(path))).execute("SELECT * FROM t").read_all())
+    out = [{k: v for k, v in r.items() if not k.startswith("_cdc_")} for r in table.to_pylist()]
+    return sorted(out, key=lambda r: r["id"])
+
+
+def _spark_rows(spark: Any, path: Path) -> list[dict[str, Any]]:
+    frame = spark.read.format("delta").load(str(path))
+    out = [{k: v for k, v in r.asDict().items() if not k.startswith("_cdc_")} for r in frame.collect()]
+    return sorted(out, key=lambda r: r["id"])
+
+
+def _in_order(src: Path) -> None:
+    """The folder source takes files oldest first: make their times follow their names
+    (recent ones: a file far older than those a checkpoint has seen is skipped)."""
+    base = int(time.time()) - 1000
+    for second, path in enumerate(sorted(src.iterdir())):
+        os.utime(path, (base + second, base + second))
+
+
+@pytest.mark.parametrize("mode", ["scd1", "scd2"])
+def test_every_odd_name_lands_as_documented(spark: Any, tmp_path: Path, mode: str) -> None:
+    src, out = tmp_path / "in", tmp_path / "out"
+    first = [
+        ev("insert", 1, _plain(1, "plain")),
+        ev("insert", 2, _odd_row(1, "a"), table="odd", columns=_odd_columns()),
+        ev("insert", 3, _odd_row(2, "b"), table="odd", columns=_odd_columns()),
+        ev("insert", 4, _colliding_row(1, "c"), table="cases", columns=COLLIDING_COLUMNS),
+        ev("insert", 5, _plain(7, "long"), table=LONG_TABLE),
+        *[ev("insert", 10 + n, _plain(n, name), table=name) for n, name in enumerate(ODD_TABLES)],
+        ev("insert", 30, _plain(9, "db"), database="..", table="x"),
+    ]
+    wider = _odd_columns({"a.b": BIGINT, "Unit Price": TEXT})
+    second = [
+        ev("update", 40, _odd_row(1, "a2", 2**40, **{"Unit Price": "9.50"}), table="odd",
+           columns=wider),
+        ev("delete", 41, _odd_row(2, "b"), table="odd", columns=_odd_columns()),
+        ev("update", 42, _colliding_row(1, "c2"), table="cases", columns=COLLIDING_COLUMNS),
+        ev("update", 43, _plain(1, "plain2"), before=_plain(1, "plain")),
+    ]  # fmt: skip
+    write_messages(src, "001.jsonl", encode_all("canonical-json", first))
+    write_messages(src, "002.jsonl", encode_all("canonical-json", second))
+    _in_order(src)
+    run(spark, src, out, max_files_per_trigger=1, freshness=0, mode=mode)
+
+    assert system(spark, out, "dead_letter") == []
+    current = "" if mode == "scd1" else " AND _cdc_is_current"
+    odd = out / "shop" / "odd"
+    rows = [r.asDict() for r in spark.sql(
+        f"SELECT * FROM delta.`{odd}` WHERE true{current}").collect()]  # fmt: skip
+    assert len(rows) == 1
+    got = {k: v for k, v in rows[0].items() if not k.startswith("_cdc_")}
+    assert got == {**_odd_row(1, "a2", 2**40), "Unit Price": "9.50"}
+    detail = spark.sql(f"DESCRIBE DETAIL delta.`{odd}`").first()
+    assert detail["properties"]["delta.columnMapping.mode"] == "name"
+    fields = {f.name: f.dataType.simpleString() for f in spark.read.format("delta").load(str(odd)).schema}
+    assert fields["a.b"] == "bigint"
+
+    # case-only and _cdc_ collisions: the first keeps its name, the others get a hashed one
+    cases = out / "shop" / "cases"
+    renamed = {n: f"{n}__{sha_hex(n, 8)}" for n in ("name", "NAME", *COLLIDING[3:])}
+    frame = spark.sql(f"SELECT * FROM delta.`{cases}` WHERE true{current}")
+    row = frame.first().asDict()
+    assert {n: row[renamed.get(n, n)] for n in COLLIDING} == {
+        n: f"c2:{n}" for n in COLLIDING
+    }
+    assert row["_cdc_op"] == "update"  # anycdc's own column is anycdc's
+    comments = {f.name: f.metadata.get("comment") for f in frame.schema}
+    assert comments[renamed["_cdc_op"]] == "anycdc source name: _cdc_op"
+
+    # table names: every one in its documented folder, inside the target
+    for n, name in enumerate(ODD_TABLES):
+        folder = out / "shop" / path_segment(name)
+        assert folder.resolve().is_relative_to(out.resolve())
+        assert [r["name"] for r in _spark_rows(spark, folder)] == [name]
+    assert sorted(p.name for p in (out / "shop").iterdir()) == sorted(
+        [path_segment(n) for n in [*ODD_TABLES, LONG_TABLE, "odd", "cases", "orders"]]
+    )
+    long = out / "shop" / path_segment(LONG_TABLE)
+    assert len(long.name.encode()) <= 255 and long.name.endswith(sha_hex(LONG_TABLE, 16))
+    props = spark.sql(f"DESCRIBE DETAIL delta.`{long}`").first()["properties"]
+    assert props["anycdc.sourceTable"] == f'["shop", null, "{LONG_TABLE}"]'
+    assert (out / "_.." / "x").is_dir()
+
+    if mode == "scd1":
+        # delta-rs (DataFusion) reads a column-mapped table without widening: the names as is
+        assert _rs_rows(out / "shop" / "orders") == [_plain(1, "plain2")]
+        assert _rs_rows(cases)[0][renamed["name"]] == "c2:name"
+        report = collect(spark, str(out))
+        by_table = {t["table"]: t for t in report["tables"]}
+        assert by_table["shop.cases"]["renamed_columns"] == {v: k for k, v in renamed.items()}
+        assert by_table[f"shop.{LONG_TABLE}"]["folder_shortened"] is True
+        assert by_table[f"shop.{LONG_TABLE}"]["rows"] == 1
+
+
+def _data_files(table: Path) -> list[Path]:
+    return sorted(table.glob("*.parquet"))
+
+
+def test_a_failing_table_is_isolated_and_replayed_once_fixed(
+    spark: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from anycdc.spark.pipeline import replay_dead_letters
+
+    src, out = tmp_path / "in", tmp_path / "out"
+    broken, gone = out / "shop" / "broken", out / "shop" / "gone"
+    # batch 0: 'broken' cannot be created (a file stands where its folder goes)
+    broken.parent.mkdir(parents=True)
+    broken.write_text("not a folder")
+    write_messages(src, "001.jsonl", encode_all("canonical-json", [
+        ev("insert", 1, _plain(1, "o1")),
+        ev("insert", 2, _plain(1, "b1"), table="broken"),
+        ev("insert", 3, _plain(1, "g1"), table="gone"),
+        ev("insert", 4, _plain(2, "g2"), table="gone"),
+    ]))  # fmt: skip
+    run(spark, src, out)
+    # batches 1 and 2: 'gone' lost a data file (its MERGE fails), 'broken' still cannot be
+    # created; 'orders' applies in both
+    aside = tmp_path / "aside"
+    aside.mkdir()
+    for data in _data_files(gone):
+        shutil.move(data, aside / data.name)
+    write_messages(src, "002.jsonl", encode_all("canonical-json", [
+        ev("update", 5, _plain(1, "o2"), before=_plain(1, "o1")),
+        ev("insert", 6, _plain(2, "b2"), table="broken"),
+        ev("delete", 7, _plain(2, "g2"), table="gone"),
+        ev("update", 8, _plain(1, "g1b"), before=_plain(1, "g1"), table="gone"),
+    ]))  # fmt: skip
+    write_messages(src, "003.jsonl", encode_all("canonical-json", [
+        ev("insert", 9, _plain(2, "o3")),
+        ev("insert", 10, _plain(3, "b3"), table="broken"),
+        ev("insert", 11, _plain(3, "g3"), table="gone"),
+    ]))  # fmt: skip
+    _in_order(src)
+    caplog.set_level("WARNING", logger="anycdc.pipeline")
+    run(spark, src, out, max_files_per_trigger=1, freshness=0)
+
+    assert [(r["id"], r["name"]) for r in _rs_rows(out / "shop" / "orders")] == [(1, "o2"), (2, "o3")]
+    dead = system(spark, out, "dead_letter")
+    by_table: dict[str, list[str]] = {}
+    for row in dead:
+        by_table.setdefault(row["error"].split(":")[0], []).append(row["error"])
+    assert sorted(by_table) == ["shop.broken", "shop.gone"]
+    assert len(by_table["shop.broken"]) == 3 and len(by_table["shop.gone"]) == 3
+    failures = [r.getMessage() for r in caplog.records if "dead-lettered" in r.getMessage()]
+    # broken in batch 0 (the first run), then broken and gone in batches 1 and 2
+    assert len(failures) == 5 and all("\n" not in f for f in failures)
+    report = {t["table"]: t for t in collect(spark, str(out))["tables"]}
+    assert report["shop.broken"]["last_error"] and report["shop.gone"]["last_error"]
+    assert report["shop.orders"]["last_error"] is None
+
+    # the causes gone, the dead letters replay: every row once, deletes included
+    broken.unlink()
+    for data in aside.iterdir():
+        shutil.move(data, gone / data.name)
+    config = PipelineConfig(source_dir=str(src), target=str(out))
+    assert replay_dead_letters(spark, config) == (6, 0)
+    assert system(spark, out, "dead_letter") == []
+    assert [(r["id"], r["name"]) for r in _rs_rows(broken)] == [(1, "b1"), (2, "b2"), (3, "b3")]
+    assert [(r["id"], r["name"]) for r in _rs_rows(gone)] == [(1, "g1b"), (3, "g3")]
+    # the next run (deferred) goes on from there: nothing applied twice, nothing lost
+    write_messages(src, "004.jsonl", encode_all("canonical-json", [
+        ev("insert", 12, _plain(4, "b4"), table="broken"),
+        ev("update", 13, _plain(3, "g3b"), before=_plain(3, "g3"), table="gone"),
+    ]))  # fmt: skip
+    _in_order(src)
+    run(spark, src, out)
+    assert [r["name"] for r in _rs_rows(broken)] == ["b1", "b2", "b3", "b4"]
+    assert [r["name"] for r in _rs_rows(gone)] == ["g1b", "g3b"]
+    assert system(spark, out, "dead_letter") == []
+
+
+def test_a_run_wide_failure_is_one_line(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from anycdc.cli import main as cli
+
+    src, out = tmp_path / "in", tmp_path / "out"
+    write_messages(src, "001.jsonl", encode_all("canonical-json", [ev("insert", 1, _plain(1, "a"))]))
+    out.write_text("a file where the target folder goes")
+    code = cli(["run", "--source-dir", str(src), "--target", str(out), "--no-progress"])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("anycdc:")]
+    assert code == 1 and len(lines) == 1 and "Traceback" not in err, err
