@@ -33,7 +33,7 @@ from anycdc.config import PipelineConfig
 from anycdc.event import Column
 from anycdc.naming import path_segment, sha_hex
 from anycdc.values import LogicalType
-from tests.pipeline.helpers import ORDER_COLUMNS, encode_all, ev, run, system, write_messages
+from tests.pipeline.helpers import encode_all, ev, run, system, write_messages
 
 pytestmark = pytest.mark.spark
 
@@ -60,8 +60,9 @@ def _odd_row(i: int, text: str, ab: int = 1, **more: Any) -> dict[str, Any]:
     return {**row, **more}
 
 
-def _colliding_row(i: int, text: str) -> dict[str, Any]:
-    return {"id": i, **{name: f"{text}:{name}" for name in COLLIDING}}
+def _colliding_row(key: str, text: str) -> dict[str, Any]:
+    """A row of the colliding columns; ``name`` (the key) is ``key``."""
+    return {"id": 1, **{name: f"{text}:{name}" for name in COLLIDING}, "name": key}
 
 
 COLLIDING_COLUMNS = {"id": BIGINT, **{name: TEXT for name in COLLIDING}}
@@ -76,14 +77,18 @@ def _rs_rows(path: Path) -> list[dict[str, Any]]:
     without the ``_cdc_`` metadata, sorted by id."""
     from deltalake import DeltaTable, QueryBuilder
 
-    table = pa.table(QueryBuilder().register("t", DeltaTable(str(path))).execute("SELECT * FROM t").read_all())
+    table = pa.table(
+        QueryBuilder().register("t", DeltaTable(str(path))).execute("SELECT * FROM t").read_all()
+    )
     out = [{k: v for k, v in r.items() if not k.startswith("_cdc_")} for r in table.to_pylist()]
     return sorted(out, key=lambda r: r["id"])
 
 
 def _spark_rows(spark: Any, path: Path) -> list[dict[str, Any]]:
     frame = spark.read.format("delta").load(str(path))
-    out = [{k: v for k, v in r.asDict().items() if not k.startswith("_cdc_")} for r in frame.collect()]
+    out = [
+        {k: v for k, v in r.asDict().items() if not k.startswith("_cdc_")} for r in frame.collect()
+    ]
     return sorted(out, key=lambda r: r["id"])
 
 
@@ -95,155 +100,180 @@ def _in_order(src: Path) -> None:
         os.utime(path, (base + second, base + second))
 
 
-@pytest.mark.parametrize("mode", ["scd1", "scd2"])
-def test_every_odd_name_lands_as_documented(spark: Any, tmp_path: Path, mode: str) -> None:
-    src, out = tmp_path / "in", tmp_path / "out"
+def _names_batches(mode: str) -> tuple[list[Any], list[Any]]:
+    """Two batches: every odd name (only the column ones in SCD2), then updates, a delete,
+    an odd column added and one widened, and a key that is a renamed column."""
     first = [
         ev("insert", 1, _plain(1, "plain")),
         ev("insert", 2, _odd_row(1, "a"), table="odd", columns=_odd_columns()),
         ev("insert", 3, _odd_row(2, "b"), table="odd", columns=_odd_columns()),
-        ev("insert", 4, _colliding_row(1, "c"), table="cases", columns=COLLIDING_COLUMNS),
-        ev("insert", 5, _plain(7, "long"), table=LONG_TABLE),
-        *[ev("insert", 10 + n, _plain(n, name), table=name) for n, name in enumerate(ODD_TABLES)],
-        ev("insert", 30, _plain(9, "db"), database="..", table="x"),
-    ]
+        ev("insert", 4, _colliding_row("k1", "c"), table="cases", columns=COLLIDING_COLUMNS,
+           key=("name",)),
+    ]  # fmt: skip
+    if mode == "scd1":
+        first += [
+            ev("insert", 5, _plain(7, "long"), table=LONG_TABLE),
+            *[
+                ev("insert", 10 + n, _plain(n, name), table=name)
+                for n, name in enumerate(ODD_TABLES)
+            ],
+            ev("insert", 30, _plain(9, "db"), database="..", table="x"),
+        ]
     wider = _odd_columns({"a.b": BIGINT, "Unit Price": TEXT})
     second = [
         ev("update", 40, _odd_row(1, "a2", 2**40, **{"Unit Price": "9.50"}), table="odd",
            columns=wider),
         ev("delete", 41, _odd_row(2, "b"), table="odd", columns=_odd_columns()),
-        ev("update", 42, _colliding_row(1, "c2"), table="cases", columns=COLLIDING_COLUMNS),
+        ev("update", 42, _colliding_row("k1", "c2"), table="cases", columns=COLLIDING_COLUMNS,
+           key=("name",)),
         ev("update", 43, _plain(1, "plain2"), before=_plain(1, "plain")),
     ]  # fmt: skip
-    write_messages(src, "001.jsonl", encode_all("canonical-json", first))
-    write_messages(src, "002.jsonl", encode_all("canonical-json", second))
-    _in_order(src)
-    run(spark, src, out, max_files_per_trigger=1, freshness=0, mode=mode)
+    return first, second
 
-    assert system(spark, out, "dead_letter") == []
+
+RENAMED = {n: f"{n}__{sha_hex(n, 8)}" for n in ("name", "NAME", *COLLIDING[3:])}
+"""What the case-only and ``_cdc_`` collisions are called in the table (``Name`` came first)."""
+
+
+def _check_columns(spark: Any, out: Path, mode: str) -> None:
+    """The odd columns kept exactly, evolved and widened; the collisions renamed."""
     current = "" if mode == "scd1" else " AND _cdc_is_current"
     odd = out / "shop" / "odd"
     rows = [r.asDict() for r in spark.sql(
         f"SELECT * FROM delta.`{odd}` WHERE true{current}").collect()]  # fmt: skip
-    assert len(rows) == 1
-    got = {k: v for k, v in rows[0].items() if not k.startswith("_cdc_")}
-    assert got == {**_odd_row(1, "a2", 2**40), "Unit Price": "9.50"}
+    assert [{k: v for k, v in r.items() if not k.startswith("_cdc_")} for r in rows] == [
+        {**_odd_row(1, "a2", 2**40), "Unit Price": "9.50"}
+    ]
     detail = spark.sql(f"DESCRIBE DETAIL delta.`{odd}`").first()
     assert detail["properties"]["delta.columnMapping.mode"] == "name"
-    fields = {f.name: f.dataType.simpleString() for f in spark.read.format("delta").load(str(odd)).schema}
-    assert fields["a.b"] == "bigint"
-
+    schema = spark.read.format("delta").load(str(odd)).schema
+    assert {f.name: f.dataType.simpleString() for f in schema}["a.b"] == "bigint"
     # case-only and _cdc_ collisions: the first keeps its name, the others get a hashed one
-    cases = out / "shop" / "cases"
-    renamed = {n: f"{n}__{sha_hex(n, 8)}" for n in ("name", "NAME", *COLLIDING[3:])}
-    frame = spark.sql(f"SELECT * FROM delta.`{cases}` WHERE true{current}")
-    row = frame.first().asDict()
-    assert {n: row[renamed.get(n, n)] for n in COLLIDING} == {
-        n: f"c2:{n}" for n in COLLIDING
-    }
-    assert row["_cdc_op"] == "update"  # anycdc's own column is anycdc's
+    frame = spark.sql(f"SELECT * FROM delta.`{out / 'shop' / 'cases'}` WHERE true{current}")
+    [row] = [r.asDict() for r in frame.collect()]
+    assert {n: row[RENAMED.get(n, n)] for n in ("id", *COLLIDING)} == _colliding_row("k1", "c2")
+    assert row["_cdc_op"] == "update"  # anycdc's own column stays anycdc's
     comments = {f.name: f.metadata.get("comment") for f in frame.schema}
-    assert comments[renamed["_cdc_op"]] == "anycdc source name: _cdc_op"
+    assert comments[RENAMED["_cdc_op"]] == "anycdc source name: _cdc_op"
+    assert "delta.columnMapping.mode" not in spark.sql(
+        f"DESCRIBE DETAIL delta.`{out / 'shop' / 'cases'}`").first()["properties"]  # fmt: skip
 
-    # table names: every one in its documented folder, inside the target
-    for n, name in enumerate(ODD_TABLES):
+
+def _check_tables(spark: Any, out: Path) -> None:
+    """Every odd table name in its documented folder, inside the target."""
+    for name in ODD_TABLES:
         folder = out / "shop" / path_segment(name)
         assert folder.resolve().is_relative_to(out.resolve())
-        assert [r["name"] for r in _spark_rows(spark, folder)] == [name]
-    assert sorted(p.name for p in (out / "shop").iterdir()) == sorted(
-        [path_segment(n) for n in [*ODD_TABLES, LONG_TABLE, "odd", "cases", "orders"]]
-    )
+        assert [r["name"] for r in _rs_rows(folder)] == [name]
+    assert (out / "_.." / "x").is_dir()
     long = out / "shop" / path_segment(LONG_TABLE)
     assert len(long.name.encode()) <= 255 and long.name.endswith(sha_hex(LONG_TABLE, 16))
     props = spark.sql(f"DESCRIBE DETAIL delta.`{long}`").first()["properties"]
     assert props["anycdc.sourceTable"] == f'["shop", null, "{LONG_TABLE}"]'
-    assert (out / "_.." / "x").is_dir()
 
-    if mode == "scd1":
-        # delta-rs (DataFusion) reads a column-mapped table without widening: the names as is
-        assert _rs_rows(out / "shop" / "orders") == [_plain(1, "plain2")]
-        assert _rs_rows(cases)[0][renamed["name"]] == "c2:name"
-        report = collect(spark, str(out))
-        by_table = {t["table"]: t for t in report["tables"]}
-        assert by_table["shop.cases"]["renamed_columns"] == {v: k for k, v in renamed.items()}
-        assert by_table[f"shop.{LONG_TABLE}"]["folder_shortened"] is True
-        assert by_table[f"shop.{LONG_TABLE}"]["rows"] == 1
+
+def _check_key_ranges(spark: Any, out: Path) -> None:
+    """A MERGE into a big table bounds its key by the batch's range: here a renamed key."""
+    from anycdc.spark.apply import TableApplier, TablePlan
+    from anycdc.spark.maintenance import TableDetail
+
+    config = PipelineConfig(target=str(out), key_range_min_mb=0)
+    applier = TableApplier(spark, config, TablePlan("shop", None, "cases", key=("name",)))
+    applier.targets = {"Name": "Name", "name": RENAMED["name"]}
+    applier.last_detail = TableDetail({}, 2, 1)
+    staged = spark.createDataFrame([("k1",), ("k9",)], f"`{RENAMED['name']}` STRING")
+    assert applier.key_ranges(staged, {"name": "STRING"}) == [
+        f"t.`{RENAMED['name']}` >= 'k1'", f"t.`{RENAMED['name']}` <= 'k9'",
+    ]  # fmt: skip
+
+
+def test_scd2_keeps_odd_names_as_scd1_does(spark: Any, tmp_path: Path) -> None:
+    src, out = tmp_path / "in", tmp_path / "out"
+    first, second = _names_batches("scd2")
+    write_messages(src, "001.jsonl", encode_all("canonical-json", first))
+    write_messages(src, "002.jsonl", encode_all("canonical-json", second))
+    _in_order(src)
+    run(spark, src, out, max_files_per_trigger=1, freshness=0, mode="scd2")
+    assert [r["error"] for r in system(spark, out, "dead_letter")] == []
+    _check_columns(spark, out, "scd2")
 
 
 def _data_files(table: Path) -> list[Path]:
     return sorted(table.glob("*.parquet"))
 
 
-def test_a_failing_table_is_isolated_and_replayed_once_fixed(
+def _create_gone(spark: Any, gone: Path, aside: Path) -> None:
+    """A table of the pipeline's shape with one row whose data file is moved to ``aside``:
+    its schema step works, its MERGE fails (a real per-table failure, not a simulated one)."""
+    spark.sql(
+        f"CREATE TABLE delta.`{gone}` (id BIGINT, name STRING, qty INT, price DECIMAL(12,2), "
+        "_cdc_position STRING, _cdc_ts TIMESTAMP, _cdc_op STRING, _cdc_batch BIGINT) USING delta"
+    )
+    spark.sql(f"INSERT INTO delta.`{gone}` VALUES (0, 'g0', 0, 1.00, NULL, NULL, 'insert', 0)")
+    aside.mkdir()
+    for data in _data_files(gone):
+        shutil.move(data, aside / data.name)
+
+
+def test_odd_names_land_and_a_failing_table_is_isolated_then_replayed(
     spark: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     from anycdc.spark.pipeline import replay_dead_letters
 
-    src, out = tmp_path / "in", tmp_path / "out"
+    src, out, aside = tmp_path / "in", tmp_path / "out", tmp_path / "aside"
     broken, gone = out / "shop" / "broken", out / "shop" / "gone"
-    # batch 0: 'broken' cannot be created (a file stands where its folder goes)
     broken.parent.mkdir(parents=True)
-    broken.write_text("not a folder")
-    write_messages(src, "001.jsonl", encode_all("canonical-json", [
-        ev("insert", 1, _plain(1, "o1")),
-        ev("insert", 2, _plain(1, "b1"), table="broken"),
-        ev("insert", 3, _plain(1, "g1"), table="gone"),
-        ev("insert", 4, _plain(2, "g2"), table="gone"),
-    ]))  # fmt: skip
-    run(spark, src, out)
-    # batches 1 and 2: 'gone' lost a data file (its MERGE fails), 'broken' still cannot be
-    # created; 'orders' applies in both
-    aside = tmp_path / "aside"
-    aside.mkdir()
-    for data in _data_files(gone):
-        shutil.move(data, aside / data.name)
-    write_messages(src, "002.jsonl", encode_all("canonical-json", [
-        ev("update", 5, _plain(1, "o2"), before=_plain(1, "o1")),
-        ev("insert", 6, _plain(2, "b2"), table="broken"),
-        ev("delete", 7, _plain(2, "g2"), table="gone"),
-        ev("update", 8, _plain(1, "g1b"), before=_plain(1, "g1"), table="gone"),
-    ]))  # fmt: skip
-    write_messages(src, "003.jsonl", encode_all("canonical-json", [
-        ev("insert", 9, _plain(2, "o3")),
-        ev("insert", 10, _plain(3, "b3"), table="broken"),
-        ev("insert", 11, _plain(3, "g3"), table="gone"),
-    ]))  # fmt: skip
+    broken.write_text("a file where the table's folder goes: it cannot be created")
+    _create_gone(spark, gone, aside)
+    first, second = _names_batches("scd1")
+    first += [ev("insert", 50, _plain(1, "b1"), table="broken"),
+              ev("insert", 51, _plain(1, "g1"), table="gone"),
+              ev("insert", 52, _plain(2, "g2"), table="gone")]  # fmt: skip
+    second += [ev("insert", 60, _plain(2, "b2"), table="broken"),
+               ev("delete", 61, _plain(2, "g2"), table="gone"),
+               ev("update", 62, _plain(1, "g1b"), before=_plain(1, "g1"), table="gone")]  # fmt: skip
+    write_messages(src, "001.jsonl", encode_all("canonical-json", first))
+    write_messages(src, "002.jsonl", encode_all("canonical-json", second))
     _in_order(src)
     caplog.set_level("WARNING", logger="anycdc.pipeline")
-    run(spark, src, out, max_files_per_trigger=1, freshness=0)
+    run(spark, src, out, max_files_per_trigger=1, freshness=0, key_range_min_mb=0)
 
-    assert [(r["id"], r["name"]) for r in _rs_rows(out / "shop" / "orders")] == [(1, "o2"), (2, "o3")]
+    # batch 0 and batch 1: 'broken' and 'gone' fail and are dead-lettered, the others apply
+    assert _rs_rows(out / "shop" / "orders") == [_plain(1, "plain2")]
+    _check_columns(spark, out, "scd1")
+    _check_tables(spark, out)
+    _check_key_ranges(spark, out)
     dead = system(spark, out, "dead_letter")
-    by_table: dict[str, list[str]] = {}
-    for row in dead:
-        by_table.setdefault(row["error"].split(":")[0], []).append(row["error"])
-    assert sorted(by_table) == ["shop.broken", "shop.gone"]
-    assert len(by_table["shop.broken"]) == 3 and len(by_table["shop.gone"]) == 3
+    assert sorted(r["error"].split(":")[0] for r in dead) == ["shop.broken"] * 2 + ["shop.gone"] * 4
+    assert any("DELTA_CANNOT_CREATE_LOG_PATH" in r["error"] for r in dead)
+    assert any("FILE_NOT_EXIST" in r["error"] for r in dead)
     failures = [r.getMessage() for r in caplog.records if "dead-lettered" in r.getMessage()]
-    # broken in batch 0 (the first run), then broken and gone in batches 1 and 2
-    assert len(failures) == 5 and all("\n" not in f for f in failures)
+    assert len(failures) == 4 and all("\n" not in f for f in failures)
     report = {t["table"]: t for t in collect(spark, str(out))["tables"]}
     assert report["shop.broken"]["last_error"] and report["shop.gone"]["last_error"]
     assert report["shop.orders"]["last_error"] is None
+    assert report["shop.cases"]["renamed_columns"] == {v: k for k, v in RENAMED.items()}
+    assert report[f"shop.{LONG_TABLE}"]["folder_shortened"] is True
+    assert report[f"shop.{LONG_TABLE}"]["rows"] == 1
 
-    # the causes gone, the dead letters replay: every row once, deletes included
+    # the causes gone, the dead letters replay: every row once, the delete included
     broken.unlink()
     for data in aside.iterdir():
         shutil.move(data, gone / data.name)
     config = PipelineConfig(source_dir=str(src), target=str(out))
     assert replay_dead_letters(spark, config) == (6, 0)
     assert system(spark, out, "dead_letter") == []
-    assert [(r["id"], r["name"]) for r in _rs_rows(broken)] == [(1, "b1"), (2, "b2"), (3, "b3")]
-    assert [(r["id"], r["name"]) for r in _rs_rows(gone)] == [(1, "g1b"), (3, "g3")]
+    assert [(r["id"], r["name"]) for r in _rs_rows(broken)] == [(1, "b1"), (2, "b2")]
+    assert [(r["id"], r["name"]) for r in _rs_rows(gone)] == [(0, "g0"), (1, "g1b")]
     # the next run (deferred) goes on from there: nothing applied twice, nothing lost
-    write_messages(src, "004.jsonl", encode_all("canonical-json", [
-        ev("insert", 12, _plain(4, "b4"), table="broken"),
-        ev("update", 13, _plain(3, "g3b"), before=_plain(3, "g3"), table="gone"),
+    write_messages(src, "003.jsonl", encode_all("canonical-json", [
+        ev("insert", 70, _plain(3, "b3"), table="broken"),
+        ev("update", 71, _plain(1, "g1c"), before=_plain(1, "g1b"), table="gone"),
     ]))  # fmt: skip
     _in_order(src)
     run(spark, src, out)
-    assert [r["name"] for r in _rs_rows(broken)] == ["b1", "b2", "b3", "b4"]
-    assert [r["name"] for r in _rs_rows(gone)] == ["g1b", "g3b"]
+    assert [r["name"] for r in _rs_rows(broken)] == ["b1", "b2", "b3"]
+    assert [r["name"] for r in _rs_rows(gone)] == ["g0", "g1c"]
     assert system(spark, out, "dead_letter") == []
 
 
@@ -253,7 +283,9 @@ def test_a_run_wide_failure_is_one_line(
     from anycdc.cli import main as cli
 
     src, out = tmp_path / "in", tmp_path / "out"
-    write_messages(src, "001.jsonl", encode_all("canonical-json", [ev("insert", 1, _plain(1, "a"))]))
+    write_messages(
+        src, "001.jsonl", encode_all("canonical-json", [ev("insert", 1, _plain(1, "a"))])
+    )
     out.write_text("a file where the target folder goes")
     code = cli(["run", "--source-dir", str(src), "--target", str(out), "--no-progress"])
     err = capsys.readouterr().err

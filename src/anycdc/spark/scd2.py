@@ -262,7 +262,9 @@ class Scd2Applier(TableApplier):
         from pyspark.sql import functions as F
 
         columns = [*(self.target(n) for n in types), *(name for name, _ in SCD2_META)]
-        table = self.spark.read.format("delta").load(self.path).select(*columns)
+        table = (
+            self.spark.read.format("delta").load(self.path).select(*[F.col(q(c)) for c in columns])
+        )
         existing = table if touched is None else table.join(touched, "_cdc_key", "left_semi")
         existing = existing.localCheckpoint()  # one scan of the table, read twice below
         fresh = versions.join(
@@ -270,7 +272,9 @@ class Scd2Applier(TableApplier):
         )
         timeline = (
             existing.withColumn("_cdc_in_new", F.lit(False))
-            .unionByName(fresh.select(*columns).withColumn("_cdc_in_new", F.lit(True)))
+            .unionByName(
+                fresh.select(*[F.col(q(c)) for c in columns]).withColumn("_cdc_in_new", F.lit(True))
+            )
             .withColumn("_cdc_in_end", F.lit(0))
         )
         # re-fill: per column, the value of the latest version at or before this one that
