@@ -13,7 +13,9 @@ on (delta-rs reads no such table), with Spark:
   SCD1 and SCD2;
 - a table that fails (a file where its folder should be; a data file gone from under it)
   is dead-lettered with the reason in batch N and again in N+1 while the other tables
-  apply, and ``replay-dead-letters`` applies it once the cause is gone — every row once.
+  apply, and ``replay-dead-letters`` applies it once the cause is gone — every row once;
+- ``anycdc simulate --profile names`` runs through the same pipeline and ``verify`` passes;
+- a failure of the whole run is one line, no traceback.
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ def _in_order(src: Path) -> None:
     """The folder source takes files oldest first: make their times follow their names
     (recent ones: a file far older than those a checkpoint has seen is skipped)."""
     base = int(time.time()) - 1000
-    for second, path in enumerate(sorted(src.iterdir())):
+    for second, path in enumerate(sorted(src.rglob("*.jsonl"))):
         os.utime(path, (base + second, base + second))
 
 
@@ -218,6 +220,8 @@ def _create_gone(spark: Any, gone: Path, aside: Path) -> None:
 def test_odd_names_land_and_a_failing_table_is_isolated_then_replayed(
     spark: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    from anycdc.cli import main as cli
+    from anycdc.cli.verify import verify
     from anycdc.spark.pipeline import replay_dead_letters
 
     src, out, aside = tmp_path / "in", tmp_path / "out", tmp_path / "aside"
@@ -225,6 +229,13 @@ def test_odd_names_land_and_a_failing_table_is_isolated_then_replayed(
     broken.parent.mkdir(parents=True)
     broken.write_text("a file where the table's folder goes: it cannot be created")
     _create_gone(spark, gone, aside)
+    # a simulated source with odd names (profile names) in the same run: verify passes
+    sim = tmp_path / "sim"
+    assert cli([
+        "simulate", "--format", "canal-json", "--profile", "names", "--rows", "4",
+        "--events", "40", "--seed", "3", "--out", str(sim),
+    ]) == 0  # fmt: skip
+    shutil.copytree(sim / "messages", src / "zz_sim")
     first, second = _names_batches("scd1")
     first += [ev("insert", 50, _plain(1, "b1"), table="broken"),
               ev("insert", 51, _plain(1, "g1"), table="gone"),
@@ -255,6 +266,9 @@ def test_odd_names_land_and_a_failing_table_is_isolated_then_replayed(
     assert report["shop.cases"]["renamed_columns"] == {v: k for k, v in RENAMED.items()}
     assert report[f"shop.{LONG_TABLE}"]["folder_shortened"] is True
     assert report[f"shop.{LONG_TABLE}"]["rows"] == 1
+    result = verify(spark, str(out), str(sim / "truth"))
+    assert all(t["exists"] and not t["missing"] for t in result["tables"]), result
+    assert [t for t in result["tables"] if t["different"] or t["extra"] or t["schema"]] == []
 
     # the causes gone, the dead letters replay: every row once, the delete included
     broken.unlink()
@@ -291,3 +305,29 @@ def test_a_run_wide_failure_is_one_line(
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.startswith("anycdc:")]
     assert code == 1 and len(lines) == 1 and "Traceback" not in err, err
+
+
+WIDE = 2000
+
+
+def test_a_table_of_two_thousand_columns_lands(spark: Any, tmp_path: Path) -> None:
+    src, out = tmp_path / "in", tmp_path / "out"
+    columns = {"id": BIGINT, **{f"c {n:04}": TEXT for n in range(WIDE)}}
+    wide = [
+        ev("insert", 1, {"id": 1, **{f"c {n:04}": f"a{n}" for n in range(WIDE)}},
+           table="wide", columns=columns),
+        ev("insert", 2, {"id": 2, **{f"c {n:04}": f"b{n}" for n in range(WIDE)}},
+           table="wide", columns=columns),
+    ]  # fmt: skip
+    write_messages(src, "001.jsonl", encode_all("canonical-json", wide))
+    update = {"id": 1, **{f"c {n:04}": f"u{n}" for n in range(WIDE)}, "extra": "x"}
+    write_messages(src, "002.jsonl", encode_all("canonical-json", [
+        ev("update", 3, update, table="wide", columns={**columns, "extra": TEXT}),
+        ev("delete", 4, {"id": 2}, table="wide", columns={"id": BIGINT}),
+        ev("insert", 5, _plain(1, "plain")),
+    ]))  # fmt: skip
+    _in_order(src)
+    run(spark, src, out, max_files_per_trigger=1, freshness=0)
+    assert system(spark, out, "dead_letter") == []
+    [row] = _rs_rows(out / "shop" / "wide")
+    assert row == update

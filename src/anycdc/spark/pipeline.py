@@ -998,7 +998,9 @@ def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[in
         )  # fmt: skip
     # a message that failed again during the replay was recorded afresh: keep that record
     again = spark.read.format("delta").load(path).filter(F.col("failed_at") >= F.lit(started))
-    failed_again = again.filter(condition).select("source", "partition", "offset").distinct().count()
+    failed_again = (
+        again.filter(condition).select("source", "partition", "offset").distinct().count()
+    )
     condition = condition & (F.col("failed_at") < F.lit(started))
     DeltaTable.forPath(spark, path).delete(condition)
     return len(fixed) - failed_again, len(dead) - len(fixed) + failed_again
