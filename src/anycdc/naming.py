@@ -80,6 +80,29 @@ def path_segment(name: str) -> str:
     return text + suffix
 
 
+# Spark escapes these in a partition folder name (``%XX``: three bytes for one), as Hive does
+_PARTITION_ESCAPED: Final = frozenset('"#%\'*/:=?\\\x7f{[]^')
+
+
+def partition_value(value: str, column: str) -> str:
+    """``value`` as the value of a partition column ``column``, short enough for its folder
+    (``column=value``, escaped as Spark escapes it) to fit :data:`MAX_SEGMENT_BYTES`; a
+    longer one is ``~`` + 32 hex digits of its SHA-256 (one value, one folder, always).
+
+    >>> partition_value("shop/orders", "table")
+    'shop/orders'
+    >>> partition_value("shop/" + "表" * 100, "table") == "~" + sha_hex("shop/" + "表" * 100, 32)
+    True
+    """
+    size = len(column) + 1
+    for char in value:
+        if char in _PARTITION_ESCAPED or ord(char) < 0x20:
+            size += 3
+        else:
+            size += len(char.encode("utf-8", "surrogatepass"))
+    return value if size <= MAX_SEGMENT_BYTES else "~" + sha_hex(value, 32)
+
+
 def shortened(name: str) -> bool:
     """Whether :func:`path_segment` cut ``name`` (its full name is then worth recording).
 

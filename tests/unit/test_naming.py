@@ -117,3 +117,16 @@ def test_the_source_name_rides_in_the_comment() -> None:
     odd = "name\n'`😀"
     assert source_of(f"x__{sha_hex(odd, 8)}", source_comment(odd)) == odd
     assert source_of("plain", "a comment of the user's") == "plain"
+
+
+def test_partition_values_fit_a_folder_name() -> None:
+    from anycdc.naming import partition_value
+
+    short = "shop/orders"
+    assert partition_value(short, "table") == short
+    # a table folder of 254 bytes under its database: the partition folder would not fit
+    long = "shop/" + path_segment("表" * 128)
+    assert partition_value(long, "table") == "~" + sha_hex(long, 32)
+    # escaped characters count three bytes each, as Spark writes them
+    assert partition_value("/" * 83, "table") == "/" * 83  # 6 + 249 bytes
+    assert partition_value("/" * 84, "table").startswith("~")

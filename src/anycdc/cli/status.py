@@ -71,7 +71,7 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
                 "last_batch": row["last_batch"],
                 "last_error": row["last_error"],
                 "renamed_columns": renamed,
-                "folder_shortened": _shortened(row["table"], row["path"]),
+                "folder_shortened": _shortened(row["path"]),
                 **_deferral_fields(extra),
             }
         )
@@ -209,13 +209,15 @@ def _table_facts(spark: Any, path: str) -> tuple[int, int | None, dict[str, str]
     return int(counts["current"] or 0), int(counts["versions"]), renamed
 
 
-def _shortened(table: str, path: str) -> bool:
-    """Whether the table's folder name is a shortened one (ends in ``~`` + a hash): the
-    ``table`` column then holds its full name."""
-    from anycdc.naming import HASH_DIGITS
+def _shortened(path: str) -> bool:
+    """Whether the table's folder name is a shortened one (:func:`anycdc.naming.path_segment`:
+    cut to the longest folder name at a character boundary, then ``~`` + a hash); the
+    ``table`` column holds its full name."""
+    from anycdc.naming import HASH_DIGITS, MAX_SEGMENT_BYTES
 
     folder = path.rstrip("/").rsplit("/", 1)[-1]
-    return len(folder) > HASH_DIGITS and folder[-HASH_DIGITS - 1] == "~" and folder != table
+    size = len(folder.encode("utf-8", "surrogatepass"))
+    return size > MAX_SEGMENT_BYTES - 4 and folder[-HASH_DIGITS - 1] == "~"
 
 
 def _names_text(table: dict[str, Any]) -> str:
