@@ -81,7 +81,7 @@ def path_segment(name: str) -> str:
 
 
 # Spark escapes these in a partition folder name (``%XX``: three bytes for one), as Hive does
-_PARTITION_ESCAPED: Final = frozenset('"#%\'*/:=?\\\x7f{[]^')
+_PARTITION_ESCAPED: Final = frozenset("\"#%'*/:=?\\\x7f{[]^")
 
 
 def partition_value(value: str, column: str) -> str:

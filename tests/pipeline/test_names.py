@@ -20,6 +20,7 @@ on (delta-rs reads no such table), with Spark:
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 import time
@@ -42,6 +43,9 @@ pytestmark = pytest.mark.spark
 INT = Column(LogicalType("int32"), "int")
 BIGINT = Column(LogicalType("int64"), "bigint")
 TEXT = Column(LogicalType("string"), "text")
+DATETIME = Column(LogicalType("timestamp"), "datetime")
+LATER = {"Unit Price": "9.50", "Shipped At": dt.datetime(2024, 5, 1, 8, 30)}
+"""The odd table's columns added by the second batch."""
 ODD_COLUMNS = [
     "Order Date", "a.b", "x,y;z", "{p}(q)", "k=v", "tab\there", "new\nline",
     "quote'\"", "back`tick", "emoji😀", "名前", "select",
@@ -121,9 +125,11 @@ def _names_batches(mode: str) -> tuple[list[Any], list[Any]]:
             ],
             ev("insert", 30, _plain(9, "db"), database="..", table="x"),
         ]
-    wider = _odd_columns({"a.b": BIGINT, "Unit Price": TEXT})
+    # an odd column added, one widened, and a zone-less timestamp added (Delta wants its
+    # feature enabled on an existing table)
+    wider = _odd_columns({"a.b": BIGINT, "Unit Price": TEXT, "Shipped At": DATETIME})
     second = [
-        ev("update", 40, _odd_row(1, "a2", 2**40, **{"Unit Price": "9.50"}), table="odd",
+        ev("update", 40, _odd_row(1, "a2", 2**40, **LATER), table="odd",
            columns=wider),
         ev("delete", 41, _odd_row(2, "b"), table="odd", columns=_odd_columns()),
         ev("update", 42, _colliding_row("k1", "c2"), table="cases", columns=COLLIDING_COLUMNS,
@@ -144,7 +150,7 @@ def _check_columns(spark: Any, out: Path, mode: str) -> None:
     rows = [r.asDict() for r in spark.sql(
         f"SELECT * FROM delta.`{odd}` WHERE true{current}").collect()]  # fmt: skip
     assert [{k: v for k, v in r.items() if not k.startswith("_cdc_")} for r in rows] == [
-        {**_odd_row(1, "a2", 2**40), "Unit Price": "9.50"}
+        {**_odd_row(1, "a2", 2**40), **LATER}
     ]
     detail = spark.sql(f"DESCRIBE DETAIL delta.`{odd}`").first()
     assert detail["properties"]["delta.columnMapping.mode"] == "name"
@@ -233,7 +239,7 @@ def test_odd_names_land_and_a_failing_table_is_isolated_then_replayed(
     sim = tmp_path / "sim"
     assert cli([
         "simulate", "--format", "canal-json", "--profile", "names", "--rows", "4",
-        "--events", "40", "--seed", "3", "--out", str(sim),
+        "--events", "40", "--seed", "3", "--database", "sim", "--out", str(sim),
     ]) == 0  # fmt: skip
     shutil.copytree(sim / "messages", src / "zz_sim")
     first, second = _names_batches("scd1")

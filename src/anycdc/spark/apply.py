@@ -68,6 +68,7 @@ TRUNCATE_PROPERTY: Final = "anycdc.truncatePosition"
 SOURCE_TABLE_PROPERTY: Final = "anycdc.sourceTable"
 """The source table's full name (JSON list: database, schema, table), on a table whose
 folder name had to be shortened (:func:`anycdc.naming.path_segment`)."""
+TIMESTAMP_NTZ_FEATURE: Final = {"delta.feature.timestampNtz": "supported"}
 COLUMN_MAPPING: Final = {"delta.columnMapping.mode": "name"}
 """What a table whose column names Delta rejects gets (Delta raises the protocol itself:
 reader 2, writer 5). Only where needed: delta-rs' Arrow dataset reads such a table's
@@ -372,11 +373,16 @@ class TableApplier:
         additions = {k: v for k, v in desired.items() if k not in by_source}
         changes = {k: v for k, v in desired.items() if k in by_source and by_source[k] != v}
         if additions:
+            features = {}
             if any(needs_column_mapping(self.target(n)) for n in additions):
                 # an existing table gets column mapping when a name first needs it
+                features.update(COLUMN_MAPPING)
+            if any("TIMESTAMP_NTZ" in t for t in additions.values()):
+                # Delta adds the feature itself at CREATE, not for a column added later
+                features.update(TIMESTAMP_NTZ_FEATURE)
+            if features:
                 self.spark.sql(
-                    f"ALTER TABLE {self._table_ref()} SET TBLPROPERTIES "
-                    f"({_property_list(COLUMN_MAPPING)})"
+                    f"ALTER TABLE {self._table_ref()} SET TBLPROPERTIES ({_property_list(features)})"
                 )
             cols = ", ".join(self._column_ddl(n, t) for n, t in additions.items())
             self.spark.sql(f"ALTER TABLE {self._table_ref()} ADD COLUMNS ({cols})")
