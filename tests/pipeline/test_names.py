@@ -313,10 +313,12 @@ def test_a_run_wide_failure_is_one_line(
     assert code == 1 and len(lines) == 1 and "Traceback" not in err, err
 
 
-WIDE = 2000
+WIDE = int(os.environ.get("ANYCDC_TEST_WIDE_COLUMNS", "300"))
+"""Columns of the wide table: 300 keeps the suite fast; 2,000 passes too (481 s on a
+loaded 2-core machine: Spark's planning of a 2,000-column MERGE, not the data)."""
 
 
-def test_a_table_of_two_thousand_columns_lands(spark: Any, tmp_path: Path) -> None:
+def test_a_very_wide_table_lands(spark: Any, tmp_path: Path) -> None:
     src, out = tmp_path / "in", tmp_path / "out"
     columns = {"id": BIGINT, **{f"c {n:04}": TEXT for n in range(WIDE)}}
     wide = [
