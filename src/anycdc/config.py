@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from anycdc.errors import AnyCdcError, OptionError
+from anycdc.naming import path_segment
 from anycdc.schedule import FreshnessPolicy, parse_duration
 from anycdc.source.routing import DecodeRoute, SourceRouting
 
@@ -339,10 +340,12 @@ class PipelineConfig:
         """``<target>/<database>/<schema>/<table>`` with the parts the format has.
 
         MySQL-like sources give ``<database>/<table>``; SharePlex (``OWNER.TABLE``)
-        gives ``<schema>/<table>``; PostgreSQL via Debezium gives all three.
+        gives ``<schema>/<table>``; PostgreSQL via Debezium gives all three. Each part is
+        a folder name by :func:`anycdc.naming.path_segment` (names are data: nothing climbs
+        out of the target; a name too long for a folder is shortened with a hash).
         """
         parts = [p for p in (database, schema, table) if p]
-        return "/".join([self.target.rstrip("/"), *(_safe_path_part(p) for p in parts)])
+        return "/".join([self.target.rstrip("/"), *(path_segment(p) for p in parts)])
 
     def catalog_name(self, database: str | None, schema: str | None, table: str) -> list[str]:
         """The catalog name parts (unquoted) for a source table, from ``table_name``.
@@ -426,12 +429,6 @@ _FIELD_TYPES: Final = {
     if str(f.type) in ("int", "float", "bool", "str", "int | None", "float | None", "str | None")
 }
 """Scalar settings and their declared types (what :func:`_check_type` enforces)."""
-
-
-def _safe_path_part(name: str) -> str:
-    # table names are data: never let one climb out of the target folder
-    cleaned = name.replace("/", "_").replace("\\", "_")
-    return "_" + cleaned if cleaned in (".", "..") or cleaned.startswith("_anycdc") else cleaned
 
 
 def _check_type(name: str, value: Any, declared: str | None) -> None:

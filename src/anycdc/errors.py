@@ -101,3 +101,41 @@ def type_name(value: object) -> str:
         if isinstance(value, float) or type(value).__name__ == "Decimal"
         else type(value).__name__
     )
+
+
+class RunFailed(AnyCdcError):
+    """A failure that concerns the whole run (the target, the checkpoint, the source): the
+    run stops with this one line, never a traceback."""
+
+
+REASON_LIMIT = 400
+"""The longest failure reason kept (dead letters, log lines): Spark's messages can run to
+pages of plan text."""
+_WRAPPERS = ("An error occurred while calling", "Traceback (most recent call last)")
+
+
+def one_line(exc: BaseException, limit: int = REASON_LIMIT) -> str:
+    """A failure in one line: its first meaningful line (Spark's error class and message,
+    not py4j's "An error occurred while calling o42.sql" nor a stack), with the type name
+    where the message does not say what failed.
+
+    >>> one_line(ValueError("bad value\\n  at line 2"))
+    'ValueError: bad value'
+    >>> one_line(RuntimeError("An error occurred while calling o1.sql.\\n: java.io.IOException: no"))
+    'java.io.IOException: no'
+    >>> one_line(KeyError())
+    'KeyError'
+    """
+    text = ""
+    for line in str(exc).splitlines():
+        line = line.strip().lstrip(":").strip()
+        if line and not line.startswith(_WRAPPERS):
+            text = line
+            break
+    name = type(exc).__name__
+    named = text.split(":")[0].rstrip()  # "java.io.IOException: ..." names its type
+    if not text:
+        text = name
+    elif not (text.startswith("[") or named.endswith(("Exception", "Error"))):
+        text = f"{name}: {text}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

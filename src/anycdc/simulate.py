@@ -16,6 +16,12 @@ profiles:
 ``shop``
     The demo's shop (``customers``, ``orders``, ``products``): snapshot,
     inserts, updates, deletes, key changes, hot keys; nothing else.
+``names``
+    The shop's history under names real databases allow and Delta or a file
+    system do not take as they are (:data:`ODD_NAMES`): tables ``Customer List``,
+    ``select`` and a 128-character CJK name (too long for a folder), columns with
+    spaces, dots, ``;{}()=``, a newline, quotes and a backtick, emoji, a case-only
+    pair (``name``/``Name``) and anycdc's own ``_cdc_op`` and ``_cdc_position``.
 
 ``drs-mongo-json`` carries documents, not rows: whatever the profile, its
 stream is a MongoDB-like ``profiles`` collection (inserts, replacements,
@@ -58,7 +64,7 @@ from typing import Any, Final
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
 from anycdc.values import LogicalType, epoch_micros, format_time
 
-PROFILES: Final = ("rich", "shop")
+PROFILES: Final = ("rich", "shop", "names")
 MONGO_FORMAT: Final = "drs-mongo-json"
 FIRST_NAMES = ("Ana", "Bo", "Chen", "Dmitri", "Eşref", "Fatima", "Günter", "Hana", "Ígor", "李雷")
 STATUSES = ("new", "paid", "shipped", "delivered", "returned")
@@ -94,6 +100,9 @@ class TableSpec:
     columns: dict[str, Column]
     key: tuple[str, ...]
     shape: str = ""
+    renames: Mapping[str, str] = field(default_factory=dict)
+    """Column -> the name the source gives it (profile ``names``): the rows are made
+    under the shape's own names, the stream and the truth carry these."""
 
     @property
     def qualified(self) -> str:
@@ -150,6 +159,39 @@ def shop_tables(database: str = "shop") -> list[TableSpec]:
             "products",
         ),
     ]
+
+
+ODD_NAMES: Final[dict[str, tuple[str, dict[str, str]]]] = {
+    # shape: (table name, column -> source column name)
+    "customers": ("Customer List", {
+        "name": "name", "email": "Name", "balance": "Balance (€)", "vip": "_cdc_op",
+        "created_at": "created.at",
+    }),
+    "orders": ("select", {
+        "customer_id": "customer id", "total": "Total=Sum;{net}", "status": "sta\ntus",
+        "placed_at": "_cdc_position", "note": "it's a `note` 😀",
+    }),
+    "products": ("产品目录" * 32, {"title": "名前", "price": "Unit Price", "stock": "\tstock,"}),
+}  # fmt: skip
+"""Profile ``names``: each shop shape's table and column names as an odd source has them."""
+
+
+def names_tables(database: str = "shop") -> list[TableSpec]:
+    """The shop's tables under :data:`ODD_NAMES`."""
+    out = []
+    for spec in shop_tables(database):
+        table, renames = ODD_NAMES[spec.shape]
+        out.append(replace(spec, name=table, renames=dict(renames)))
+    return out
+
+
+def rename_columns(renames: Mapping[str, str], mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """``mapping`` (a row, an image, columns) with its keys as the source names them.
+
+    >>> rename_columns({"vip": "_cdc_op"}, {"id": 1, "vip": True})
+    {'id': 1, '_cdc_op': True}
+    """
+    return {renames.get(name, name): value for name, value in mapping.items()}
 
 
 def rich_tables(database: str = "shop") -> list[TableSpec]:
@@ -241,7 +283,7 @@ def mongo_collections(database: str = "shop") -> list[TableSpec]:
 
 def many_tables(database: str, count: int, profile: str = "shop") -> list[TableSpec]:
     """``count`` tables: the profile's shapes, numbered after the first round."""
-    shapes = {"rich": rich_tables, "mongo": mongo_collections}
+    shapes = {"rich": rich_tables, "mongo": mongo_collections, "names": names_tables}
     base = shapes.get(profile, shop_tables)(database)
     out = []
     for index in range(count):
@@ -724,7 +766,9 @@ class Workload:
         return self._truth_cache
 
     def _adapted_spec(self, spec: TableSpec) -> TableSpec:
-        return replace(spec, columns=dict(self._plan(spec.columns).columns))
+        columns = rename_columns(spec.renames, self._plan(spec.columns).columns)
+        key = tuple(spec.renames.get(k, k) for k in spec.key)
+        return replace(spec, columns=columns, key=key, renames={})
 
     def _adapted_rows(self, state: _TableState) -> dict[tuple[Any, ...], dict[str, Any]]:
         spec = state.spec
@@ -732,7 +776,7 @@ class Workload:
         for ident, row in state.rows.items():
             adapted = dict(self._adapt_image(spec.columns, row) or {})
             key = tuple(adapted[k] for k in spec.key) if spec.key else (ident,)
-            out[key] = adapted
+            out[key] = rename_columns(spec.renames, adapted)
         return out
 
     def _plan(self, columns: Mapping[str, Column]) -> _Plan:
@@ -822,6 +866,15 @@ class Workload:
         elif profile.binlog_position and event.position is not None:
             # DTS Avro's sourcePosition is "offset@file" (+ the record id): no bare sequence
             changes["position"] = Position((1, event.position.parts[0], 0))
+        state = self._state.get(f"{event.database}.{event.table}") if event.table else None
+        if state is not None and state.spec.renames:
+            renames = state.spec.renames
+            for image in ("before", "after", "columns"):
+                value = changes.get(image, getattr(event, image))
+                if value is not None:
+                    changes[image] = rename_columns(renames, value)
+            if event.key:
+                changes["key"] = tuple(renames.get(k, k) for k in event.key)
         return event.with_changes(**changes)
 
     def _canonical(self) -> Iterator[_Step]:
@@ -1476,7 +1529,7 @@ def write_truth(stream: Stream, folder: str | Path, format_id: str) -> Path:
                 "key": list(t.key),
                 "multiset": t.keyless,
                 "columns": {n: str(c.type) for n, c in t.columns.items()},
-                "rows": f"{t.qualified}.jsonl",
+                "rows": truth_file(t),
             }
             for t in stream.tables
         ],
@@ -1487,8 +1540,20 @@ def write_truth(stream: Stream, folder: str | Path, format_id: str) -> Path:
     for table in stream.tables:
         rows = stream.truth[table.qualified].values()
         text = "".join(dumps(value_to_json(row)) + "\n" for row in rows)
-        (root / f"{table.qualified}.jsonl").write_text(text, encoding="utf-8")
+        (root / truth_file(table)).write_text(text, encoding="utf-8")
     return root
+
+
+def truth_file(table: TableSpec) -> str:
+    """The truth file of ``table``: ``<database>.<table>.jsonl``, a name a folder can hold
+    (:func:`anycdc.naming.path_segment`: no ``/``, no leading dot, hashed when too long).
+
+    >>> truth_file(TableSpec("shop", "a/b", {}, ()))
+    'shop.a_b.jsonl'
+    """
+    from anycdc.naming import path_segment
+
+    return path_segment(f"{table.qualified}.jsonl")
 
 
 __all__ = [

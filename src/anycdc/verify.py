@@ -257,7 +257,11 @@ def compare_schema(
     from anycdc.spark.sql_types import spark_type
 
     want = {n: spark_type(str(_logical(t)), decimal_default) for n, t in expected.items()}
-    have = {n: _spark_name(t) for n, t in actual.items() if not n.startswith(META_PREFIX)}
+    have = {
+        n: _spark_name(t)
+        for n, t in actual.items()
+        if n in want or not n.startswith(META_PREFIX)  # a source's own _cdc_ column counts
+    }
     out: list[tuple[str, str | None, str | None]] = []
     for name, wanted in want.items():
         got = have.get(name)

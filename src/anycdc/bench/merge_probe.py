@@ -151,9 +151,19 @@ class ProbeReport:
 
 
 # ---------------------------------------------------------------------------- Spark side
-def table_sql(path: str) -> str:
+def table_sql(path: str, properties: dict[str, str] | None = None) -> str:
+    """The probe table's CREATE TABLE, with ``properties`` (e.g. column mapping) if any.
+
+    >>> table_sql("/t/x", {"delta.columnMapping.mode": "name"}).split(" USING ")[1]
+    "delta TBLPROPERTIES ('delta.columnMapping.mode' = 'name')"
+    """
     cols = ", ".join(f"`{n}` {t}" for n, t in (*COLUMNS, *META))
-    return f"CREATE TABLE delta.{q(path)} ({cols}) USING delta"
+    props = ""
+    if properties:
+        props = (
+            " TBLPROPERTIES (" + ", ".join(f"'{k}' = '{v}'" for k, v in properties.items()) + ")"
+        )
+    return f"CREATE TABLE delta.{q(path)} ({cols}) USING delta{props}"
 
 
 def merge_sql(path: str, view: str) -> str:
@@ -178,9 +188,11 @@ def merge_sql(path: str, view: str) -> str:
     )
 
 
-def load(spark: SparkSession, path: str, rows: int) -> None:
+def load(
+    spark: SparkSession, path: str, rows: int, properties: dict[str, str] | None = None
+) -> None:
     """Create the table and append ``rows`` rows (ids 0..rows-1) at position 1."""
-    spark.sql(table_sql(path))
+    spark.sql(table_sql(path, properties))
     spark.range(rows).selectExpr(
         "id", "concat('n', id) AS name", "CAST(id % 1000 AS INT) AS qty",
         "CAST(id % 10000 / 100 AS DECIMAL(12,2)) AS price",
@@ -280,12 +292,15 @@ def run(
     table_rows: int,
     warmup: int = 1,
     stages: bool = False,
+    properties: dict[str, str] | None = None,
+    alternate: bool = False,
 ) -> list[MergeSample]:
     """Load the tables, then ``warmup + rounds`` rounds of one MERGE per table; the samples
-    of the measured rounds."""
+    of the measured rounds. ``properties`` go to every table, or (``alternate``) to every
+    odd one only: the two kinds measured side by side, in the same rounds."""
     paths = [str(work / f"t{n}") for n in range(tables)]
-    for path in paths:
-        load(spark, path, table_rows)
+    for n, path in enumerate(paths):
+        load(spark, path, table_rows, properties if not alternate or n % 2 else None)
     spark.conf.set(MATERIALIZE_SOURCE, "none")
     samples: list[MergeSample] = []
     for round_no in range(warmup + rounds):
@@ -322,7 +337,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--work-dir", type=Path, help="where the tables go (default: a temp dir)")
     parser.add_argument("--json", action="store_true", help="print the whole report as JSON")
     parser.add_argument("--stages", action="store_true", help="name each MERGE's jobs")
+    parser.add_argument(
+        "--table-property", action="append", default=[], metavar="K=V",
+        help="a Delta table property of the probe's tables (e.g. delta.columnMapping.mode=name)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--alternate", action="store_true",
+        help="give the properties to every other table only, and summarize both kinds",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    properties = dict(item.split("=", 1) for item in args.table_property)
     if min(args.tables, args.rounds, args.rows, args.table_rows) < 1 or args.warmup < 0:
         parser.error("--tables, --rounds, --rows and --table-rows must be positive")
 
@@ -337,6 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         samples = run(
             spark, work, tables=args.tables, rounds=args.rounds, rows=args.rows,
             table_rows=args.table_rows, warmup=args.warmup, stages=args.stages,
+            properties=properties, alternate=args.alternate,
         )  # fmt: skip
         report = ProbeReport(
             tables=args.tables, rounds=args.rounds, rows=args.rows, table_rows=args.table_rows,
@@ -358,6 +383,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for name in sample.stages:
                     print(f"    {name}")
         print("\n".join(report.lines()))
+        if args.alternate:
+            for kind, parity in (("without the properties", 0), ("with them", 1)):
+                part = summarize([x for x in samples if x.table % 2 == parity])
+                print(
+                    f"{kind}: {part.merges} MERGEs, median {part.median_seconds:.2f} s "
+                    f"(min {part.min_seconds:.2f}, max {part.max_seconds:.2f}), "
+                    f"jobs {part.median_jobs:g}"
+                )
     sys.stdout.flush()
     return 0
 

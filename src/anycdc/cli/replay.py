@@ -7,7 +7,7 @@ import argparse
 from anycdc.cli.base import Command, fail
 from anycdc.cli.run import add_arguments as add_run_arguments
 from anycdc.cli.run import config_from_args
-from anycdc.errors import AnyCdcError
+from anycdc.errors import AnyCdcError, RunFailed
 
 
 def run(args: argparse.Namespace) -> int:
@@ -19,7 +19,10 @@ def run(args: argparse.Namespace) -> int:
     from anycdc.spark.session import get_spark
 
     spark = get_spark("anycdc replay-dead-letters", master=config.master, conf=config.spark_conf)
-    replayed, left = replay_dead_letters(spark, config)
+    try:
+        replayed, left = replay_dead_letters(spark, config)
+    except RunFailed as exc:
+        return fail(str(exc), code=1)
     print(f"{replayed} dead letters replayed and applied, {left} still failing")
     return 0
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from anycdc.cli.base import Command, add_option_argument, fail, parse_key_values
 from anycdc.config import PipelineConfig
-from anycdc.errors import AnyCdcError, OptionError
+from anycdc.errors import AnyCdcError, OptionError, RunFailed
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -286,14 +286,17 @@ def run(args: argparse.Namespace) -> int:
     from anycdc.spark.session import get_spark
 
     spark = get_spark(app_name="anycdc run", master=config.master, conf=config.spark_conf)
-    if console is None:
-        pipeline = Pipeline(spark, config)
-        pipeline.run()
-        history = pipeline.reports
-    else:
-        # Spark's own warnings go straight to the terminal and would tear the bar apart
-        spark.sparkContext.setLogLevel("ERROR")
-        history = run_with_progress(spark, config, console)
+    try:
+        if console is None:
+            pipeline = Pipeline(spark, config)
+            pipeline.run()
+            history = pipeline.reports
+        else:
+            # Spark's own warnings go straight to the terminal and would tear the bar apart
+            spark.sparkContext.setLogLevel("ERROR")
+            history = run_with_progress(spark, config, console)
+    except RunFailed as exc:  # one line, no traceback: it concerns the whole run
+        return fail(str(exc), code=1)
     events = sum(m.events for m in history)
     dead = sum(m.dead_letters for m in history)
     batches = sum(not m.flush for m in history)

@@ -42,6 +42,7 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
             F.sum("dead_letters").alias("dead_letters"),
             F.sum("events").alias("events"),
             F.max("batch_id").alias("last_batch"),
+            F.max_by("error", "batch_id").alias("last_error"),
         )
         .collect()
     )
@@ -53,7 +54,7 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
     deferral = _deferral(spark, target, system, batches, now_ms)
     tables = []
     for row in sorted(per_table, key=lambda r: r["table"]):
-        count, versions = _row_counts(spark, row["path"])
+        count, versions, renamed = _table_facts(spark, row["path"])
         newest = max(row["last_ts_ms"] or 0, heartbeat or 0)
         extra = deferral.pop(row["path"], {})
         tables.append(
@@ -68,6 +69,9 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
                 "freshness_s": round((now_ms - newest) / 1000, 1) if newest else None,
                 "dead_letters": int(row["dead_letters"] or 0),
                 "last_batch": row["last_batch"],
+                "last_error": row["last_error"],
+                "renamed_columns": renamed,
+                "folder_shortened": _shortened(row["path"]),
                 **_deferral_fields(extra),
             }
         )
@@ -77,6 +81,7 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
                 "table": extra["table"], "path": path, "rows": 0, "versions": None,
                 "events_applied": 0, "last_position": None, "last_source_ts_ms": None,
                 "freshness_s": None, "dead_letters": 0, "last_batch": None,
+                "last_error": None, "renamed_columns": {}, "folder_shortened": False,
                 **_deferral_fields(extra),
             }
         )  # fmt: skip
@@ -177,20 +182,57 @@ def _deferral(
     return out
 
 
-def _row_counts(spark: Any, path: str) -> tuple[int, int | None]:
-    """(rows, history versions): an SCD2 table's rows are its current versions."""
+def _table_facts(spark: Any, path: str) -> tuple[int, int | None, dict[str, str]]:
+    """(rows, history versions, renamed columns): an SCD2 table's rows are its current
+    versions; a renamed column (target -> source) names its source in its comment. A table
+    that could not be created (its events dead-lettered) has no rows."""
+    from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
+    from anycdc.naming import source_of
     from anycdc.spark.apply import HISTORY_MARKER
 
+    if not DeltaTable.isDeltaTable(spark, path):
+        return 0, None, {}
     frame = spark.read.format("delta").load(path)
+    renamed = {}
+    for f in frame.schema.fields:
+        source = source_of(f.name, f.metadata.get("comment"))
+        if source != f.name:
+            renamed[f.name] = source
     if HISTORY_MARKER not in frame.columns:
-        return frame.count(), None
+        return frame.count(), None, renamed
     counts = frame.agg(
         F.count(F.lit(1)).alias("versions"),
         F.sum(F.col(HISTORY_MARKER).cast("int")).alias("current"),
     ).first()
-    return int(counts["current"] or 0), int(counts["versions"])
+    return int(counts["current"] or 0), int(counts["versions"]), renamed
+
+
+def _shortened(path: str) -> bool:
+    """Whether the table's folder name is a shortened one (:func:`anycdc.naming.path_segment`:
+    cut to the longest folder name at a character boundary, then ``~`` + a hash); the
+    ``table`` column holds its full name."""
+    from anycdc.naming import HASH_DIGITS, MAX_SEGMENT_BYTES
+
+    folder = path.rstrip("/").rsplit("/", 1)[-1]
+    size = len(folder.encode("utf-8", "surrogatepass"))
+    return size > MAX_SEGMENT_BYTES - 4 and folder[-HASH_DIGITS - 1] == "~"
+
+
+def _names_text(table: dict[str, Any]) -> str:
+    """The status column ``names``: renamed columns (``target <- source``) and a shortened
+    folder (``folder <name>``).
+
+    >>> _names_text({"renamed_columns": {"name__82a3537f": "name"}, "folder_shortened": True,
+    ...              "path": "/t/shop/x~0123456789abcdef"})
+    'name__82a3537f <- name; folder x~0123456789abcdef'
+    """
+    renamed = table.get("renamed_columns") or {}
+    parts = [f"{target} <- {source}" for target, source in renamed.items()]
+    if table.get("folder_shortened"):
+        parts.append("folder " + table["path"].rstrip("/").rsplit("/", 1)[-1])
+    return "; ".join(parts)
 
 
 def _position_text(sort_key: str | None) -> str | None:
@@ -219,13 +261,13 @@ def run(args: argparse.Namespace) -> int:
             "" if t["freshness_s"] is None else f"{t['freshness_s']}s",
             "" if t["applied_through_batch"] is None else t["applied_through_batch"],
             t["pending_rows"], _seconds(t["staleness_s"]), _seconds(t["freshness_target_s"]),
-            t["dead_letters"],
+            t["dead_letters"], _names_text(t), t["last_error"] or "",
         ]
         for t in report["tables"]
     ]  # fmt: skip
     headers = ["table", "rows", *(["versions"] if history else []), "events", "last position",
                "last source time", "freshness", "applied through", "pending", "waiting",
-               "target", "dead letters"]  # fmt: skip
+               "target", "dead letters", "names", "last error"]  # fmt: skip
     print_table(f"anycdc status: {args.target}", headers, rows)
     print(f"dead letters in total: {report['dead_letters']}")
     if report["last_batch"] is not None:
@@ -254,7 +296,9 @@ COMMAND = Command(
     "position and commit time applied, freshness (now minus the newest source time or\n"
     "heartbeat), the ingest batch it is applied through, its pending changes (ingested,\n"
     "waiting for the table to be due), how long the oldest has waited, its freshness\n"
-    "target, and dead letters; then the run's last batch and ingest lag. --json for machines.\n\n"
+    "target, dead letters, names (columns renamed in the table, a shortened folder) and\n"
+    "the last error of a table whose last apply failed; then the run's last batch and\n"
+    "ingest lag. --json for machines.\n\n"
     "Example:\n  anycdc status --target lake/",
     add_arguments=add_arguments,
     run=run,

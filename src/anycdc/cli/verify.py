@@ -33,6 +33,7 @@ def verify(spark: Any, target: str, truth: str) -> dict[str, Any]:
     from delta.tables import DeltaTable
 
     from anycdc.config import PipelineConfig
+    from anycdc.naming import is_reserved, source_of
     from anycdc.verify import compare_table, load_truth
 
     config = PipelineConfig(target=target)
@@ -46,8 +47,23 @@ def verify(spark: Any, target: str, truth: str) -> dict[str, Any]:
             frame = spark.read.format("delta").load(path)
             if "_cdc_is_current" in frame.columns:
                 frame = frame.filter("_cdc_is_current")
-            schema = {f.name: f.dataType.simpleString() for f in frame.schema.fields}
-            actual = [r.asDict() for r in frame.collect()]
+            # compared under the source's names: a renamed column names its source in its
+            # comment; anycdc's own columns (no such comment) are left out first
+            names = {
+                f.name: source_of(f.name, f.metadata.get("comment"))
+                for f in frame.schema.fields
+                if not (
+                    is_reserved(f.name) and source_of(f.name, f.metadata.get("comment")) == f.name
+                )
+            }
+            schema = {
+                names[f.name]: f.dataType.simpleString()
+                for f in frame.schema.fields
+                if f.name in names
+            }
+            actual = [
+                {names[k]: v for k, v in r.asDict().items() if k in names} for r in frame.collect()
+            ]
         diff = compare_table(
             table.qualified, table.key, table.types, table.rows, actual, schema,
             config.decimal_default,

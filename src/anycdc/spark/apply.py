@@ -40,6 +40,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
+from anycdc.naming import (
+    assign_columns,
+    needs_column_mapping,
+    shortened,
+    source_comment,
+    source_of,
+)
 from anycdc.spark.ledger import INGEST_BATCH
 from anycdc.spark.maintenance import LAST_VACUUM_PROPERTY, TableDetail, table_detail
 from anycdc.spark.sql_types import cast_sql, settle_type
@@ -58,9 +65,26 @@ META_COLUMNS: Final = (
     ("_cdc_batch", "BIGINT"),
 )
 TRUNCATE_PROPERTY: Final = "anycdc.truncatePosition"
+SOURCE_TABLE_PROPERTY: Final = "anycdc.sourceTable"
+"""The source table's full name (JSON list: database, schema, table), on a table whose
+folder name had to be shortened (:func:`anycdc.naming.path_segment`)."""
+TIMESTAMP_NTZ_FEATURE: Final = {"delta.feature.timestampNtz": "supported"}
+COLUMN_MAPPING: Final = {"delta.columnMapping.mode": "name"}
+"""What a table whose column names Delta rejects gets (Delta raises the protocol itself:
+reader 2, writer 5). Only where needed: delta-rs' Arrow dataset reads such a table's
+columns as NULLs, and some engines cannot read it at all."""
 HISTORY_MARKER: Final = "_cdc_is_current"  # only SCD2 history tables have it
 UPSERT_OPS: Final = ("insert", "snapshot", "update")
 BATCH_COLUMN: Final = "_batch"  # the micro-batch id, carried in the MERGE source's rows
+# The staged MERGE source holds the target's columns under their target names next to
+# these: all in anycdc's ``_cdc_`` namespace, which no target column of a source takes.
+STAGE_KIND: Final = "_cdc_in_kind"
+STAGE_FULL: Final = "_cdc_in_full"
+STAGE_POS: Final = "_cdc_in_pos"
+STAGE_TS: Final = "_cdc_in_ts"
+STAGE_OP: Final = "_cdc_in_op"
+STAGE_BATCH: Final = "_cdc_in_batch"
+STAGE_HAS: Final = "_cdc_in_has_"
 
 
 def q(name: str) -> str:
@@ -271,7 +295,10 @@ class TableApplier:
         self.created = False  # by this applier: the table is empty until its first write
         self.unborn = False  # created, but only by the first write (:meth:`finish_create`)
         self._created_properties: dict[str, str] = {}
+        self._unborn_columns: dict[str, str] = {}  # by source name, for :meth:`finish_create`
         self.columns: dict[str, str] = {}  # every column, as :meth:`ensure_schema` left them
+        self.targets: dict[str, str] = {}
+        """Source column -> its column in the table (:func:`anycdc.naming.assign_columns`)."""
         self.last_detail = TableDetail({}, 0, 0)  # as :meth:`detail` last read it
 
     # ------------------------------------------------------------------ helpers
@@ -287,9 +314,18 @@ class TableApplier:
         return bool(DeltaTable.isDeltaTable(self.spark, self.path))
 
     def key_columns(self) -> tuple[str, ...]:
+        """The key's source column names (the full-row hash for a table without a key)."""
         if self.plan.key:
             return self.plan.key
         return (ROW_KEY,)
+
+    def target(self, source: str) -> str:
+        """The table's column for the source column ``source``."""
+        return self.targets.get(source, source)
+
+    def renamed_columns(self) -> dict[str, str]:
+        """Target -> source of the columns whose name is not their source's."""
+        return {t: s for s, t in self.targets.items() if s != t}
 
     # ------------------------------------------------------------------ schema
     def desired_types(self, current: dict[str, str] | None = None) -> dict[str, str]:
@@ -303,39 +339,71 @@ class TableApplier:
         return desired
 
     def ensure_schema(
-        self, batch_id: int, known: Mapping[str, str] | None = None
+        self,
+        batch_id: int,
+        known: Mapping[str, str] | None = None,
+        known_targets: Mapping[str, str] | None = None,
     ) -> dict[str, str]:
-        """Create or evolve the table; returns column -> Spark type of the source's columns
-        as the table now has them (:attr:`columns` gets every column, ``_cdc_`` ones too).
+        """Create or evolve the table; returns source column -> Spark type of the source's
+        columns as the table now has them (:attr:`columns` gets every column by its name in
+        the table, ``_cdc_`` ones too; :attr:`targets` each source column's name there).
 
-        ``known``: the table's columns as the run last left them (no look at the table;
-        nothing at all happens when the batch brings no new column or type)."""
+        ``known``, ``known_targets``: the table's columns and names as the run last left
+        them (no look at the table; nothing at all happens when the batch brings no new
+        column or type)."""
+        seed = {} if self.plan.key else {ROW_KEY: ROW_KEY}
         if known is None and not self._exists():
             desired = self.desired_types()
-            self._created_properties = self._creation_properties()
-            if self.created_by_first_write:
+            self.targets = assign_columns(desired, seed)
+            self._created_properties = self._creation_properties(desired)
+            plain = not self.renamed_columns() and not any(
+                name in self._created_properties for name in COLUMN_MAPPING
+            )
+            if self.created_by_first_write and plain:
                 self.unborn = True
+                self._unborn_columns = desired
             else:
+                # a renamed column's comment and column mapping take the CREATE TABLE
                 self._create(desired)
             self.created = True
-            self.columns = {**desired, **dict(self.meta_columns)}
+            self.columns = {**self._by_target(desired), **dict(self.meta_columns)}
             return desired
+        meta = {name for name, _ in self.meta_columns}
         if known is not None:
             current = dict(known)
+            existing = dict(known_targets or {})
         else:
-            current = {f.name: f.dataType.simpleString().upper() for f in self._schema_fields()}
-            current = {k: _ddl_type(v) for k, v in current.items()}
+            fields = self._schema_fields()
+            current = {f.name: _ddl_type(f.dataType.simpleString().upper()) for f in fields}
+            existing = {
+                source_of(f.name, f.metadata.get("comment")): f.name
+                for f in fields
+                if f.name not in meta
+            }
         if (HISTORY_MARKER in current) != self.history:
             # SCD1 rows and SCD2 history cannot share a table: refuse rather than corrupt it
             written = "scd2 (history)" if HISTORY_MARKER in current else "scd1"
             raise IncompatibleSchema(
                 f"table was written in {written} mode; run it with that mode or use a new target"
             )
-        desired = self.desired_types(current)
-        additions = {k: v for k, v in desired.items() if k not in current}
-        changes = {k: v for k, v in desired.items() if k in current and current[k] != v}
+        by_source = {source: current[target] for source, target in existing.items()}
+        desired = self.desired_types(by_source)
+        self.targets = assign_columns(desired, {**seed, **existing})
+        additions = {k: v for k, v in desired.items() if k not in by_source}
+        changes = {k: v for k, v in desired.items() if k in by_source and by_source[k] != v}
         if additions:
-            cols = ", ".join(f"{q(n)} {t}" for n, t in additions.items())
+            features = {}
+            if any(needs_column_mapping(self.target(n)) for n in additions):
+                # an existing table gets column mapping when a name first needs it
+                features.update(COLUMN_MAPPING)
+            if any("TIMESTAMP_NTZ" in t for t in additions.values()):
+                # Delta adds the feature itself at CREATE, not for a column added later
+                features.update(TIMESTAMP_NTZ_FEATURE)
+            if features:
+                self.spark.sql(
+                    f"ALTER TABLE {self._table_ref()} SET TBLPROPERTIES ({_property_list(features)})"
+                )
+            cols = ", ".join(self._column_ddl(n, t) for n, t in additions.items())
             self.spark.sql(f"ALTER TABLE {self._table_ref()} ADD COLUMNS ({cols})")
             log.info("%s: added columns %s", self.plan.qualified, ", ".join(additions))
         if changes:
@@ -344,24 +412,42 @@ class TableApplier:
             )
             for name, target in changes.items():
                 self.spark.sql(
-                    f"ALTER TABLE {self._table_ref()} ALTER COLUMN {q(name)} TYPE {target}"
+                    f"ALTER TABLE {self._table_ref()} ALTER COLUMN {q(self.target(name))} TYPE {target}"
                 )
             log.info("%s: widened %s", self.plan.qualified, changes)
-        current.update(additions)
-        current.update(changes)
+        current.update(self._by_target(additions))
+        current.update(self._by_target(changes))
         self.columns = dict(current)
-        meta = {name for name, _ in self.meta_columns}
-        return {k: v for k, v in current.items() if k not in meta}
+        return {**by_source, **additions, **changes}
+
+    def _by_target(self, types: Mapping[str, str]) -> dict[str, str]:
+        """``types`` (by source column) by the columns' names in the table."""
+        return {self.target(name): spark_type for name, spark_type in types.items()}
+
+    def _column_ddl(self, source: str, spark_type: str) -> str:
+        """A column's definition; a renamed column names its source in its comment."""
+        target = self.target(source)
+        ddl = f"{q(target)} {spark_type}"
+        return ddl if target == source else f"{ddl} COMMENT {lit(source_comment(source))}"
 
     def _schema_fields(self) -> list[Any]:
         return list(self.spark.read.format("delta").load(self.path).schema.fields)
 
-    def _creation_properties(self) -> dict[str, str]:
+    def _creation_properties(self, columns: dict[str, str]) -> dict[str, str]:
+        """The properties a new table with ``columns`` (by source name) is created with."""
         # a new table has nothing to vacuum: its first VACUUM is due a full interval later
-        return {**self.config.table_properties, LAST_VACUUM_PROPERTY: str(int(time.time() * 1000))}
+        properties = {
+            **self.config.table_properties,
+            LAST_VACUUM_PROPERTY: str(int(time.time() * 1000)),
+        }
+        if any(needs_column_mapping(self.target(n)) for n in columns):
+            properties.update(COLUMN_MAPPING)
+        if any(shortened(part) for part in self._ident() if part):
+            properties[SOURCE_TABLE_PROPERTY] = json.dumps(list(self._ident()), ensure_ascii=False)
+        return properties
 
     def _create(self, columns: dict[str, str]) -> None:
-        cols = [f"{q(n)} {t}" for n, t in columns.items()]
+        cols = [self._column_ddl(n, t) for n, t in columns.items()]
         cols += [f"{q(n)} {t}" for n, t in self.meta_columns]
         self.spark.sql(
             f"CREATE TABLE IF NOT EXISTS {self._table_ref()} ({', '.join(cols)}) USING delta "
@@ -373,9 +459,7 @@ class TableApplier:
         """Create the table now if its first write has not (the apply wrote no row: all
         deleted, or dead-lettered), so that it exists as the run knows it."""
         if self.unborn:
-            self._create(
-                {k: v for k, v in self.columns.items() if k not in dict(self.meta_columns)}
-            )
+            self._create(self._unborn_columns)
             self.unborn = False
 
     def register(self) -> str:
@@ -545,32 +629,30 @@ class TableApplier:
 
         source = folded if guarded else self.tombstones.guard_table(folded, self.path)
         source = with_batch(source, batch_id)
-        projections = [
-            F.col("_key"),
-            F.col("st.kind").alias("_kind"),
-            F.col("st.full").alias("_full"),
-        ]
-        for name, target in types.items():
+        # the values under their names in the table (source names are the images' keys)
+        projections = [F.col("st.kind").alias(STAGE_KIND), F.col("st.full").alias(STAGE_FULL)]
+        for name, spark_type in types.items():
             text = f"element_at(st.row, {lit(name)})"
-            projections.append(F.expr(cast_sql(text, target)).alias(name))
+            target = self.target(name)
+            projections.append(F.expr(cast_sql(text, spark_type)).alias(target))
             projections.append(
-                F.expr(f"map_contains_key(st.row, {lit(name)})").alias(f"_has_{name}")
+                F.expr(f"map_contains_key(st.row, {lit(name)})").alias(STAGE_HAS + target)
             )
         projections += [
-            F.expr("nullif(st.pos, '')").alias("_pos"),
-            F.expr("timestamp_millis(st.ts)").alias("_ts"),
-            F.col("st.op").alias("_op"),
-            F.col(BATCH_COLUMN),
+            F.expr("nullif(st.pos, '')").alias(STAGE_POS),
+            F.expr("timestamp_millis(st.ts)").alias(STAGE_TS),
+            F.col("st.op").alias(STAGE_OP),
+            F.col(BATCH_COLUMN).alias(STAGE_BATCH),
         ]
         staged = source.select(*projections)
         if self.created or append:
             # nothing to match: an append (~3 jobs) does what the MERGE (~8-11) would
-            rows = staged.filter(F.col("_kind") == "upsert").select(
-                *[F.col(q(name)) for name in types],
-                F.col("_pos").alias("_cdc_position"),
-                F.col("_ts").alias("_cdc_ts"),
-                F.col("_op").alias("_cdc_op"),
-                F.col(BATCH_COLUMN).alias("_cdc_batch"),
+            rows = staged.filter(F.col(STAGE_KIND) == "upsert").select(
+                *[F.col(q(self.target(name))) for name in types],
+                F.col(STAGE_POS).alias("_cdc_position"),
+                F.col(STAGE_TS).alias("_cdc_ts"),
+                F.col(STAGE_OP).alias("_cdc_op"),
+                F.col(STAGE_BATCH).alias("_cdc_batch"),
             )
             if self.unborn:
                 # the table's first commit: schema (every column as the table is declared),
@@ -593,37 +675,39 @@ class TableApplier:
 
     def _merge_staged(self, staged: DataFrame, types: dict[str, str], batch_id: int) -> None:
         """One MERGE of the staged rows, every clause guarded by the position."""
-        keys = self.key_columns()
+        keys = [self.target(k) for k in self.key_columns()]
         on = " AND ".join([f"t.{q(k)} <=> s.{q(k)}" for k in keys] + self.key_ranges(staged, types))
-        newer = "(s._pos IS NULL OR t._cdc_position IS NULL OR s._pos > t._cdc_position)"
+        pos = f"s.{STAGE_POS}"
+        newer = f"({pos} IS NULL OR t._cdc_position IS NULL OR {pos} > t._cdc_position)"
         # only columns the batch's events know: a column dropped at the source keeps its values
         known = set(self.plan.columns) | {ROW_KEY}
-        sets = {
-            q(
-                name
-            ): f"CASE WHEN s._full OR s.{q('_has_' + name)} THEN s.{q(name)} ELSE t.{q(name)} END"
-            for name in types
-            if name not in keys and name in known
-        }
+        sets = {}
+        for name in types:
+            target = self.target(name)
+            if target in keys or name not in known:
+                continue
+            col, has = q(target), q(STAGE_HAS + target)
+            sets[col] = f"CASE WHEN s.{STAGE_FULL} OR s.{has} THEN s.{col} ELSE t.{col} END"
         meta = {
-            "_cdc_position": "s._pos",
-            "_cdc_ts": "s._ts",
-            "_cdc_op": "s._op",
-            "_cdc_batch": f"s.{BATCH_COLUMN}",
+            "_cdc_position": pos,
+            "_cdc_ts": f"s.{STAGE_TS}",
+            "_cdc_op": f"s.{STAGE_OP}",
+            "_cdc_batch": f"s.{STAGE_BATCH}",
         }
-        inserts = {q(name): f"s.{q(name)}" for name in types}
+        inserts = {q(self.target(name)): f"s.{q(self.target(name))}" for name in types}
         inserts.update(meta)
         update_set = ", ".join(f"{k} = {v}" for k, v in {**sets, **meta}.items())
         insert_cols = ", ".join(inserts)
         insert_vals = ", ".join(inserts.values())
+        kind = f"s.{STAGE_KIND}"
         view = f"anycdc_stage_{abs(hash((self.path, batch_id)))}"
         staged.createOrReplaceTempView(view)
         try:
             self.spark.sql(
                 f"MERGE INTO {self._table_ref()} t USING {view} s ON {on} "
-                f"WHEN MATCHED AND s._kind = 'delete' AND {newer} THEN DELETE "
-                f"WHEN MATCHED AND s._kind = 'upsert' AND {newer} THEN UPDATE SET {update_set} "
-                f"WHEN NOT MATCHED AND s._kind = 'upsert' THEN INSERT ({insert_cols}) VALUES ({insert_vals})"
+                f"WHEN MATCHED AND {kind} = 'delete' AND {newer} THEN DELETE "
+                f"WHEN MATCHED AND {kind} = 'upsert' AND {newer} THEN UPDATE SET {update_set} "
+                f"WHEN NOT MATCHED AND {kind} = 'upsert' THEN INSERT ({insert_cols}) VALUES ({insert_vals})"
             )
         finally:
             self.spark.catalog.dropTempView(view)
@@ -645,7 +729,9 @@ class TableApplier:
             return []
         if size.size_bytes < self.config.key_range_min_mb * 2**20:
             return []
-        bounded = [(key, types[key]) for key in self.plan.key if has_exact_bounds(types[key])]
+        bounded = [
+            (self.target(key), types[key]) for key in self.plan.key if has_exact_bounds(types[key])
+        ]
         if not bounded:
             return []
         aggregates = []

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.config import PipelineConfig
+from anycdc.errors import RunFailed, one_line
 from anycdc.schedule import Schedule, TableIdent, qualified_name
 from anycdc.spark.apply import (
     IncompatibleSchema,
@@ -144,10 +145,13 @@ class BatchMetrics:
         head = f"batch {self.batch_id}"
         if self.flush:
             head = "final apply" if self.ending else "apply between batches"
+        failed = sum(1 for t in self.tables if t.error)
         text = (
             f"{head}: {self.messages} messages, {self.events} events in {self.seconds:.1f}s = "
-            f"{rate:,.0f} events/s; {len(self.tables)} tables applied{self._appended_text()}, "
-            f"{self.deferred} deferred, {self.dead_letters} dead letters ({self._phase_text()})"
+            f"{rate:,.0f} events/s; {len(self.tables) - failed} tables applied"
+            f"{self._appended_text()}, "
+            + (f"{failed} failed (events dead-lettered), " if failed else "")
+            + f"{self.deferred} deferred, {self.dead_letters} dead letters ({self._phase_text()})"
         )
         newest = max(self.source_ts_ms or 0, self.heartbeat_ts_ms or 0)
         if newest:
@@ -186,6 +190,8 @@ class KnownTable:
 
     columns: dict[str, str]
     """Column -> Spark type, with the ``_cdc_`` columns, as the table now is."""
+    targets: dict[str, str] = field(default_factory=dict)
+    """Source column -> its name in the table (:attr:`TableApplier.targets`)."""
     detail: TableDetail | None = None
     applies_since_detail: int = 0
     bound: KeyBound | None = None
@@ -239,6 +245,7 @@ class Pipeline:
         self._schedule: Schedule | None = None
         self.known: dict[str, KnownTable] = {}
         """Per table path: what this run knows of it (schema, properties, size)."""
+        self._failure: BaseException | None = None  # what stopped a batch (run-wide)
 
     # ------------------------------------------------------------------ query
     def start(self) -> StreamingQuery:
@@ -265,8 +272,14 @@ class Pipeline:
         then apply every table still pending (:meth:`flush`). Returns the micro-batches
         (:attr:`history`; the applies outside them are :attr:`applies`).
 
-        ``on_start`` gets the running query first (e.g. to watch its ``lastProgress``)."""
-        query = self.start()
+        ``on_start`` gets the running query first (e.g. to watch its ``lastProgress``).
+        A failure of one table never gets here (its events are dead-lettered); what
+        does concerns the whole run and raises :class:`~anycdc.errors.RunFailed`, one
+        line that says what failed."""
+        try:
+            query = self.start()
+        except Exception as exc:  # a bad checkpoint, an unreachable source, ...
+            raise RunFailed(f"the stream did not start: {one_line(exc)}") from None
         stop = threading.Event()
         idle = None
         if self.config.trigger != "available-now":
@@ -284,9 +297,15 @@ class Pipeline:
                 query.stop()
             if idle is not None:
                 idle.join()
-        if query.exception() is not None:
-            raise RuntimeError(f"streaming query failed: {query.exception()}")
-        self.flush()
+        stopped = query.exception()
+        if stopped is not None:
+            # the batch's own exception says what failed; the query's wraps it in a traceback
+            cause = self._failure if self._failure is not None else stopped
+            raise RunFailed(f"the stream stopped: {one_line(cause)}") from None
+        try:
+            self.flush()
+        except Exception as exc:
+            raise RunFailed(f"the final apply failed: {one_line(exc)}") from None
         return self.history
 
     def flush(self) -> BatchMetrics | None:
@@ -356,6 +375,9 @@ class Pipeline:
         try:
             with self._lock, self._session_settings(spark):
                 metrics = self._process(spark, decoded, batch_id)
+        except BaseException as exc:
+            self._failure = exc  # Spark hands the query a traceback of it: keep the original
+            raise
         finally:
             decoded.unpersist()
         metrics.seconds = time.monotonic() - started
@@ -556,13 +578,13 @@ class Pipeline:
                 }
             with metrics.timed("schema"):
                 prepared, failed = self._prepare(spark, plans, through)
-            if failed:
-                with metrics.timed("log"):
-                    dead = self._schema_dead_letters(pending, failed)
-                    self._append(dead, "dead_letter", (app[0] + ":schema", app[1]))
+            failures = []
+            with metrics.timed("log"):
+                for plan, reason in failed:
+                    failures.append(self._dead_letter_table(pending, plan, reason, app))
             with metrics.timed("apply"):
                 results = self._merge_all(pending, prepared, through, app)
-            results += [TableResult(plan.qualified, "", error=reason) for plan, reason in failed]
+            results += failures
             metrics.tables += results
         finally:
             if pending is not current:
@@ -601,46 +623,16 @@ class Pipeline:
         failed: list[tuple[TablePlan, str]] = []
         properties: list[tuple[str, dict[str, str]]] = []
         for plan in plans.values():
-            # scd2 keeps history rows; scd1 (default) the current row per key
-            kind = Scd2Applier if self.config.mode == "scd2" else TableApplier
-            applier = kind(spark, self.config, plan)
-            known = self.known.get(applier.path)
-            if not plan.has_rows and known is None and not applier.exists():
-                continue  # DDL for a table we have no row of yet: its first rows carry the schema
             try:
-                types = applier.ensure_schema(through, known.columns if known else None)
-                if not applier.unborn:  # else once its first write has created it
-                    self._register(applier)
+                item = self._prepare_one(spark, plan, through, properties)
             except IncompatibleSchema as exc:
-                log.warning("%s: %s (events dead-lettered)", plan.qualified, exc)
-                failed.append((plan, f"incompatible schema change: {exc}"))
+                failed.append((plan, self._failed(plan, f"incompatible schema change: {exc}")))
                 continue
-            if known is None:
-                known = self.known[applier.path] = KnownTable(applier.columns)
-            changed = known.columns != applier.columns
-            known.columns = applier.columns
-            if applier.created:
-                # what a new table holds is known: no look at it
-                known.detail = applier.created_detail()
-                known.applies_since_detail = 0
-            elif known.detail is None or known.applies_since_detail >= DETAIL_EVERY:
-                known.detail = applier.detail()  # the size: whether its MERGE is key-bounded
-                known.applies_since_detail = 0
-            applier.last_detail = known.detail
-            known.applies_since_detail += 1
-            props = known.detail.properties
-            props.update(applier.align_properties(props))
-            properties.append((applier.table_ref(), props))
-            floor = applier.truncate_position(props)
-            if plan.truncate_position and (floor is None or plan.truncate_position > floor):
-                applier.apply_truncate(plan.truncate_position, through)
-                floor = plan.truncate_position
-                props.update(applier.truncated_properties(floor))
-                changed = True
-            column = bound_column(plan.key, types) if self.config.mode == "scd1" else None
-            prepared.append(Prepared(applier, types, floor, column))
-            if changed:
-                self._own_commits(applier.path)
+            except Exception as exc:  # whatever Spark or Delta raise: this table only
+                failed.append((plan, self._failed(plan, one_line(exc))))
+                continue
+            if item is not None:
+                prepared.append(item)
         # upkeep is idempotent: outside the idempotent-write window, like the schema changes
         vacuumed = set(Upkeep(spark, self.config).vacuum_due(properties))
         for item in prepared:
@@ -657,6 +649,67 @@ class Pipeline:
         if known is not None and known.bound is not None:
             version = log_version(self.spark, path, after=known.bound.version)
             known.bound = KeyBound(known.bound.high, version if version is not None else -1)
+
+    def _failed(self, plan: TablePlan, reason: str) -> str:
+        """Log one line for a table that failed and forget what the run knew of it (its
+        next apply looks at it afresh); returns ``reason``."""
+        log.warning(
+            "%s: %s (its events of this apply are dead-lettered; the other tables go on)",
+            plan.qualified,
+            reason,
+        )
+        self.known.pop(self.config.table_path(plan.database, plan.schema, plan.table), None)
+        return reason
+
+    def _prepare_one(
+        self,
+        spark: SparkSession,
+        plan: TablePlan,
+        through: int,
+        properties: list[tuple[str, dict[str, str]]],
+    ) -> Prepared | None:
+        """One table's schema step, properties and TRUNCATE (see :meth:`_prepare`); None
+        for DDL of a table that has no row yet. Its properties are added to ``properties``
+        (for the VACUUMs that are due)."""
+        # scd2 keeps history rows; scd1 (default) the current row per key
+        kind = Scd2Applier if self.config.mode == "scd2" else TableApplier
+        applier = kind(spark, self.config, plan)
+        known = self.known.get(applier.path)
+        if not plan.has_rows and known is None and not applier.exists():
+            return None  # DDL for a table we have no row of yet: its first rows carry the schema
+        if known is None:
+            types = applier.ensure_schema(through)
+        else:
+            types = applier.ensure_schema(through, known.columns, known.targets)
+        if not applier.unborn:  # else once its first write has created it
+            self._register(applier)
+        if known is None:
+            known = self.known[applier.path] = KnownTable(applier.columns)
+        changed = known.columns != applier.columns
+        known.columns = applier.columns
+        known.targets = applier.targets
+        if applier.created:
+            # what a new table holds is known: no look at it
+            known.detail = applier.created_detail()
+            known.applies_since_detail = 0
+        elif known.detail is None or known.applies_since_detail >= DETAIL_EVERY:
+            known.detail = applier.detail()  # the size: whether its MERGE is key-bounded
+            known.applies_since_detail = 0
+        applier.last_detail = known.detail
+        known.applies_since_detail += 1
+        props = known.detail.properties
+        props.update(applier.align_properties(props))
+        floor = applier.truncate_position(props)
+        if plan.truncate_position and (floor is None or plan.truncate_position > floor):
+            applier.apply_truncate(plan.truncate_position, through)
+            floor = plan.truncate_position
+            props.update(applier.truncated_properties(floor))
+            changed = True
+        properties.append((applier.table_ref(), props))
+        if changed:
+            self._own_commits(applier.path)
+        column = bound_column(plan.key, types) if self.config.mode == "scd1" else None
+        return Prepared(applier, types, floor, column)
 
     def _system_upkeep(self, spark: SparkSession) -> None:
         """Expired tombstones and the ``_anycdc`` tables' VACUUMs: in the first batch of a
@@ -727,7 +780,14 @@ class Pipeline:
 
             def apply_one(index: int) -> TableResult:
                 item = prepared[index]
-                return self._apply_table(item, actions, folded, index, stats.get(index), through)
+                try:
+                    return self._apply_table(
+                        item, actions, folded, index, stats.get(index), through
+                    )
+                except Exception as exc:  # whatever Spark or Delta raise: this table only
+                    plan = item.applier.plan
+                    reason = self._failed(plan, one_line(exc))
+                    return self._dead_letter_table(wanted, plan, reason, app)
 
             workers = min(self.config.max_concurrent_tables, len(prepared))
             with self._txn(wanted.sparkSession, self.config.query_name + ":apply", through):
@@ -736,9 +796,12 @@ class Pipeline:
                 else:
                     with ThreadPoolExecutor(workers, thread_name_prefix="anycdc-merge") as pool:
                         results = list(pool.map(apply_one, range(len(prepared))))
-            if folded is not None and any(r.deletes for r in results):
+            if folded is not None and any(r.deletes and not r.error for r in results):
                 # after every MERGE: a tombstone never stands for a delete not yet applied
-                store.record(self._deleted_keys(folded, tables), app)
+                # (nor for one of a table that failed: its replay must still apply it)
+                ok_tags = [table_tag(i) for i, r in enumerate(results) if not r.error]
+                applied = folded.filter(F.col("_t").isin(ok_tags))
+                store.record(self._deleted_keys(applied, tables), app)
             return results
         except BaseException:
             for item in prepared:
@@ -832,11 +895,29 @@ class Pipeline:
 
         applier, types = item.applier, item.types
         plan = applier.plan
-        created_now = applier.unborn
         mine = F.col("_t") == F.lit(table_tag(index))
         n = int(stats["n"] or 0) if stats else 0
         deletes = int(stats["deletes"] or 0) if stats else 0
         dead = int(stats["bad"] or 0) if stats else 0
+        # the MERGE first: when it fails, every event of the table is dead-lettered instead
+        appended = False
+        created_now = applier.unborn
+        if n and folded is not None:
+            created = applier.created
+            append = self._appendable(item, stats) if stats and not created else False
+            applier.merge(
+                folded.filter(mine).drop("_t"), types, through, guarded=True, append=append
+            )
+            appended = created or append
+            if stats and item.bound_column:
+                self._raise_bound(item, stats, created)
+        elif n:
+            good = actions.filter(mine & F.col("_bad").isNull()).drop("_t", "_bad")
+            applier.apply(good, types, through, has_deletes=bool(deletes))
+        if applier.unborn:
+            applier.finish_create()  # no row written: it exists all the same
+        if created_now:
+            self._register(applier)
         if dead:
             bad = actions.filter(mine & F.col("_bad").isNotNull())
             # several writers append to dead_letter in one apply: each needs its own app id
@@ -854,23 +935,6 @@ class Pipeline:
                 "dead_letter",
                 (f"{self.config.query_name}:dead:{applier.path}", through),
             )
-        appended = False
-        if n and folded is not None:
-            created = applier.created
-            append = self._appendable(item, stats) if stats and not created else False
-            applier.merge(
-                folded.filter(mine).drop("_t"), types, through, guarded=True, append=append
-            )
-            appended = created or append
-            if stats and item.bound_column:
-                self._raise_bound(item, stats, created)
-        elif n:
-            good = actions.filter(mine & F.col("_bad").isNull()).drop("_t", "_bad")
-            applier.apply(good, types, through, has_deletes=bool(deletes))
-        if applier.unborn:
-            applier.finish_create()  # no row written: it exists all the same
-        if created_now:
-            self._register(applier)
         return TableResult(
             table=plan.qualified,
             path=applier.path,
@@ -904,9 +968,8 @@ class Pipeline:
                 # an update of a row the source has: in the table, or about to be; reading
                 # the bound (~4 jobs: the table's statistics) would buy nothing
                 return False
-            bound = known.bound = read_bound(
-                self.spark, path, item.applier.table_ref(), item.bound_column
-            )
+            column = item.applier.target(item.bound_column)  # its name in the table
+            bound = known.bound = read_bound(self.spark, path, item.applier.table_ref(), column)
         return bound.admits(int(stats["key_low"]))
 
     def _raise_bound(self, item: Prepared, stats: Row, created: bool) -> None:
@@ -941,27 +1004,29 @@ class Pipeline:
             writer = writer.option("mergeSchema", "true")
         writer.save(path)
 
-    def _schema_dead_letters(
-        self, wanted: DataFrame, failed: list[tuple[TablePlan, str]]
-    ) -> DataFrame:
+    def _dead_letter_table(
+        self, frame: DataFrame, plan: TablePlan, reason: str, app: tuple[str, int]
+    ) -> TableResult:
+        """Dead-letter every event of ``plan``'s table in ``frame`` (its pending rows) with
+        ``reason``: the table failed in this apply. Written once per table and apply (a
+        replay after a crash writes nothing twice); ``replay-dead-letters`` applies them
+        once the cause is fixed."""
         from pyspark.sql import functions as F
 
-        frame = wanted.limit(0).select(
-            *DEAD_LETTER_COLUMNS, F.current_timestamp().alias("failed_at")
-        )
-        for plan, reason in failed:
-            frame = frame.unionByName(
-                wanted.filter(
-                    F.col("database").eqNullSafe(F.lit(plan.database))
-                    & F.col("schema").eqNullSafe(F.lit(plan.schema))
-                    & (F.col("table") == F.lit(plan.table))
-                ).select(
-                    "source", "partition", "offset", "kafka_key", "raw", "format",
-                    F.lit(f"{plan.qualified}: {reason}").alias("error"),
-                    F.current_timestamp().alias("failed_at"),
-                )
-            )  # fmt: skip
-        return frame
+        path = self.config.table_path(plan.database, plan.schema, plan.table)
+        events = frame.filter(
+            F.col("database").eqNullSafe(F.lit(plan.database))
+            & F.col("schema").eqNullSafe(F.lit(plan.schema))
+            & (F.col("table") == F.lit(plan.table))
+        ).select(
+            "source", "partition", "offset", "kafka_key", "raw", "format",
+            F.lit(f"{plan.qualified}: {reason}").alias("error"),
+            F.current_timestamp().alias("failed_at"),
+        )  # fmt: skip
+        count = events.count()
+        if count:
+            self._append(events, "dead_letter", (f"{app[0]}:failed:{path}", app[1]))
+        return TableResult(plan.qualified, path, dead_letters=count, error=reason)
 
     def _record_batch(
         self, spark: SparkSession, metrics: BatchMetrics, app: tuple[str, int]
@@ -990,8 +1055,9 @@ def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[in
     """Re-run the dead letters through the pipeline (after a fix or an option change).
 
     Messages that now decode and apply are removed from ``_anycdc/dead_letter``;
-    the others stay (a message that fails again for a new reason is recorded
-    again with that reason). Returns ``(replayed, still_failing)``.
+    the others stay (a message that fails again — it does not decode, or its table
+    still fails — is recorded again with the reason). Returns ``(replayed,
+    still_failing)``; a failure of the whole replay raises :class:`RunFailed`.
     """
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
@@ -1026,7 +1092,10 @@ def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[in
     started = _first(spark.sql("SELECT current_timestamp() AS now"))["now"]
     replay = config.with_overrides(query_name=f"{config.query_name}-replay")
     # a fresh, increasing version: each replay is a new idempotent unit of work
-    Pipeline(spark, replay, keep_ledger=False).process_batch(raw, int(time.time() * 1000))
+    try:
+        Pipeline(spark, replay, keep_ledger=False).process_batch(raw, int(time.time() * 1000))
+    except Exception as exc:
+        raise RunFailed(f"the replay failed: {one_line(exc)}") from None
     coords = {(r["source"], r["partition"], r["offset"]) for r in fixed}
     condition = F.lit(False)
     for source, partition, offset in coords:
@@ -1034,6 +1103,10 @@ def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[in
             (F.col("source") == source) & (F.col("partition") == partition) & (F.col("offset") == offset)
         )  # fmt: skip
     # a message that failed again during the replay was recorded afresh: keep that record
+    again = spark.read.format("delta").load(path).filter(F.col("failed_at") >= F.lit(started))
+    failed_again = (
+        again.filter(condition).select("source", "partition", "offset").distinct().count()
+    )
     condition = condition & (F.col("failed_at") < F.lit(started))
     DeltaTable.forPath(spark, path).delete(condition)
-    return len(fixed), len(dead) - len(fixed)
+    return len(fixed) - failed_again, len(dead) - len(fixed) + failed_again

@@ -112,14 +112,17 @@ class Scd2Applier(TableApplier):
 
     # ------------------------------------------------------------------ phase A hooks
     def ensure_schema(
-        self, batch_id: int, known: Mapping[str, str] | None = None
+        self,
+        batch_id: int,
+        known: Mapping[str, str] | None = None,
+        known_targets: Mapping[str, str] | None = None,
     ) -> dict[str, str]:
         """Create or evolve the history table, and create its end-marker table.
 
         The end-marker table is created here (the schema step, idempotent by itself) so
         that the apply writes it exactly once; a table the run already knows has it.
         """
-        types = super().ensure_schema(batch_id, known)
+        types = super().ensure_schema(batch_id, known, known_targets)
         if known is None:
             self.spark.sql(
                 f"CREATE TABLE IF NOT EXISTS delta.{q(self.ends_path)} ({ENDS_SCHEMA}) USING delta"
@@ -225,8 +228,10 @@ class Scd2Applier(TableApplier):
         ts = F.expr("timestamp_millis(ts_ms)")
         return first.select(
             *[
-                F.expr(cast_sql(f"element_at(image, {lit(name)})", target)).alias(name)
-                for name, target in types.items()
+                F.expr(cast_sql(f"element_at(image, {lit(name)})", spark_type)).alias(
+                    self.target(name)
+                )
+                for name, spark_type in types.items()
             ],
             ts.alias("_cdc_valid_from"),
             F.lit(None).cast("timestamp").alias("_cdc_valid_to"),
@@ -256,17 +261,21 @@ class Scd2Applier(TableApplier):
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
-        columns = [*types, *(name for name, _ in SCD2_META)]
-        table = self.spark.read.format("delta").load(self.path).select(*columns)
+        columns = [*(self.target(n) for n in types), *(name for name, _ in SCD2_META)]
+        table = (
+            self.spark.read.format("delta").load(self.path).select(*[F.col(q(c)) for c in columns])
+        )
         existing = table if touched is None else table.join(touched, "_cdc_key", "left_semi")
         existing = existing.localCheckpoint()  # one scan of the table, read twice below
         fresh = versions.join(
             existing.select("_cdc_key", "_cdc_seq"), ["_cdc_key", "_cdc_seq"], "left_anti"
         )
         timeline = (
-            existing.withColumn("_new", F.lit(False))
-            .unionByName(fresh.select(*columns).withColumn("_new", F.lit(True)))
-            .withColumn("_end", F.lit(0))
+            existing.withColumn("_cdc_in_new", F.lit(False))
+            .unionByName(
+                fresh.select(*[F.col(q(c)) for c in columns]).withColumn("_cdc_in_new", F.lit(True))
+            )
+            .withColumn("_cdc_in_end", F.lit(0))
         )
         # re-fill: per column, the value of the latest version at or before this one that
         # carried it (a struct keeps an explicit NULL apart from "not carried")
@@ -280,7 +289,7 @@ class Scd2Applier(TableApplier):
                 F.when(
                     F.col("_cdc_partial").isNull()
                     | F.array_contains(F.col("_cdc_partial"), F.lit(name)),
-                    F.struct(F.col(q(name)).alias("v")),
+                    F.struct(F.col(q(self.target(name))).alias("v")),
                 ),
                 ignorenulls=True,
             )
@@ -288,26 +297,27 @@ class Scd2Applier(TableApplier):
             .getField("v")
             for name in types
         }
+        filled = {self.target(name): value for name, value in filled.items()}
         # each version ends at the next row of its key's timeline: a version or a delete
         marks = deletes.select(
             F.col("_key").alias("_cdc_key"),
             F.col("seq").alias("_cdc_seq"),
-            F.col("ts_ms").alias("_end_ms"),
-            F.lit(1).alias("_end"),
+            F.col("ts_ms").alias("_cdc_in_end_ms"),
+            F.lit(1).alias("_cdc_in_end"),
         )
-        ordered = Window.partitionBy("_cdc_key").orderBy("_cdc_seq", "_end")
+        ordered = Window.partitionBy("_cdc_key").orderBy("_cdc_seq", "_cdc_in_end")
         version_ms = F.expr("unix_millis(_cdc_valid_from)")
-        rows = timeline.withColumn("_end_ms", version_ms).unionByName(
+        rows = timeline.withColumn("_cdc_in_end_ms", version_ms).unionByName(
             marks, allowMissingColumns=True
         )
         rows = rows.withColumn(
-            "_next",
-            F.lead(F.struct(F.col("_cdc_seq").alias("seq"), F.col("_end_ms").alias("ms"))).over(
-                ordered
-            ),
-        ).filter(F.col("_end") == 0)
+            "_cdc_in_next",
+            F.lead(
+                F.struct(F.col("_cdc_seq").alias("seq"), F.col("_cdc_in_end_ms").alias("ms"))
+            ).over(ordered),
+        ).filter(F.col("_cdc_in_end") == 0)
         # ... or at the first truncate after it, whichever comes first
-        end = F.col("_next")
+        end = F.col("_cdc_in_next")
         if truncates:
             after = F.filter(
                 F.array(
@@ -319,20 +329,24 @@ class Scd2Applier(TableApplier):
                 lambda t: t.getField("seq") > F.col("_cdc_seq"),
             )
             end = F.least(end, F.try_element_at(after, F.lit(1)))
-        rows = rows.withColumn("_stop", end)
-        new_to = F.when(F.col("_stop").isNotNull(), F.expr("timestamp_millis(_stop.ms)")).otherwise(
-            F.lit(None).cast("timestamp")
-        )
-        recomputed = {**filled, "_cdc_valid_to": new_to, "_cdc_is_current": F.col("_stop").isNull()}
+        rows = rows.withColumn("_cdc_in_stop", end)
+        new_to = F.when(
+            F.col("_cdc_in_stop").isNotNull(), F.expr("timestamp_millis(_cdc_in_stop.ms)")
+        ).otherwise(F.lit(None).cast("timestamp"))
+        recomputed = {
+            **filled,
+            "_cdc_valid_to": new_to,
+            "_cdc_is_current": F.col("_cdc_in_stop").isNull(),
+        }
         staged = rows.select(
             *[
                 recomputed[name].alias(name) if name in recomputed else F.col(q(name))
                 for name in columns
             ],
-            F.col("_new"),
-            _changed(recomputed).alias("_changed"),
-        ).filter(F.col("_new") | F.col("_changed"))
-        self._write_history(staged.drop("_changed"), columns, types)
+            F.col("_cdc_in_new"),
+            _changed(recomputed).alias("_cdc_in_changed"),
+        ).filter(F.col("_cdc_in_new") | F.col("_cdc_in_changed"))
+        self._write_history(staged.drop("_cdc_in_changed"), columns, types)
 
     def _write_history(self, staged: DataFrame, columns: list[str], types: dict[str, str]) -> None:
         """One MERGE on ``(_cdc_key, _cdc_seq)``: insert new versions, update changed ones."""
@@ -341,7 +355,7 @@ class Scd2Applier(TableApplier):
         staged = staged.localCheckpoint(eager=True)
         if staged.isEmpty():
             return  # e.g. a replayed batch: nothing new, nothing to write
-        updates = [*types, "_cdc_valid_to", "_cdc_is_current"]
+        updates = [*(self.target(n) for n in types), "_cdc_valid_to", "_cdc_is_current"]
         update_set = ", ".join(f"{q(n)} = s.{q(n)}" for n in updates)
         insert_cols = ", ".join(q(n) for n in columns)
         insert_vals = ", ".join(f"s.{q(n)}" for n in columns)
@@ -351,8 +365,8 @@ class Scd2Applier(TableApplier):
             self.spark.sql(
                 f"MERGE INTO {self._table_ref()} t USING {view} s "
                 "ON t._cdc_key = s._cdc_key AND t._cdc_seq = s._cdc_seq "
-                f"WHEN MATCHED AND NOT s._new THEN UPDATE SET {update_set} "
-                f"WHEN NOT MATCHED AND s._new THEN INSERT ({insert_cols}) VALUES ({insert_vals})"
+                f"WHEN MATCHED AND NOT s._cdc_in_new THEN UPDATE SET {update_set} "
+                f"WHEN NOT MATCHED AND s._cdc_in_new THEN INSERT ({insert_cols}) VALUES ({insert_vals})"
             )
         finally:
             self.spark.catalog.dropTempView(view)

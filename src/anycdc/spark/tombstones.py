@@ -1,7 +1,8 @@
 """Deleted keys, remembered so that a late older event cannot resurrect a row.
 
 One Delta table for the whole target, ``_anycdc/tombstones`` (``table`` — the
-source table's folder under the target —, ``_key``, ``position``,
+source table's folder under the target, or its hash where that would make a partition
+folder name too long —, ``_key``, ``position``,
 ``deleted_at``; partitioned by ``table``). A micro-batch appends the keys its
 deletes removed, all tables at once, after every table's MERGE has committed:
 one write per batch however many tables saw deletes, and never a tombstone
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar, Final
 
 from anycdc.config import PipelineConfig
+from anycdc.naming import partition_value
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -59,9 +61,11 @@ class Tombstones:
         self.path = f"{config.system_dir}/tombstones"
 
     def table_id(self, table_path: str) -> str:
-        """A source table's id in the tombstone table: its folder under the target."""
+        """A source table's id in the tombstone table: its folder under the target (a
+        hash of it when that is too long for the partition's folder name)."""
         root = self.config.target.rstrip("/") + "/"
-        return table_path[len(root) :] if table_path.startswith(root) else table_path
+        folder = table_path[len(root) :] if table_path.startswith(root) else table_path
+        return partition_value(folder, "table")
 
     def exists(self) -> bool:
         from delta.tables import DeltaTable
