@@ -184,13 +184,10 @@ def run_peer(
         finally:
             batch.unpersist()
 
+    from anycdc.bench.pipeline import topic_stream
+
     query = (
-        spark.readStream.format("kafka")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", topic)
-        .option("startingOffsets", "earliest")
-        .option("maxOffsetsPerTrigger", str(cap))
-        .load()
+        topic_stream(spark, bootstrap, topic, cap)
         .writeStream.foreachBatch(each_batch)
         .option("checkpointLocation", str(target / "_checkpoint"))
         .queryName("anycdc-bench-peer")

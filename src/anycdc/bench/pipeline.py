@@ -43,7 +43,7 @@ from anycdc.event import ChangeEvent
 from anycdc.simulate import Workload, partition_of
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
     from anycdc.spark.pipeline import BatchMetrics
 
@@ -264,11 +264,10 @@ def percentile(values: list[float], pct: float) -> float:
     return cuts[max(0, min(98, int(pct) - 1))]
 
 
-def copy_floor(
-    spark: SparkSession, bootstrap: str, topic: str, folder: Path, cap: int, events: int
-) -> Measured:
-    """Kafka -> one Delta table, raw bytes, no decoding: the floor any pipeline pays."""
-    frame = (
+def topic_stream(spark: SparkSession, bootstrap: str, topic: str, cap: int) -> DataFrame:
+    """The whole topic from its start, ``cap`` messages per micro-batch (the floor's and
+    the peer's source: the same as anycdc's)."""
+    return (
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", topic)
@@ -276,6 +275,13 @@ def copy_floor(
         .option("maxOffsetsPerTrigger", str(cap))
         .load()
     )
+
+
+def copy_floor(
+    spark: SparkSession, bootstrap: str, topic: str, folder: Path, cap: int, events: int
+) -> Measured:
+    """Kafka -> one Delta table, raw bytes, no decoding: the floor any pipeline pays."""
+    frame = topic_stream(spark, bootstrap, topic, cap)
     batches: list[float] = []
     query = (
         frame.writeStream.format("delta")
