@@ -103,6 +103,7 @@ class Scd2Applier(TableApplier):
 
     meta_columns: ClassVar[tuple[tuple[str, str], ...]] = SCD2_META
     history: ClassVar[bool] = True
+    created_by_first_write: ClassVar[bool] = False  # its apply reads the table it writes
 
     def __init__(self, spark: SparkSession, config: PipelineConfig, plan: TablePlan) -> None:
         super().__init__(spark, config, plan)
