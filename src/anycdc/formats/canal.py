@@ -1312,10 +1312,17 @@ class CanalJson(CanalFlatFormat):
     vendor = "Alibaba Canal / OceanBase OMS"
     title = "Canal flat message JSON (open-source Canal, OMS Canal serialization)"
     capabilities = Capabilities(
-        before_image="changed columns (old), merged over data",
-        types="mysqlType names + java.sql.Types codes",
-        position="id (OMS: es, ts; TiCDC: _tidb.commitTs)",
+        before_image=Capabilities.Before.CHANGED,
+        types=Capabilities.Types.VENDOR,
         key_names=True,
+        before_detail="`old`, merged over `data`",
+        types_detail="mysqlType names + java.sql.Types codes",
+        position="`id` (OMS: es, ts; TiCDC: `_tidb.commitTs`)",
+        key_detail="`pkNames`",
+        notes=(
+            "BOOLEAN carried as tinyint(1) 0/1",
+            "TIMESTAMP WITH TIME ZONE carried as MySQL TIMESTAMP text without a zone (UTC wall time)",
+        ),
     )
 
     @classmethod

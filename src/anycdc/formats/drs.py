@@ -930,10 +930,17 @@ class DrsJson(_DrsJsonBase):
     id: ClassVar[str] = "drs-json"
     title: ClassVar[str] = "Huawei DRS JSON (DELETE row in old, MySQL TIMESTAMP as epoch seconds)"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        before_image="full (UPDATE, DELETE)",
-        types="vendor type names + sqlType codes",
-        position="id (monotonic serial number)",
+        before_image=Capabilities.Before.FULL,
+        types=Capabilities.Types.VENDOR,
         key_names=True,
+        truncate=False,
+        tx_markers=False,
+        heartbeats=False,
+        before_detail="`old` (UPDATE, DELETE)",
+        types_detail="mysqlType / columnType names + sqlType codes",
+        position="`id` (monotonic serial number)",
+        key_detail="`pkNames`",
+        notes=("no TRUNCATE, markers or heartbeats",),
     )
     # JSON is the default variant: it takes the messages that cannot tell
     sniff_scores: ClassVar[tuple[float, float, float, float]] = (0.2, 0.97, 0.97, 0.3)
@@ -953,10 +960,17 @@ class DrsJsonC(_DrsJsonBase):
     delete_in_data: ClassVar[bool] = True
     epoch_timestamps: ClassVar[bool] = False
     capabilities: ClassVar[Capabilities] = Capabilities(
-        before_image="full (UPDATE, DELETE)",
-        types="vendor type names + java.sql.Types codes",
-        position="id (monotonic serial number)",
+        before_image=Capabilities.Before.FULL,
+        types=Capabilities.Types.VENDOR,
         key_names=True,
+        truncate=False,
+        tx_markers=False,
+        heartbeats=False,
+        before_detail="`old` (UPDATE, DELETE)",
+        types_detail="mysqlType / columnType names + java.sql.Types codes",
+        position="`id` (monotonic serial number)",
+        key_detail="`pkNames`",
+        notes=("TIMESTAMP WITH TIME ZONE arrives zone-less (UTC wall time)",),
     )
     # high only when the message proves JSON-C; 0.45 (below drs-json) when it cannot tell
     sniff_scores: ClassVar[tuple[float, float, float, float]] = (0.1, 0.1, 0.45, 0.97)

@@ -75,10 +75,17 @@ class DtsCanalJson(CanalFlatFormat):
     vendor = "Alibaba Cloud DTS"
     title = "DTS Canal Json (Kafka / RocketMQ)"
     capabilities = Capabilities(
-        before_image="full (old; swapped with data in legacy tasks)",
-        types="mysqlType names (no precision) + sqlType codes",
-        position="id (from time + DTS offset)",
+        before_image=Capabilities.Before.FULL,
+        types=Capabilities.Types.VENDOR,
         key_names=True,
+        before_detail="`old` (swapped with `data` in tasks before 2022-03-20: `legacy=true`)",
+        types_detail="mysqlType names (no precision) + sqlType codes",
+        position="`id` (from time + DTS offset)",
+        key_detail="`pkNames`",
+        notes=(
+            "BOOLEAN carried as tinyint(1) 0/1",
+            "TIMESTAMP WITH TIME ZONE carried as MySQL TIMESTAMP text without a zone (UTC wall time)",
+        ),
     )
     extra_options: ClassVar[tuple[OptionSpec, ...]] = (LEGACY_OPTION, BINARY_OPTION)
     omit_nulls: ClassVar[bool] = True
