@@ -205,7 +205,7 @@ BINARY_OPTION: Final = OptionSpec(
 _VALUE_ERRORS: Final = (ValueError, TypeError, OverflowError, ArithmeticError, UnicodeError)
 _INT64_MAX: Final = 2**63 - 1
 _UINT64_MAX: Final = 2**64 - 1
-_EPOCH_TEXT: Final = re.compile(r"-?\d+(?:\.\d+)?")
+EPOCH_TEXT: Final = re.compile(r"-?\d+(?:\.\d+)?")
 _ARGS: Final = re.compile(r"\(.*\)")
 _PRECISION: Final = re.compile(r"\(\s*(\d+)")
 _INT_RANK: Final = {"int8": 0, "int16": 1, "int32": 2, "int64": 3, "uint64": 4}
@@ -320,7 +320,7 @@ def _timestamp_parser(zone: dt.tzinfo | None) -> Callable[[Any], dt.datetime]:
                 if zone is not None and value.tzinfo is None:
                     return value.replace(tzinfo=zone)
                 return value
-            if _EPOCH_TEXT.fullmatch(raw):
+            if EPOCH_TEXT.fullmatch(raw):
                 return parse_epoch_seconds(raw)
             return parse_datetime(raw, zone)
         if isinstance(raw, (int, Decimal)) and not isinstance(raw, bool):
@@ -382,7 +382,7 @@ def plain_decimal(value: Decimal) -> str:
     return format(value, "f")
 
 
-def _epoch_seconds_text(value: dt.datetime) -> str:
+def epoch_seconds_text(value: dt.datetime) -> str:
     """Epoch seconds with the fraction OMS writes for ``TIMESTAMP`` (``1606233662.012345``)."""
     micros = epoch_micros(value)
     sign = "-" if micros < 0 else ""
@@ -527,7 +527,7 @@ def _fast_names(
     return out[0], out[1], ts_ms
 
 
-def _cache_items(value: Any) -> Any:
+def cache_items(value: Any) -> Any:
     """A schema cache key of a type map: its items in order (the column order) with the
     type of each value (``4`` and ``4.0``, ``1`` and ``true`` compare equal but do not
     make the same schema), so a message's schema never depends on earlier messages."""
@@ -536,13 +536,17 @@ def _cache_items(value: Any) -> Any:
     return (type(value), value)
 
 
+# the :class:`ChangeEvent` fields every event of a message shares: database, schema,
+# table, ts_ms, position, extra
+Head = tuple[str | None, str | None, str | None, int | None, Position | None, dict[str, Any]]
+
+
 @dataclass(slots=True)
 class Envelope:
-    """A message's header as a vendor reads it (:meth:`CanalFamily.envelope`): its op and
-    the :class:`ChangeEvent` fields every event of the message shares."""
+    """A message's header as a vendor reads it (:meth:`CanalFamily.envelope`)."""
 
     op: Op
-    fields: dict[str, Any]  # format, database, (schema,) table, ts_ms, position, extra
+    head: Head
     ddl: str | None = None  # the statement of a DDL/TRUNCATE event
 
 
@@ -557,9 +561,9 @@ class CanalFamily(Format):
 
     The flow: the header (:meth:`envelope`), the row arrays (:meth:`row_arrays`),
     their pairing into images (:meth:`pair_rows`), the type maps (:meth:`schema`),
-    typing every image (:meth:`_row_events`, fast path: :meth:`_fast_events`) and
-    building the events with the key (:meth:`_events`: the configured key wins, by
-    :meth:`Format.primary_key`). Vendors give hooks:
+    typing every image and building the events with the key (the configured key wins:
+    :meth:`Format.primary_key`), in :meth:`_row_events` and, on the fast path, in
+    :meth:`_fast_events`. Vendors give hooks:
 
     * decoding: :meth:`envelope` (header field names, op names, position, extra),
       :meth:`row_arrays`, :meth:`pair_rows` (Canal's asks :meth:`legacy_layout`),
@@ -653,7 +657,13 @@ class CanalFamily(Format):
         msg = expect_object(self.id, obj, "$")
         env = self.envelope(msg)
         if env.op not in _ROW_OPS:
-            return [ChangeEvent(op=env.op, ddl=env.ddl, **env.fields)]
+            database, schema, table, ts_ms, position, extra = env.head
+            return [
+                ChangeEvent(
+                    op=env.op, format=self.id, database=database, schema=schema, table=table,
+                    ts_ms=ts_ms, position=position, ddl=env.ddl, extra=extra,
+                )
+            ]  # fmt: skip
         return self._row_events(msg, env)
 
     def _row_events(self, msg: dict[str, Any], env: Envelope) -> list[ChangeEvent]:
@@ -701,44 +711,20 @@ class CanalFamily(Format):
             columns, invalid = _finish(typing, images)
         else:
             columns, invalid = (schema.columns if schema is not None else None), ()
-        return self._events(op, pk, images, columns, env.fields, typing, invalid, row_invalid)
-
-    def _events(
-        self,
-        op: Op,
-        pk: Sequence[str] | None,
-        images: list[tuple[dict[str, Any] | None, dict[str, Any] | None]],
-        columns: dict[str, Column] | None,
-        fields: dict[str, Any],
-        typing: _Typing | None = None,
-        invalid: tuple[str, ...] = (),
-        row_invalid: list[tuple[str, ...]] | None = None,
-    ) -> list[ChangeEvent]:
-        """One event per image pair; the family's one use of the key rule (the configured
-        key wins over ``pkNames``: :meth:`Format.primary_key`)."""
-        key_names = self.primary_key(pk)
-        if typing is None:  # the fast path (nothing partial or invalid) or untyped rows
-            return [
-                ChangeEvent(
-                    op=op, key=key_names, before=before, after=after, columns=columns, **fields
-                )
-                for before, after in images
-            ]
+        key_names = self.primary_key(pk)  # the configured key wins (slow path)
+        database, schema_name, table, ts_ms, position, extra = env.head
         return [
             ChangeEvent(
-                op=op, key=key_names, before=before, after=after, columns=columns,
-                partial=_partial(typing, before, after),
-                invalid=row_invalid[index] if row_invalid is not None else invalid, **fields,
+                op=op, format=fid, database=database, schema=schema_name, table=table,
+                key=key_names, before=before, after=after, columns=columns, ts_ms=ts_ms,
+                position=position, partial=_partial(typing, before, after),
+                invalid=row_invalid[index] if row_invalid is not None else invalid, extra=extra,
             )
             for index, (before, after) in enumerate(images)
         ]  # fmt: skip
 
-    def _fast_plan(self, names: msgspec.Raw, codes: msgspec.Raw, tag: Any = None) -> FlatPlan:
+    def _fast_plan(self, names: msgspec.Raw, codes: msgspec.Raw, tag: Any) -> FlatPlan:
         """The plan of a schema, by the raw bytes of its type maps (and a vendor ``tag``)."""
-        last = self._last_plan
-        # consecutive messages of a topic mostly share their table: compare, no hashing
-        if last is not None and last[0] == names and last[1] == codes and last[2] == tag:
-            return last[3]
         cache_key = (bytes(names), bytes(codes), tag)
         plan: FlatPlan = self._plans.plan(
             cache_key,
@@ -752,13 +738,22 @@ class CanalFamily(Format):
     def _fast_events(
         self,
         op: Op,
-        plan: FlatPlan,
+        names: msgspec.Raw,
+        codes: msgspec.Raw,
+        tag: Any,
         data_raw: msgspec.Raw,
         old_raw: msgspec.Raw,
         pk: list[str] | None,
-        fields: dict[str, Any],
+        head: Head,
     ) -> list[ChangeEvent]:
-        """The fast path's rows: paired as the slow path pairs them, typed by the plan."""
+        """The fast path's rows: paired as the slow path pairs them, typed by the plan of
+        the type maps ``names``/``codes`` (and a vendor ``tag``)."""
+        last = self._last_plan
+        # consecutive messages of a topic mostly share their table: compare, no hashing
+        if last is not None and last[0] == names and last[1] == codes and last[2] == tag:
+            plan = last[3]
+        else:
+            plan = self._fast_plan(names, codes, tag)
         rows = plan.rows
         data = rows.decode(data_raw)
         old = None if old_raw == NULL_RAW else rows.decode(old_raw)
@@ -767,15 +762,18 @@ class CanalFamily(Format):
             return []
         width = plan.width
         type_row = rows.type_row
-        overlaid = self.old_is_overlay
-        images: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
+        columns: dict[str, Column] | None = plan.schema.columns
+        key_names = self.primary_key(pk)  # the configured key wins (fast path)
+        fid = self.id
+        database, schema, table, ts_ms, position, extra = head
+        events: list[ChangeEvent] = []
         for index, row in enumerate(main):
             if len(row) != width:
                 raise NotFast  # a partial row (its keys are the schema's: FastRows checks)
             other: dict[str, Any] | None = None
             if overlay is None:
                 image = type_row(row)
-            elif overlaid:
+            elif self.old_is_overlay:
                 image = type_row(row)
                 if not overlay:
                     other = image  # nothing changed: Canal drops empty ``old`` maps
@@ -787,11 +785,19 @@ class CanalFamily(Format):
                     raise NotFast
                 other = type_row(whole)
                 image = type_row(row)
-            images.append((other, image) if main_is_after else (image, other))
-        columns: dict[str, Column] | None = plan.schema.columns
-        if plan.zoned:
-            columns, _ = _finish(_Typing(plan.schema, [], set(), {}), images)
-        return self._events(op, pk, images, columns, fields)
+            before, after = (other, image) if main_is_after else (image, other)
+            events.append(
+                ChangeEvent(
+                    op=op, format=fid, database=database, schema=schema, table=table,
+                    key=key_names, before=before, after=after, columns=columns, ts_ms=ts_ms,
+                    position=position, extra=extra,
+                )
+            )  # fmt: skip
+        if plan.zoned:  # aware values make timestamp columns timestamptz, as in the slow path
+            typing = _Typing(plan.schema, [], set(), {})
+            columns, _ = _finish(typing, [(event.before, event.after) for event in events])
+            events = [msgspec.structs.replace(event, columns=columns) for event in events]
+        return events
 
     # ------------------------------------------------------------------ canal's hooks
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
@@ -823,12 +829,10 @@ class CanalFamily(Format):
             position = Position((commit_ts,))
         gtid = flat.gtid
         extra: dict[str, Any] = {F_GTID: gtid} if gtid and isinstance(gtid, str) else {}
-        plan = self._fast_plan(flat.mysqlType, flat.sqlType)
-        fields = {
-            "format": self.id, "database": database, "table": table, "ts_ms": ts_ms,
-            "position": position, "extra": extra,
-        }  # fmt: skip
-        return self._fast_events(op, plan, flat.data, flat.old, flat.pkNames, fields)
+        return self._fast_events(
+            op, flat.mysqlType, flat.sqlType, None, flat.data, flat.old, flat.pkNames,
+            (database, None, table, ts_ms, position, extra),
+        )  # fmt: skip
 
     def build_fast_plan(self, names: Any, codes: Any, tag: Any) -> FlatPlan:
         """How the fast path types the rows of one schema (its type maps, decoded)."""
@@ -915,14 +919,11 @@ class CanalFamily(Format):
         extra: dict[str, Any] = {F_GTID: gtid} if gtid and isinstance(gtid, str) else {}
         if kind == OP_XAROLLBACK:
             extra[EXTRA_ROLLBACK] = True  # an XA transaction rolled back: a boundary, no rows
-        fields = {
-            "format": fid, "database": database, "table": table, "ts_ms": ts_ms,
-            "position": position, "extra": extra,
-        }  # fmt: skip
+        head = (database, None, table, ts_ms, position, extra)
         if op in _ROW_OPS:
-            return Envelope(op, fields)
+            return Envelope(op, head)
         sql = optional_str(fid, msg.get(F_SQL), "$.sql")
-        return Envelope(op, fields, sql if op is _DDL or op is _TRUNCATE else None)
+        return Envelope(op, head, sql if op is _DDL or op is _TRUNCATE else None)
 
     def _position(self, msg: dict[str, Any]) -> Position | None:
         fid = self.id
@@ -975,7 +976,7 @@ class CanalFamily(Format):
             return None
         mode = self._binary_mode(msg)
         try:
-            cache_key: Any = (_cache_items(names), _cache_items(codes), mode)
+            cache_key: Any = (cache_items(names), cache_items(codes), mode)
             cached = self._schemas.get(cache_key)
         except TypeError:  # unhashable junk inside: build (and fail) without the cache
             cache_key, cached = None, None
@@ -1197,7 +1198,7 @@ def render_value(value: Any, ltype: LogicalType, mode: str) -> Any:
         return data.decode("latin-1")
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None:
-            return _epoch_seconds_text(value)
+            return epoch_seconds_text(value)
         return value.isoformat(sep=" ")
     if isinstance(value, dt.date):
         return value.isoformat()
@@ -1371,7 +1372,7 @@ def is_drs_like(msg: dict[str, Any]) -> bool:
             base = vendor.split("(", 1)[0].strip().lower()
             if base in _BINARY_NAMES and _BYTE_LIST.fullmatch(value):
                 return True
-            if base == "timestamp" and F_ID in msg and _EPOCH_TEXT.fullmatch(value):
+            if base == "timestamp" and F_ID in msg and EPOCH_TEXT.fullmatch(value):
                 return True
     return False
 

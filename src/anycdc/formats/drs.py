@@ -38,6 +38,10 @@ as sent: the seed's ``"test "`` keeps its trailing space (it names a different
 table than ``"test"`` as far as anycdc can know). ``position`` is ``(id,)``
 (DRS's monotonic serial number) and ``ts_ms`` is ``es``.
 
+The decoding flow is the Canal family's (:class:`anycdc.formats.canal.CanalFamily`);
+DRS gives its hooks: header and ``columnType``/``dbType`` fields, whole ``old``
+rows, the DELETE row's array, typing by vendor names, invalid columns per event.
+
 Detection relies only on what other Canal-shaped producers (open-source
 Canal, DTS, OMS, DataArts) never write: every row value a string, plus one of
 ``columnType``/``opType``, a full-load field (``jobId`` ...), ``INIT_DDL``,
@@ -63,7 +67,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar, Final
 
@@ -87,6 +91,7 @@ from anycdc.formats.base import (
     optional_str,
 )
 from anycdc.formats.canal import (
+    EPOCH_TEXT,
     F_DATA,
     F_DATABASE,
     F_ES,
@@ -111,6 +116,8 @@ from anycdc.formats.canal import (
     FlatPlan,
     FlatSchema,
     Pairing,
+    cache_items,
+    epoch_seconds_text,
     java_double,
     plain_decimal,
 )
@@ -125,7 +132,6 @@ from anycdc.values import (
     UNKNOWN,
     LogicalType,
     check_integer_range,
-    epoch_micros,
     parse_byte_list,
     parse_epoch_seconds,
     parse_hex,
@@ -179,11 +185,9 @@ _COLUMN: Final = "column"  # the GaussDB / PostgreSQL / Oracle / SQL Server flav
 
 _BIT_STRINGS: Final = frozenset({"bit", "varbit"})  # GaussDB/PG: "101" bit-string text
 _FIRST_WORD: Final = re.compile(r"[\s(\[]")
-_EPOCH_TEXT: Final = re.compile(r"-?\d+(?:\.\d+)?")
 _DATETIME_TEXT: Final = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}")
 _BYTE_LIST_TEXT: Final = re.compile(r"\[(?:-?\d{1,3}(?:, ?-?\d{1,3})*)?\]")
 _MAX_CACHED_TYPES: Final = 4096
-_MAX_CACHED_SHAPES: Final = 1024
 
 # Type names (and java.sql.Types codes, as in the seed: FLOAT = 6, DATETIME = 94) the
 # encoder writes for a logical type when the event's own vendor type does not fit.
@@ -296,14 +300,6 @@ def _offset_text(value: dt.datetime) -> str:
     return f"{sign}{hours:02d}" + (f":{minutes:02d}" if minutes else "")
 
 
-def _epoch_text(value: dt.datetime) -> str:
-    """Epoch seconds with the fraction DRS writes for MySQL TIMESTAMP (``1624614713.201``)."""
-    micros = epoch_micros(value)
-    sign = "-" if micros < 0 else ""
-    seconds, fraction = divmod(abs(micros), 1_000_000)
-    return f"{sign}{seconds}" + (f".{fraction:06d}".rstrip("0") if fraction else "")
-
-
 # --------------------------------------------------------------------------- detection
 NOT_FLAT: Final = 0  # not a flat (Canal-shaped) message
 FLAT: Final = 1  # Canal-shaped, nothing DRS-only
@@ -359,7 +355,7 @@ def _drs_evidence(message: Any) -> tuple[int, int]:
             for row in rows:
                 value = row.get(name)
                 if isinstance(value, str):
-                    if _EPOCH_TEXT.fullmatch(value):
+                    if EPOCH_TEXT.fullmatch(value):
                         proofs.add(-1)
                     elif _DATETIME_TEXT.match(value):
                         proofs.add(1)
@@ -479,21 +475,20 @@ class _DrsJsonBase(CanalFamily):
         seq = int_field(fid, msg.get(F_ID), f"$.{F_ID}")
         if seq is not None and seq < 0:
             raise self.error(f"$.{F_ID}", f"expected a non-negative serial number, got {seq}")
-        fields: dict[str, Any] = {
-            "format": fid,
-            "database": _name_or_none(fid, msg.get(F_DATABASE), f"$.{F_DATABASE}"),
-            "schema": _name_or_none(fid, msg.get(F_SCHEMA), f"$.{F_SCHEMA}"),
-            "table": _name_or_none(fid, msg.get(F_TABLE), f"$.{F_TABLE}"),
-            "ts_ms": int_field(fid, msg.get(F_ES), f"$.{F_ES}"),
-            "position": Position((seq,)) if seq is not None else None,
-            "extra": extra,
-        }
+        head = (
+            _name_or_none(fid, msg.get(F_DATABASE), f"$.{F_DATABASE}"),
+            _name_or_none(fid, msg.get(F_SCHEMA), f"$.{F_SCHEMA}"),
+            _name_or_none(fid, msg.get(F_TABLE), f"$.{F_TABLE}"),
+            int_field(fid, msg.get(F_ES), f"$.{F_ES}"),
+            Position((seq,)) if seq is not None else None,
+            extra,
+        )
         op = ROW_OPS.get(op_code)
         if op_code in DDL_OPS or (op is None and msg.get(F_IS_DDL) is True):
-            return Envelope(Op.DDL, fields, optional_str(fid, msg.get(F_SQL), f"$.{F_SQL}"))
+            return Envelope(Op.DDL, head, optional_str(fid, msg.get(F_SQL), f"$.{F_SQL}"))
         if op is None:
             raise self.error(f"$.{op_field}", f"unknown op {op_code!r}")
-        return Envelope(op, fields)
+        return Envelope(op, head)
 
     def row_arrays(self, msg: dict[str, Any]) -> tuple[list[Any] | None, list[Any] | None]:
         """``data`` and ``old`` (their rows are checked as they are paired)."""
@@ -516,7 +511,8 @@ class _DrsJsonBase(CanalFamily):
             if found is None:
                 raise self.error(f"$.{own}", "expected array of rows, got null")
             for i, row in enumerate(found):
-                expect_object(fid, row, f"$.{field}[{i}]")
+                if type(row) is not dict:
+                    expect_object(fid, row, f"$.{field}[{i}]")
             return found, None, False
         if data is None:
             raise self.error(f"$.{F_DATA}", "expected array of rows, got null")
@@ -526,14 +522,15 @@ class _DrsJsonBase(CanalFamily):
                 f"$.{F_OLD}", f"expected {len(data)} rows like {F_DATA}, got {len(before)}"
             )
         for i, row in enumerate(data):
-            if before is not None:
+            if before is not None and type(before[i]) is not dict:
                 expect_object(fid, before[i], f"$.{F_OLD}[{i}]")
-            expect_object(fid, row, f"$.{F_DATA}[{i}]")
+            if type(row) is not dict:
+                expect_object(fid, row, f"$.{F_DATA}[{i}]")
         return data, before, True
 
     def schema(self, msg: dict[str, Any], env: Envelope) -> FlatSchema | None:
         """The columns of ``mysqlType`` (``columnType`` + ``dbType``) with ``sqlType`` codes."""
-        return self._columns(msg, env.fields["extra"].get(F_DB_TYPE))
+        return self._columns(msg, env.head[5].get(F_DB_TYPE))
 
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
         """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
@@ -559,17 +556,17 @@ class _DrsJsonBase(CanalFamily):
             raise NotFast
         flavoured = msg.columnType != NULL_RAW
         names = msg.columnType if flavoured else msg.mysqlType
-        plan = self._fast_plan(names, msg.sqlType, (db_type, flavoured))
-        fields = {
-            "format": self.id,
-            "database": _text_or_none(msg.database) or None,
-            "schema": _text_or_none(msg.schema) or None,
-            "table": _text_or_none(msg.table) or None,
-            "ts_ms": ts_ms,
-            "position": Position((seq,)) if seq is not None else None,
-            "extra": extra,
-        }
-        return self._fast_events(op, plan, msg.data, msg.old, msg.pkNames, fields)
+        head = (
+            _text_or_none(msg.database) or None,
+            _text_or_none(msg.schema) or None,
+            _text_or_none(msg.table) or None,
+            ts_ms,
+            Position((seq,)) if seq is not None else None,
+            extra,
+        )
+        return self._fast_events(
+            op, names, msg.sqlType, (db_type, flavoured), msg.data, msg.old, msg.pkNames, head
+        )
 
     def build_fast_plan(self, names: Any, codes: Any, tag: Any) -> FlatPlan:
         db_type, flavoured = tag
@@ -668,9 +665,7 @@ class _DrsJsonBase(CanalFamily):
         # a topic repeats a few table shapes: build each shape's columns and parsers once
         try:
             # type(v) keeps a code of 4.0 or true from hitting the shape of code 4 or 1
-            code_key = tuple((k, v, type(v)) for k, v in codes.items())
-            name_key = tuple((k, v, type(v)) for k, v in types.items())  # "4" vs 4 vs 4.0
-            cache_key: Hashable = (field, db_type, name_key, code_key)
+            cache_key: Any = (field, db_type, cache_items(types), cache_items(codes))
             found = self._schemas.get(cache_key)
         except TypeError:  # unhashable garbage in the type maps: validated below
             cache_key, found = None, None
@@ -818,7 +813,7 @@ class _DrsJsonBase(CanalFamily):
 
     def _render_datetime(self, value: dt.datetime, kind: str) -> str:
         if kind == _EPOCH:
-            return _epoch_text(value)
+            return epoch_seconds_text(value)
         if value.tzinfo is None:
             return _datetime_text(value)
         if kind == _WITH_OFFSET:
