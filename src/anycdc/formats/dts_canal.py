@@ -51,7 +51,7 @@ from anycdc.formats.canal import (
     F_DATA,
     F_OLD,
     OP_DDL,
-    CanalFlatFormat,
+    CanalFamily,
     is_drs_like,
     is_dts_certain,
 )
@@ -68,7 +68,7 @@ LEGACY_OPTION: Final = OptionSpec(
 )
 
 
-class DtsCanalJson(CanalFlatFormat):
+class DtsCanalJson(CanalFamily):
     """Alibaba Cloud DTS Canal Json (full ``old`` images, 2022-03-20 layout change)."""
 
     id = "dts-canal-json"
