@@ -48,11 +48,12 @@ from anycdc.formats.base import Capabilities, OptionSpec
 from anycdc.formats.canal import (
     BINARY_OPTION,
     DEFAULT_VENDOR,
+    DRS_LIKE,
     F_DATA,
     F_OLD,
     OP_DDL,
     CanalFamily,
-    is_drs_like,
+    drs_evidence,
     is_dts_certain,
 )
 from anycdc.typemap import jdbc_type, mysql_binlog_type
@@ -109,7 +110,7 @@ class DtsCanalJson(CanalFamily):
 
     @classmethod
     def shape_score(cls, msg: dict[str, Any]) -> float:
-        if is_drs_like(msg):
+        if drs_evidence(msg)[0] >= DRS_LIKE:
             return 0.1
         # everything else looks exactly like open-source Canal: leave it to canal-json
         return 0.9 if is_dts_certain(msg) else 0.3
