@@ -100,6 +100,7 @@ from anycdc.typemap import jdbc_type, sql_type
 from anycdc.values import (
     BINARY,
     BOOLEAN,
+    EPOCH_TEXT,
     FLOAT64,
     INT64,
     INTEGER_RANGES,
@@ -108,7 +109,7 @@ from anycdc.values import (
     UINT64,
     UNKNOWN,
     LogicalType,
-    epoch_micros,
+    epoch_seconds_text,
     format_time,
     parse_base64,
     parse_bool,
@@ -140,6 +141,15 @@ F_SQL_TYPE: Final = "sqlType"
 F_IS_HEARTBEAT: Final = "isHeartbeat"
 F_SERVER_ID: Final = "serverId"
 F_DATA_SOURCE_NAME: Final = "dataSourceName"
+# Huawei DRS' own fields (:mod:`anycdc.formats.drs` reads them too): the GaussDB flavour's
+# type map and op, and the full-load fields
+F_COLUMN_TYPE: Final = "columnType"
+F_OP_TYPE: Final = "opType"
+F_JOB_ID: Final = "jobId"
+F_SHARD_ID: Final = "shardId"
+F_IDENTIFIER: Final = "identifier"
+F_EVENT_ID: Final = "eventId"
+FULL_LOAD_FIELDS: Final = (F_JOB_ID, F_SHARD_ID, F_IDENTIFIER, F_EVENT_ID)
 # TiCDC writes Canal-JSON with ``enable-tidb-extension=true``: ``_tidb`` holds the
 # transaction's TSO (``commitTs``; ``id`` is always 0), ``TIDB_WATERMARK`` messages a
 # ``watermarkTs`` (every change before it was sent); a message too large for Kafka is
@@ -206,7 +216,6 @@ BINARY_OPTION: Final = OptionSpec(
 _VALUE_ERRORS: Final = (ValueError, TypeError, OverflowError, ArithmeticError, UnicodeError)
 _INT64_MAX: Final = 2**63 - 1
 _UINT64_MAX: Final = 2**64 - 1
-EPOCH_TEXT: Final = re.compile(r"-?\d+(?:\.\d+)?")
 _ARGS: Final = re.compile(r"\(.*\)")
 _PRECISION: Final = re.compile(r"\(\s*(\d+)")
 _INT_RANK: Final = {"int8": 0, "int16": 1, "int32": 2, "int64": 3, "uint64": 4}
@@ -381,16 +390,6 @@ def plain_decimal(value: Decimal) -> str:
     if not value.is_finite() or abs(int(value.as_tuple().exponent)) > 1000:
         return str(value)
     return format(value, "f")
-
-
-def epoch_seconds_text(value: dt.datetime) -> str:
-    """Epoch seconds with the fraction OMS writes for ``TIMESTAMP`` (``1606233662.012345``)."""
-    micros = epoch_micros(value)
-    sign = "-" if micros < 0 else ""
-    seconds, fraction = divmod(abs(micros), 1_000_000)
-    if not fraction:
-        return f"{sign}{seconds}"
-    return f"{sign}{seconds}.{fraction:06d}".rstrip("0")
 
 
 # default vendor names/codes for events whose columns carry none (Canal's own choices)
@@ -1324,15 +1323,6 @@ def _partial(
 
 # --------------------------------------------------------------------------- detection
 _SHAPE_FIELDS: Final = (F_DATA, F_OLD, F_IS_DDL, F_MYSQL_TYPE, F_SQL_TYPE, F_PK_NAMES)
-# Huawei DRS' own fields (:mod:`anycdc.formats.drs` reads them too): the GaussDB flavour's
-# type map and op, and the full-load fields
-F_COLUMN_TYPE: Final = "columnType"
-F_OP_TYPE: Final = "opType"
-F_JOB_ID: Final = "jobId"
-F_SHARD_ID: Final = "shardId"
-F_IDENTIFIER: Final = "identifier"
-F_EVENT_ID: Final = "eventId"
-FULL_LOAD_FIELDS: Final = (F_JOB_ID, F_SHARD_ID, F_IDENTIFIER, F_EVENT_ID)
 _DRS_FIELDS: Final = frozenset({F_COLUMN_TYPE, F_OP_TYPE, *FULL_LOAD_FIELDS})
 _DATAARTS_FIELDS: Final = (F_SERVER_ID, F_DATA_SOURCE_NAME, F_IS_HEARTBEAT)
 _BINARY_NAMES: Final = ("binary", "varbinary", "blob", "tinyblob", "mediumblob", "longblob")
