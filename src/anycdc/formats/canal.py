@@ -572,8 +572,10 @@ class CanalFamily(Format):
       then :meth:`_fast_events`); flags ``old_is_overlay``, ``widen_by_values``,
       ``invalid_per_row`` and ``schema_first``;
     * detection: :meth:`sniff` (Canal's: :func:`is_canal_shaped`, then :meth:`shape_score`);
-    * encoding: :meth:`encode_rows`, :meth:`encode_es`, :meth:`default_vendor`,
-      ``omit_nulls`` and ``ddl_type`` (DRS writes its own message: it overrides :meth:`encode`).
+    * encoding: :meth:`encode_header` (the vendor's fields and their order),
+      :meth:`encode_types` (type maps and row rendering), :meth:`encode_rows` (which
+      image goes to ``data``/``old``), :meth:`serialize`, :meth:`encode_es`,
+      :meth:`default_vendor`, ``omit_nulls`` and ``ddl_type``.
     """
 
     omit_nulls: ClassVar[bool] = False  # DTS examples leave null fields out
@@ -1062,7 +1064,20 @@ class CanalFamily(Format):
 
     # ------------------------------------------------------------------ encoding
     def encode(self, event: ChangeEvent) -> list[bytes]:
-        """One flat message per event, as the vendor writes it."""
+        """One flat message per event, as the vendor writes it: the header in the vendor's
+        field order (:meth:`encode_header`), then for a row change the type maps
+        (:meth:`encode_types`) and the rows they render (:meth:`encode_rows`), written by
+        :meth:`serialize`."""
+        msg = self.encode_header(event)
+        if msg is None:
+            return []
+        if event.op in _ROW_OPS:
+            self.encode_rows(event, msg, self.encode_types(event, msg))
+        return [self.serialize(msg)]
+
+    def encode_header(self, event: ChangeEvent) -> dict[str, Any] | None:
+        """The message without type maps and rows (their fields ``None`` where the vendor
+        places them), or ``None`` when the vendor writes no message for the event."""
         if event.patch is not None or event.split is not None:
             raise EncodeError(self.id, "Canal messages carry whole rows only (no split/patch)")
         position = event.position
@@ -1071,20 +1086,15 @@ class CanalFamily(Format):
         gtid = event.extra.get(F_GTID)
         if gtid is not None:
             msg[F_GTID] = gtid
-        mode = self.binary_mode
         if position is None:
             msg[F_ID] = None
         elif len(position.parts) == 1:
             msg[F_ID] = position.parts[0]
         elif len(position.parts) == 2 and event.ts_ms == position.parts[0]:
-            # OMS: no serial number; ordered by (es, ts)
+            # OMS: no serial number (so binary in base64, as OMS writes it); ordered by (es, ts)
             msg[F_ES] = position.parts[0]
-            if mode == BINARY_AUTO:
-                mode = BINARY_BASE64
         else:
             raise EncodeError(self.id, f"position {position} has no Canal form")
-        if mode == BINARY_AUTO:
-            mode = BINARY_LATIN1
         op = event.op
         msg[F_IS_DDL] = op in (Op.DDL, Op.TRUNCATE)
         msg[F_MYSQL_TYPE] = None
@@ -1097,15 +1107,24 @@ class CanalFamily(Format):
             position.parts[1] if position is not None and len(position.parts) == 2 else event.ts_ms
         )
         msg[F_TYPE] = self._encode_type(event)
-        if op in _ROW_OPS:
-            columns = event.columns
-            if columns is not None:
-                names, codes = self._encode_types(columns)
-                msg[F_MYSQL_TYPE], msg[F_SQL_TYPE] = names, codes
-            self.encode_rows(event, msg, lambda row: self._render_row(row, event, mode))
+        return msg
+
+    def encode_types(
+        self, event: ChangeEvent, msg: dict[str, Any]
+    ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+        """Fill the type maps of a row change from its columns (Canal: ``mysqlType``/
+        ``sqlType``) and return how a row is rendered (binary as the header implies)."""
+        columns = event.columns
+        if columns is not None:
+            msg[F_MYSQL_TYPE], msg[F_SQL_TYPE] = self._encode_types(columns)
+        mode = self._binary_mode(msg)
+        return lambda row: self._render_row(row, event, mode)
+
+    def serialize(self, msg: dict[str, Any]) -> bytes:
+        """The message's bytes (DTS leaves null fields out)."""
         if self.omit_nulls:
             msg = {k: v for k, v in msg.items() if v is not None}
-        return [dumps(msg).encode("utf-8")]
+        return dumps(msg).encode("utf-8")
 
     def encode_es(self, ts_ms: int | None) -> int | None:
         """``es`` from the event time (Canal: milliseconds as they are)."""

@@ -617,10 +617,12 @@ class _DrsJsonBase(CanalFamily):
             self._schemas.put(cache_key, found)
         return found
 
-    # ---- encoding
-    def encode(self, event: ChangeEvent) -> list[bytes]:
+    # ---- hooks of the Canal family: encoding
+    def encode_header(self, event: ChangeEvent) -> dict[str, Any] | None:
+        """DRS' fields in DRS' order (full-load fields, then the type map, the GaussDB
+        fields ...); no message for transaction markers and heartbeats."""
         if event.op in (Op.BEGIN, Op.COMMIT, Op.HEARTBEAT):
-            return []  # DRS writes no message for transaction markers or heartbeats
+            return None  # DRS writes no message for transaction markers or heartbeats
         if event.op is Op.TRUNCATE:
             raise EncodeError(self.id, "DRS JSON has no TRUNCATE message")
         flavour = self._flavour(event)
@@ -630,18 +632,13 @@ class _DrsJsonBase(CanalFamily):
             for name in FULL_LOAD_FIELDS:
                 msg[name] = event.extra.get(name)
             msg[F_EVENT_ID] = msg[F_EVENT_ID] or ""  # the seed writes "" (never null) when unknown
-        type_field = F_COLUMN_TYPE if flavour == _COLUMN else F_MYSQL_TYPE
         if event.op is Op.DDL:
             code = OP_INIT_DDL if full_load else OP_DDL
-            types: dict[str, str] | None = None
-            codes: dict[str, int] | None = None
-            renderers: dict[str, str] = {}
         else:
             code = {Op.INSERT: OP_INSERT, Op.UPDATE: OP_UPDATE, Op.DELETE: OP_DELETE}.get(
                 event.op, OP_INIT
             )
-            types, codes, renderers = self._encode_columns(event, flavour)
-        msg[type_field] = types
+        msg[F_COLUMN_TYPE if flavour == _COLUMN else F_MYSQL_TYPE] = None
         if flavour == _COLUMN:
             msg[F_DB_TYPE] = event.extra.get(F_DB_TYPE) or DEFAULT_DB_TYPE
             msg[F_SCHEMA] = event.schema
@@ -654,12 +651,46 @@ class _DrsJsonBase(CanalFamily):
         msg[F_TYPE] = code
         msg[F_IS_DDL] = event.op is Op.DDL
         msg[F_SQL] = (event.ddl or "") if event.op is Op.DDL else ""
-        msg[F_SQL_TYPE] = codes
-        data, old = self._encode_rows(event, renderers)
-        msg[F_DATA] = data
-        msg[F_OLD] = old
+        msg[F_SQL_TYPE] = None
+        msg[F_DATA] = None
+        msg[F_OLD] = None
         msg[F_PK_NAMES] = list(event.key) if event.key and event.op is not Op.DDL else None
-        return [gson_json(msg)]
+        return msg
+
+    def encode_types(
+        self, event: ChangeEvent, msg: dict[str, Any]
+    ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+        """``mysqlType`` (``columnType``) and ``sqlType`` from the columns; values rendered
+        as DRS writes each column's type (every value a string)."""
+        flavour = self._flavour(event)
+        types, codes, renderers = self._encode_columns(event, flavour)
+        msg[F_COLUMN_TYPE if flavour == _COLUMN else F_MYSQL_TYPE] = types
+        msg[F_SQL_TYPE] = codes
+        default = _BINARY_TEXT if flavour == _COLUMN else _GENERIC
+        render = self._render
+        return lambda row: {k: render(v, renderers.get(k, default)) for k, v in row.items()}
+
+    def encode_rows(
+        self,
+        event: ChangeEvent,
+        msg: dict[str, Any],
+        render: Callable[[Mapping[str, Any]], dict[str, Any]],
+    ) -> None:
+        """A DELETE row in ``old`` (JSON) or ``data`` (JSON-C); otherwise ``data`` the row
+        after the change and, for UPDATE, ``old`` the whole row before."""
+        if event.op is Op.DELETE:
+            row = event.before if event.before is not None else event.after
+            if row is not None:
+                msg[F_DATA if self.delete_in_data else F_OLD] = [render(row)]
+            return
+        if event.after is not None:
+            msg[F_DATA] = [render(event.after)]
+        if event.op is Op.UPDATE and event.before is not None:
+            msg[F_OLD] = [render(event.before)]
+
+    def serialize(self, msg: dict[str, Any]) -> bytes:
+        """Compact JSON as DRS' Gson writes it (:func:`gson_json`)."""
+        return gson_json(msg)
 
     def _flavour(self, event: ChangeEvent) -> str:
         if self.delete_in_data:
@@ -702,23 +733,6 @@ class _DrsJsonBase(CanalFamily):
         if flavour == _MYSQL:
             return _MYSQL_CODES.get(type_word(vendor), 1111)
         return _GAUSS_CODES.get(" ".join(vendor.lower().split()))
-
-    def _encode_rows(
-        self, event: ChangeEvent, renderers: Mapping[str, str]
-    ) -> tuple[list[dict[str, str | None]] | None, list[dict[str, str | None]] | None]:
-        default = _BINARY_TEXT if self._flavour(event) == _COLUMN else _GENERIC
-
-        def render(image: Mapping[str, Any] | None) -> list[dict[str, str | None]] | None:
-            if image is None:
-                return None
-            return [{k: self._render(v, renderers.get(k, default)) for k, v in image.items()}]
-
-        if event.op is Op.DDL:
-            return None, None
-        if event.op is Op.DELETE:
-            row = render(event.before if event.before is not None else event.after)
-            return (row, None) if self.delete_in_data else (None, row)
-        return render(event.after), render(event.before if event.op is Op.UPDATE else None)
 
     def _render(self, value: Any, kind: str) -> str | None:
         """One typed value as the string DRS writes."""
