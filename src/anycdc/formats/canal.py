@@ -550,6 +550,9 @@ class Envelope:
     ddl: str | None = None  # the statement of a DDL/TRUNCATE event
 
 
+# how the encoder renders one row of typed values as the vendor writes them
+RowRender = Callable[[Mapping[str, Any]], dict[str, Any]]
+
 # rows of ``data``/``old`` a vendor pairs (:meth:`CanalFamily.pair_rows`): the rows typed
 # first, the rows giving the other image (None: there is none) and whether the first are
 # the rows after the change
@@ -1109,9 +1112,7 @@ class CanalFamily(Format):
         msg[F_TYPE] = self._encode_type(event)
         return msg
 
-    def encode_types(
-        self, event: ChangeEvent, msg: dict[str, Any]
-    ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    def encode_types(self, event: ChangeEvent, msg: dict[str, Any]) -> RowRender:
         """Fill the type maps of a row change from its columns (Canal: ``mysqlType``/
         ``sqlType``) and return how a row is rendered (binary as the header implies)."""
         columns = event.columns
@@ -1130,12 +1131,7 @@ class CanalFamily(Format):
         """``es`` from the event time (Canal: milliseconds as they are)."""
         return ts_ms
 
-    def encode_rows(
-        self,
-        event: ChangeEvent,
-        msg: dict[str, Any],
-        render: Callable[[Mapping[str, Any]], dict[str, Any]],
-    ) -> None:
+    def encode_rows(self, event: ChangeEvent, msg: dict[str, Any], render: RowRender) -> None:
         """Fill ``data``/``old``: Canal puts the row in ``data`` and, for updates, the
         previous values of the changed columns in ``old``."""
         if event.op is Op.UPDATE:

@@ -123,6 +123,7 @@ from anycdc.formats.canal import (
     FlatPlan,
     FlatSchema,
     Pairing,
+    RowRender,
     cache_items,
     drs_evidence,
     java_double,
@@ -657,9 +658,7 @@ class _DrsJsonBase(CanalFamily):
         msg[F_PK_NAMES] = list(event.key) if event.key and event.op is not Op.DDL else None
         return msg
 
-    def encode_types(
-        self, event: ChangeEvent, msg: dict[str, Any]
-    ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    def encode_types(self, event: ChangeEvent, msg: dict[str, Any]) -> RowRender:
         """``mysqlType`` (``columnType``) and ``sqlType`` from the columns; values rendered
         as DRS writes each column's type (every value a string)."""
         flavour = self._flavour(event)
@@ -670,12 +669,7 @@ class _DrsJsonBase(CanalFamily):
         render = self._render
         return lambda row: {k: render(v, renderers.get(k, default)) for k, v in row.items()}
 
-    def encode_rows(
-        self,
-        event: ChangeEvent,
-        msg: dict[str, Any],
-        render: Callable[[Mapping[str, Any]], dict[str, Any]],
-    ) -> None:
+    def encode_rows(self, event: ChangeEvent, msg: dict[str, Any], render: RowRender) -> None:
         """A DELETE row in ``old`` (JSON) or ``data`` (JSON-C); otherwise ``data`` the row
         after the change and, for UPDATE, ``old`` the whole row before."""
         if event.op is Op.DELETE:

@@ -40,7 +40,6 @@ The shape is Canal's (:mod:`anycdc.formats.canal`), with DTS' own rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
 from anycdc.event import ChangeEvent, Op
@@ -53,6 +52,7 @@ from anycdc.formats.canal import (
     F_OLD,
     OP_DDL,
     CanalFamily,
+    RowRender,
     drs_evidence,
     is_dts_certain,
 )
@@ -120,12 +120,7 @@ class DtsCanalJson(CanalFamily):
         """DTS records the source time in seconds, padded with ``000``."""
         return None if ts_ms is None else ts_ms // 1000 * 1000
 
-    def encode_rows(
-        self,
-        event: ChangeEvent,
-        msg: dict[str, Any],
-        render: Callable[[Mapping[str, Any]], dict[str, Any]],
-    ) -> None:
+    def encode_rows(self, event: ChangeEvent, msg: dict[str, Any], render: RowRender) -> None:
         """New layout: ``data`` = after (the deleted row for DELETE), ``old`` = full before;
         legacy: the two keys swapped (in place, as DTS' legacy example orders them)."""
         op = event.op
