@@ -80,7 +80,7 @@ from typing import Any, Final
 from anycdc.errors import EncodeError, type_name
 from anycdc.event import ChangeEvent, Op, Position, dumps
 from anycdc.formats.base import Capabilities, expect_str, optional_str
-from anycdc.formats.flow import Header, Images, RowFlow, RowOp
+from anycdc.formats.flow import DDL, DELETE, UPDATE, Header, Images, RowFlow, RowOp
 from anycdc.formats.oms import bounded_int
 from anycdc.formats.oms import render_value as render_text_value
 
@@ -213,32 +213,30 @@ class MaxwellJson(RowFlow):
     def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
         fid = self.id
         ts = bounded_int(fid, msg.get(F_TS), _TS_PATH, _MAX_TS)
-        ddl = rule.op is Op.DDL
+        ddl = rule.op is DDL
         xid = bounded_int(fid, msg.get(F_XID), _XID_PATH)
         extra = self._extra(msg)
         if ddl or code in MARKER_TYPES:
             extra[X_TYPE] = code
         seconds = ts // 1000 if ddl and ts is not None else ts
-        header: Header = {
-            "database": self._name(msg, F_DATABASE),
-            "table": self._name(msg, F_TABLE),
-            "ts_ms": ts if ddl or ts is None else ts * 1000,
-            "position": None if code in BOOTSTRAP_TYPES else self._position(msg, seconds, xid),
-            "tx": None if xid is None else str(xid),
-            "extra": extra,
-        }
-        if ddl:
-            header["ddl"] = optional_str(fid, msg.get(F_SQL), f"$.{F_SQL}")
-        return header
+        return Header(
+            database=self._name(msg, F_DATABASE),
+            table=self._name(msg, F_TABLE),
+            ts_ms=ts if ddl or ts is None else ts * 1000,
+            position=None if code in BOOTSTRAP_TYPES else self._position(msg, seconds, xid),
+            tx=None if xid is None else str(xid),
+            ddl=optional_str(fid, msg.get(F_SQL), f"$.{F_SQL}") if ddl else None,
+            extra=extra,
+        )
 
     def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
         data = self.image(msg, F_DATA)
         if data is None:
             self.missing(F_DATA, code)
         op = rule.op
-        if op is Op.DELETE:
+        if op is DELETE:
             return (data, None, ())
-        if op is not Op.UPDATE:
+        if op is not UPDATE:
             return (None, data, ())
         old = self.image(msg, F_OLD)
         return ({**data, **old} if old else dict(data), data, ())

@@ -76,7 +76,7 @@ from typing import Any, ClassVar, Final
 from anycdc.errors import EncodeError, OptionError
 from anycdc.event import ChangeEvent, Op, Position, dumps
 from anycdc.formats.base import Capabilities, OptionSpec, expect_list, expect_str, optional_str
-from anycdc.formats.flow import Header, Images, RowFlow, RowOp
+from anycdc.formats.flow import DELETE, INSERT, Header, Images, RowFlow, RowOp
 from anycdc.formats.oms import bounded_int, optional_image, render_value
 from anycdc.values import EPOCH
 
@@ -110,6 +110,7 @@ X_CURRENT_TS: Final = F_CURRENT_TS
 X_TOKENS: Final = F_TOKENS
 
 _IMAGES: Final = (F_BEFORE, F_AFTER)
+_OP_TS_PATH: Final = f"$.{F_OP_TS}"
 _META_FIELDS: Final = (F_TABLE, F_OP_TS, F_POS, F_CURRENT_TS)
 
 
@@ -189,26 +190,26 @@ class OggJson(RowFlow):
     def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
         fid = self.id
         database, schema, table = split_table(optional_str(fid, msg.get(F_TABLE), f"$.{F_TABLE}"))
-        return {
-            "database": database,
-            "schema": schema,
-            "table": table,
-            "ts_ms": self.datetime_ms(msg.get(F_OP_TS), f"$.{F_OP_TS}", "timestamp"),
-            "position": self._position(msg.get(F_POS)),
-            "extra": self._extra(msg),
-        }
+        return Header(
+            database=database,
+            schema=schema,
+            table=table,
+            ts_ms=self.datetime_ms(msg.get(F_OP_TS), _OP_TS_PATH, "timestamp"),
+            position=self._position(msg.get(F_POS)),
+            extra=self._extra(msg),
+        )
 
     def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
         before, before_flags = self._image(msg, F_BEFORE)
         after, after_flags = self._image(msg, F_AFTER)
         op = rule.op
-        if op is Op.DELETE:
+        if op is DELETE:
             if before is None:
                 self.missing(F_BEFORE, code)
             return (before, None, (F_BEFORE,) if before_flags else ())
         if after is None:
             self.missing(F_AFTER, code)
-        if op is Op.INSERT:
+        if op is INSERT:
             return (None, after, (F_AFTER,) if after_flags else ())
         lacking = (
             before is not None and self._lacks_columns(before, before_flags, after),

@@ -69,7 +69,7 @@ import msgspec
 from anycdc.errors import EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Op, Position, dumps
 from anycdc.formats.base import Capabilities, NotFast, OptionSpec, optional_str
-from anycdc.formats.flow import Header, Images, RowFlow, RowOp
+from anycdc.formats.flow import DDL, DELETE, INSERT, UPDATE, Header, Images, RowFlow, RowOp
 from anycdc.formats.oms import KEY_SEPARATOR, bounded_int, render_value
 from anycdc.values import EPOCH
 
@@ -129,6 +129,7 @@ _META_PATH: Final = f"$.{F_META}"
 _TIME_PATH: Final = f"{_META_PATH}.{M_TIME}"
 _SCN_PATH: Final = f"{_META_PATH}.{M_SCN}"
 _SEQ_PATH: Final = f"{_META_PATH}.{M_SEQ}"
+_INT64_MAX: Final = 2**63 - 1
 
 
 # --------------------------------------------------------------------------- fast path
@@ -234,9 +235,12 @@ class SharePlexJson(RowFlow):
             qualified = self._text(head, M_TABLE)
         if row_id is not None and type(row_id) is not str:
             row_id = self._text(head, M_ROWID)
-        schema, table = _split_table(qualified)
-        extra = self._extra(head)
-        if rule.op is Op.DDL:
+        schema: str | None = None
+        table = qualified
+        if qualified and "." in qualified:
+            schema, table = qualified.split(".", 1)  # OWNER.TABLE
+        extra = {} if _EXTRA_SET.isdisjoint(head) else self._extra(head)
+        if rule.op is DDL:
             extra[X_OP] = code
             if data:
                 extra[X_DATA] = data
@@ -245,26 +249,30 @@ class SharePlexJson(RowFlow):
         if ts_ms is None:
             ts_ms = self.datetime_ms(time, _TIME_PATH, "time")
         trans = get(M_TRANS)
-        return {
-            "schema": schema,
-            "table": table,
-            "ts_ms": ts_ms,
-            "position": self._position(head),
-            "tx": trans if trans is None or type(trans) is str else self._text(head, M_TRANS),
-            "row_id": row_id,
-            "extra": extra,
-        }
+        return Header(
+            schema=schema,
+            table=table,
+            ts_ms=ts_ms,
+            position=self._position(get(M_SCN), get(M_SEQ)),
+            tx=trans if trans is None or type(trans) is str else self._text(head, M_TRANS),
+            row_id=row_id,
+            extra=extra,
+        )
 
     def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
-        data = self.image(msg, F_DATA)
+        data = msg.get(F_DATA)
+        if type(data) is not dict:
+            data = self.image(msg, F_DATA)
         if data is None:
             self.missing(F_DATA, code)
         op = rule.op
-        if op is Op.INSERT:
+        if op is INSERT:
             return (None, data, ())
-        if op is Op.DELETE:
+        if op is DELETE:
             return (data, None, ())
-        key_image = self.image(msg, F_KEY)
+        key_image = msg.get(F_KEY)
+        if key_image is not None and type(key_image) is not dict:
+            key_image = self.image(msg, F_KEY)
         merged = {**(key_image or {}), **data}
         whole = self._full_key and key_image is not None
         split = rule.split
@@ -281,11 +289,13 @@ class SharePlexJson(RowFlow):
         self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
     ) -> list[str] | None:
         """Key names from an update's ``key`` when the OMS rowid proves it holds only them."""
-        if rule.op is not Op.UPDATE:
-            return None
-        key_image = self.image(msg, F_KEY)
-        qualified, row_id = self._text(head, M_TABLE), self._text(head, M_ROWID)
-        if not key_image or not qualified or not row_id:
+        key_image = msg.get(F_KEY)
+        if rule.op is not UPDATE or not key_image or type(key_image) is not dict:
+            return None  # (a key that is not an object failed the header)
+        qualified, row_id = head.get(M_TABLE), head.get(M_ROWID)
+        if type(qualified) is not str or type(row_id) is not str:
+            qualified, row_id = self._text(head, M_TABLE), self._text(head, M_ROWID)
+        if not qualified or not row_id:
             return None
         prefix = qualified + ROWID_SEPARATOR
         if not row_id.startswith(prefix):
@@ -299,17 +309,21 @@ class SharePlexJson(RowFlow):
             return value
         return optional_str(self.id, value, f"{_META_PATH}.{name}")
 
-    def _position(self, meta: Mapping[str, Any]) -> Position | None:
-        scn = bounded_int(self.id, meta.get(M_SCN), _SCN_PATH)
-        seq = bounded_int(self.id, meta.get(M_SEQ), _SEQ_PATH)
+    def _position(self, raw_scn: Any, raw_seq: Any) -> Position | None:
+        # bounded_int's common cases first, without its call: digit text, an int, None
+        if type(raw_scn) is str and len(raw_scn) <= 18 and raw_scn.isdigit() and raw_scn.isascii():
+            scn: int | None = int(raw_scn)
+        else:
+            scn = bounded_int(self.id, raw_scn, _SCN_PATH)
+        seq = raw_seq
+        if seq is not None and (type(seq) is not int or not 0 <= seq <= _INT64_MAX):
+            seq = bounded_int(self.id, raw_seq, _SEQ_PATH)
         if scn is None:
             return None
         return Position((scn,) if seq is None else (scn, seq))
 
     def _extra(self, meta: Mapping[str, Any]) -> dict[str, Any]:
         extra: dict[str, Any] = {}
-        if _EXTRA_SET.isdisjoint(meta):
-            return extra
         for name in EXTRA_FIELDS:
             value = meta.get(name)
             if value is None:
@@ -392,15 +406,6 @@ class SharePlexJson(RowFlow):
             raise EncodeError(self.id, f"ts_ms {ts_ms} out of range") from None
         # written by hand: strftime does not zero-pad years below 1000
         return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
-
-
-def _split_table(qualified: str | None) -> tuple[str | None, str | None]:
-    if qualified is None:
-        return None, None
-    if "." in qualified:
-        owner, table = qualified.split(".", 1)
-        return owner, table
-    return None, qualified
 
 
 def _rendered(format_id: str, image: Mapping[str, Any] | None, name: str) -> dict[str, Any]:
