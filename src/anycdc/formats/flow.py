@@ -36,10 +36,7 @@ and these hooks:
 ...     def header(self, msg: Any, head: Any, code: str, rule: RowOp) -> Header:
 ...         return Header(table=msg.get("table"))
 ...     def images(self, msg: Any, head: Any, code: str, rule: RowOp) -> Images:
-...         row = self.image(msg, "row")
-...         if row is None:
-...             self.missing("row", code)
-...         return (row, None, ()) if rule.op is Op.DELETE else (None, row, ())
+...         return self.one_row(rule, self.required_image(msg, "row", code))
 ...     def key_names(self, msg: Any, head: Any, rule: RowOp, images: Images) -> Any:
 ...         return msg.get("pk")
 >>> [e] = Tiny().decode('{"op":"c","table":"t","pk":["id"],"row":{"id":1}}')
@@ -250,6 +247,19 @@ class RowFlow(Format):
         if value is None or type(value) is dict:
             return value
         return expect_object(self.id, value, f"{path}.{field}")
+
+    def one_row(self, rule: RowOp, row: dict[str, Any], partial: tuple[str, ...] = ()) -> Images:
+        """The images of a change carrying one row: a delete's before image, else the after."""
+        return (row, None, partial) if rule.op is DELETE else (None, row, partial)
+
+    def required_image(self, msg: Mapping[str, Any], field: str, code: str) -> dict[str, Any]:
+        """The row image ``msg[field]`` the op ``code`` needs (:meth:`missing` without it)."""
+        image = msg.get(field)
+        if type(image) is dict:
+            return image
+        if image is None:
+            self.missing(field, code)
+        return expect_object(self.id, image, f"$.{field}")
 
     def datetime_ms(self, raw: Any, path: str, what: str) -> int | None:
         """``ts_ms`` of a datetime text (zone-less: in :attr:`time_zone`), parsed once per

@@ -80,7 +80,7 @@ from typing import Any, Final
 from anycdc.errors import EncodeError, type_name
 from anycdc.event import ChangeEvent, Op, Position, dumps
 from anycdc.formats.base import Capabilities, expect_str, optional_str
-from anycdc.formats.flow import DDL, DELETE, UPDATE, Header, Images, RowFlow, RowOp
+from anycdc.formats.flow import DDL, UPDATE, Header, Images, RowFlow, RowOp
 from anycdc.formats.oms import bounded_int
 from anycdc.formats.oms import render_value as render_text_value
 
@@ -230,14 +230,9 @@ class MaxwellJson(RowFlow):
         )
 
     def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
-        data = self.image(msg, F_DATA)
-        if data is None:
-            self.missing(F_DATA, code)
-        op = rule.op
-        if op is DELETE:
-            return (data, None, ())
-        if op is not UPDATE:
-            return (None, data, ())
+        data = self.required_image(msg, F_DATA, code)
+        if rule.op is not UPDATE:
+            return self.one_row(rule, data)
         old = self.image(msg, F_OLD)
         return ({**data, **old} if old else dict(data), data, ())
 

@@ -206,11 +206,11 @@ class OggJson(RowFlow):
         if op is DELETE:
             if before is None:
                 self.missing(F_BEFORE, code)
-            return (before, None, (F_BEFORE,) if before_flags else ())
+            return self.one_row(rule, before, (F_BEFORE,) if before_flags else ())
         if after is None:
             self.missing(F_AFTER, code)
         if op is INSERT:
-            return (None, after, (F_AFTER,) if after_flags else ())
+            return self.one_row(rule, after, (F_AFTER,) if after_flags else ())
         lacking = (
             before is not None and self._lacks_columns(before, before_flags, after),
             self._lacks_columns(after, after_flags, before),

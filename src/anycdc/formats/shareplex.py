@@ -69,7 +69,7 @@ import msgspec
 from anycdc.errors import EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Op, Position, dumps
 from anycdc.formats.base import Capabilities, NotFast, OptionSpec, optional_str
-from anycdc.formats.flow import DDL, DELETE, INSERT, UPDATE, Header, Images, RowFlow, RowOp
+from anycdc.formats.flow import DDL, UPDATE, Header, Images, RowFlow, RowOp
 from anycdc.formats.oms import KEY_SEPARATOR, bounded_int, render_value
 from anycdc.values import EPOCH
 
@@ -260,16 +260,9 @@ class SharePlexJson(RowFlow):
         )
 
     def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
-        data = msg.get(F_DATA)
-        if type(data) is not dict:
-            data = self.image(msg, F_DATA)
-        if data is None:
-            self.missing(F_DATA, code)
-        op = rule.op
-        if op is INSERT:
-            return (None, data, ())
-        if op is DELETE:
-            return (data, None, ())
+        data = self.required_image(msg, F_DATA, code)
+        if rule.op is not UPDATE:
+            return self.one_row(rule, data)
         key_image = msg.get(F_KEY)
         if key_image is not None and type(key_image) is not dict:
             key_image = self.image(msg, F_KEY)
