@@ -144,8 +144,9 @@ class RowFlow(Format):
         self.time_zone: dt.tzinfo = dt.UTC
         """The zone of zone-less datetime texts (:meth:`datetime_ms`; set it once, in
         ``__init__``: parsed times are kept by text)."""
-        # datetime text -> ts_ms: a topic's messages share few commit times
-        self._times: Cache[str, int] = Cache(_TIMES_CACHED)  # a hook may look up first
+        self.times: Cache[str, int] = Cache(_TIMES_CACHED)
+        """Datetime text -> ts_ms, kept by :meth:`datetime_ms` (a topic's messages share
+        few commit times); a hook on a hot path may look a text up here first."""
 
     # ------------------------------------------------------------------ hooks
     def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
@@ -267,14 +268,14 @@ class RowFlow(Format):
         if raw is None or raw == "":
             return None
         if type(raw) is str:
-            found = self._times.get(raw)
+            found = self.times.get(raw)
             if found is not None:
                 return found
         try:
             ms = epoch_ms(parse_datetime(expect_str(self.id, raw, path), self.time_zone))
         except ValueError:
             raise self.error(path, f"invalid {what} {raw!r}") from None
-        return self._times.put(raw, ms)
+        return self.times.put(raw, ms)
 
 
 __all__ = [

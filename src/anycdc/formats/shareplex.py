@@ -245,7 +245,7 @@ class SharePlexJson(RowFlow):
             if data:
                 extra[X_DATA] = data
         time = get(M_TIME)
-        ts_ms = self._times.get(time) if type(time) is str else None
+        ts_ms = self.times.get(time) if type(time) is str else None
         if ts_ms is None:
             ts_ms = self.datetime_ms(time, _TIME_PATH, "time")
         trans = get(M_TRANS)
