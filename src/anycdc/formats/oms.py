@@ -373,6 +373,10 @@ def bounded_int(format_id: str, value: Any, path: str, maximum: int = 2**63 - 1)
     """
     if type(value) is int and 0 <= value <= maximum:
         return value
+    if type(value) is str and len(value) <= 18 and value.isascii() and value.isdigit():
+        number = int(value)  # the common digit text (below 10**18: no huge literal)
+        if number <= maximum:
+            return number
     if value is None or value == "" or value == "null":
         return None
     try:
