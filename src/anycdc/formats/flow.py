@@ -15,11 +15,11 @@ change per JSON object) share one flow, as Apache Paimon's CDC ``RecordParser`` 
    configured key wins (:meth:`Format.primary_key`);
 5. typed formats type both images by their columns (:meth:`RowFlow.columns_of`, which
    sees the paired images, :meth:`Format.convert_image`: invalid values are marked,
-   never a crash); a fast path whose decode typed the images already hands their
-   columns to :meth:`RowFlow.flow` (``typed``) instead;
+   never a crash);
 6. the event is built in one place (:meth:`RowFlow.flow`, steps 2 to 6), which a format's
    fast path (:meth:`Format.decode_fast`, refusing with :class:`~anycdc.formats.base.NotFast`)
-   calls too, after reading the common message's envelope its own quicker way.
+   calls too, after reading the common message's envelope its own quicker way (it may
+   hand over the images it paired, and the columns of images its decode typed).
 
 A format is its wire names (constants), an op table (``ops``: code -> :class:`RowOp`)
 and these hooks:
@@ -200,16 +200,19 @@ class RowFlow(Format):
         head: dict[str, Any],
         code: str,
         rule: RowOp,
+        images: Images | None = None,
         typed: Mapping[str, Column] | None = None,
     ) -> ChangeEvent:
         """The event of a message whose op is known: header, images, key, types, and the
-        event, built here only (a fast path that read the envelope its own way hands the
-        message here; ``typed``: the columns of images its decode typed already)."""
+        event, built here only. A fast path that read the envelope its own way hands the
+        message here, with the ``images`` it paired by :meth:`images`' rules (None: the
+        hook pairs them) and ``typed``: the columns of images its decode typed already."""
         h = self.header(msg, head, code, rule)
         columns = typed
         invalid: tuple[str, ...] = ()
         if rule.rows:
-            images = self.images(msg, head, code, rule)
+            if images is None:
+                images = self.images(msg, head, code, rule)
             names = self.key_names(msg, head, rule, images)
             before, after, partial = images
             if self._typed and typed is None:

@@ -251,6 +251,19 @@ _INT_TEXT: Final = re.compile(r"-?\d{1,40}")
 _MAX_INT_DIGITS: Final = 40
 
 
+def tenant_database(db: str | None, db_type: str | None) -> tuple[str | None, str | None]:
+    """``(database, tenant)`` of a ``db``: OceanBase sources write ``{tenant}.{database}``."""
+    if db and "." in db and (db_type or "").upper() in OCEANBASE_DB_TYPES:
+        tenant, database = db.split(".", 1)
+        return database, tenant
+    return db, None
+
+
+def oracle_tenant(db_type: str | None) -> bool:
+    """Does a ``dbType`` name an Oracle source (Oracle light types, values and names)?"""
+    return (db_type or "").upper() in ORACLE_DB_TYPES
+
+
 @lru_cache(maxsize=512)
 def light_type(schema_type: str, oracle: bool = False) -> tuple[LogicalType, str]:
     """Logical type and value kind of an OMS ``schemaType`` (MySQL or Oracle tenant).
@@ -446,7 +459,7 @@ def key_text(value: Any) -> str:
 _INT64_MAX: Final = 2**63 - 1
 
 
-class _FastMeta(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+class _FastMeta(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     """The ``allMetaData`` fields the decoders read, as the fast path takes them (text
     or null, a sequence number in range; any other value: slow path), and those they
     ignore (decoded all the same: msgspec would not check the text of a skipped field;
@@ -469,7 +482,7 @@ class _FastMeta(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 _NO_META: Final = _FastMeta()
 
 
-class _OmsMessage(msgspec.Struct, forbid_unknown_fields=True):
+class _OmsMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """The top level of an OMS message (field names are the wire names)."""
 
     allMetaData: _FastMeta | None = None
@@ -492,7 +505,7 @@ _ROW_OPS: Final[Mapping[str, RowOp]] = {code: rule for code, rule in OPS.items()
 # images are the same bytes, each image holds exactly its light type's columns
 # (DATETIME columns are zone-less, unless the ``timezone`` option is set), and the
 # image a record type does not use is null. Anything else: slow path.
-class _OmsRawMessage(msgspec.Struct, forbid_unknown_fields=True):
+class _OmsRawMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """The top level of an OMS message with the images as raw bytes."""
 
     allMetaData: _FastMeta | None = None
@@ -532,9 +545,9 @@ class _OmsFormat(RowFlow):
         self._plans: Cache[tuple[bool, tuple[tuple[str, str], ...]], dict[str, _Typing]] = Cache(
             _PLAN_CACHE_SIZE
         )
-        self._seconds: Cache[str, int] = Cache(_SECONDS_CACHED)
-        """Fast path: ``timestamp`` text -> ts_ms (a topic's messages share few commit
-        seconds)."""
+        # a topic's messages share few commit seconds and key texts: each is read once
+        self._seconds: Cache[str, int] = Cache(_TEXTS_CACHED)
+        self._key_names: Cache[str, tuple[str, ...]] = Cache(_TEXTS_CACHED)
 
     # ---- detection
     @classmethod
@@ -561,9 +574,9 @@ class _OmsFormat(RowFlow):
         return False if seen_row else None
 
     # ---- decoding (the flow is RowFlow's; these are its hooks)
-    # A message the fast path hands the flow carries its ``allMetaData`` as the _FastMeta
-    # its decode checked, and fresh images without ``__light_type`` (typed, in the
-    # extended format): the hooks take them as they are.
+    # The fast path hands the flow its paired images (fresh, without ``__light_type``;
+    # typed in the extended format) and a message holding only its ``allMetaData``, as
+    # the _FastMeta its decode checked: the hooks read that as it is.
     fast_path = True
     op_field = F_RECORD_TYPE
     op_noun = OP_NOUN
@@ -590,8 +603,8 @@ class _OmsFormat(RowFlow):
         if (before is not None and LIGHT_TYPE in before) or LIGHT_TYPE in (after or ()):
             raise NotFast  # metadata inside the images: the slow path drops it
         meta = msg.allMetaData
-        fast = {F_META: _NO_META if meta is None else meta, F_PREV: before, F_POST: after}
-        return [self.flow(fast, fast, code, rule)]
+        fast = {F_META: _NO_META if meta is None else meta}
+        return [self.flow(fast, fast, code, rule, (before, after, ()))]
 
     def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
         meta = msg.get(F_META)
@@ -599,8 +612,8 @@ class _OmsFormat(RowFlow):
             return self._header(msg, meta, rule)
         # the fast path's allMetaData, read as _header reads it, for the common values
         db_type, database, tenant = meta.dbType, meta.db, None
-        if database and "." in database and (db_type or "").upper() in OCEANBASE_DB_TYPES:
-            tenant, database = database.split(".", 1)
+        if database and "." in database:  # (else tenant_database keeps it as it is)
+            database, tenant = tenant_database(database, db_type)
         seconds = meta.timestamp
         if seconds is None:
             ts_ms = None
@@ -634,7 +647,8 @@ class _OmsFormat(RowFlow):
         prev = optional_image(fid, msg.get(F_PREV), f"$.{F_PREV}")  # both, for every op
         post = optional_image(fid, msg.get(F_POST), f"$.{F_POST}")
         db_type = optional_str(fid, meta.get(M_DB_TYPE), _META_PATHS[M_DB_TYPE])
-        database, tenant = self._database(meta, db_type)
+        db = optional_str(fid, meta.get(M_DB), _META_PATHS[M_DB])
+        database, tenant = tenant_database(db, db_type)
         table = optional_str(fid, meta.get(M_TABLE), _META_PATHS[M_TABLE])
         self._key_text(meta)  # checked in the metadata's order; split by key_names
         return Header(
@@ -648,8 +662,6 @@ class _OmsFormat(RowFlow):
         )
 
     def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
-        if type(msg.get(F_META)) is _FastMeta:
-            return (msg[F_PREV], msg[F_POST], ())  # the fast path paired them by these rules
         op = rule.op  # (both images are objects or None: the header checked them)
         before = msg.get(F_PREV) if op is UPDATE or op is DELETE else None
         after = msg.get(F_POST) if op is not DELETE else None
@@ -666,23 +678,19 @@ class _OmsFormat(RowFlow):
 
     def key_names(
         self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
-    ) -> list[str] | None:
-        """``record_primary_key`` split on U+0001 (empty: no key)."""
+    ) -> tuple[str, ...] | None:
+        """``record_primary_key`` split on U+0001 (empty: no key; split once per text)."""
         meta = msg.get(F_META)
         if type(meta) is _FastMeta:
             text = meta.record_primary_key
         else:
             text = None if meta is None else self._key_text(meta)
-        return text.split(KEY_SEPARATOR) if text else None
-
-    def _database(
-        self, meta: Mapping[str, Any], db_type: str | None
-    ) -> tuple[str | None, str | None]:
-        db = optional_str(self.id, meta.get(M_DB), _META_PATHS[M_DB])
-        if db and "." in db and (db_type or "").upper() in OCEANBASE_DB_TYPES:
-            tenant, database = db.split(".", 1)
-            return database, tenant
-        return db, None
+        if not text:
+            return None
+        names = self._key_names.get(text)
+        if names is None:
+            names = self._key_names.put(text, tuple(text.split(KEY_SEPARATOR)))
+        return names
 
     def _key_text(self, meta: Mapping[str, Any]) -> str | None:
         raw = meta.get(M_PRIMARY_KEY)
@@ -818,7 +826,7 @@ class _OmsFormat(RowFlow):
                 self.id, f"partial {'/'.join(event.partial)} image: OMS images are full rows"
             )
         db_type = self._db_type(event)
-        oracle = (db_type or "").upper() in ORACLE_DB_TYPES
+        oracle = oracle_tenant(db_type)
         prev: dict[str, Any] | None = None
         post: dict[str, Any] | None = None
         if event.op is Op.DDL:
@@ -926,7 +934,7 @@ class _Typing:
 
 _UNTYPED: Final = _Typing(Column(UNKNOWN), None)
 _PLAN_CACHE_SIZE: Final = 256
-_SECONDS_CACHED: Final = 1024
+_TEXTS_CACHED: Final = 1024
 
 
 def _without_light_type(image: dict[str, Any]) -> dict[str, Any]:
@@ -994,9 +1002,9 @@ class OmsExtendJson(_OmsFormat):
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
-        # fast path: plans by (oracle, raw __light_type), the last one compared first
+        # fast path: plans by (oracle, raw __light_type), the last one (by dbType) tried first
         self._light_plans = PlanCache(self._LIGHT_PLANS)
-        self._last_light: tuple[bool, _LightPlan] | None = None
+        self._last_light: tuple[str | None, _LightPlan] | None = None
 
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
         """The common row change, its images typed by their ``__light_type`` as msgspec
@@ -1025,17 +1033,14 @@ class OmsExtendJson(_OmsFormat):
         meta = msg.allMetaData
         if meta is None:
             meta = _NO_META
-        db_type = meta.dbType
-        plan, row = self._light_row(first, (db_type or "").upper() in ORACLE_DB_TYPES)
+        plan, row = self._light_row(first, meta.dbType)
         other = None if second is None else plan.rows.decode(second)
         columns = plan.columns
         if tuple(row) != plan.names:
             columns = {name: columns[name] for name in row}  # the image's order
-        if op is DELETE or other is not None:
-            fast = {F_META: meta, F_PREV: row, F_POST: other}
-        else:
-            fast = {F_META: meta, F_PREV: None, F_POST: row}
-        return [self.flow(fast, fast, code, rule, columns)]
+        images = (row, other, ()) if op is DELETE or other is not None else (None, row, ())
+        fast = {F_META: meta}
+        return [self.flow(fast, fast, code, rule, images, columns)]
 
     def columns_of(
         self, msg: dict[str, Any], head: dict[str, Any], images: Images
@@ -1052,7 +1057,7 @@ class OmsExtendJson(_OmsFormat):
             return None
         meta = msg.get(F_META) or {}  # (an object: the header checked it)
         db_type = optional_str(self.id, meta.get(M_DB_TYPE), _META_PATHS[M_DB_TYPE])
-        plan = self._typing_plan(types, (db_type or "").upper() in ORACLE_DB_TYPES)
+        plan = self._typing_plan(types, oracle_tenant(db_type))
         rows = (before, after)
         columns: dict[str, Column] = {}
         for row in rows:
@@ -1064,26 +1069,29 @@ class OmsExtendJson(_OmsFormat):
                     columns[name] = typing.column
         return columns
 
-    def _light_row(self, image: msgspec.Raw, oracle: bool) -> tuple[_LightPlan, dict[str, Any]]:
-        """The plan of an image and its typed row: the previous message's plan when the
-        image decodes with it (its decode checks the ``__light_type`` bytes), else the
-        plan of the image's own ``__light_type``."""
+    def _light_row(
+        self, image: msgspec.Raw, db_type: str | None
+    ) -> tuple[_LightPlan, dict[str, Any]]:
+        """The plan of an image (of a source's ``dbType``) and its typed row: the previous
+        message's plan when the image decodes with it (its decode checks the
+        ``__light_type`` bytes), else the plan of the image's own ``__light_type``."""
         last = self._last_light
-        if last is not None and last[0] is oracle:
+        if last is not None and last[0] == db_type:
             try:
                 return last[1], last[1].rows.decode(image)
             except FAST_REFUSALS:
                 pass  # another table (or a value refused: again below)
-        plan = self._light_plan(image, oracle)
+        plan = self._light_plan(image, db_type)
         return plan, plan.rows.decode(image)
 
-    def _light_plan(self, image: msgspec.Raw, oracle: bool) -> _LightPlan:
+    def _light_plan(self, image: msgspec.Raw, db_type: str | None) -> _LightPlan:
         """The plan of an image's ``__light_type`` (it becomes the last plan)."""
         key = bytes(_LIGHT_DECODER.decode(image).light)
+        oracle = oracle_tenant(db_type)
         plan: _LightPlan = self._light_plans.plan(
             (oracle, key), lambda: self._build_light_plan(key, oracle)
         )
-        self._last_light = (oracle, plan)
+        self._last_light = (db_type, plan)
         return plan
 
     def _build_light_plan(self, light: bytes, oracle: bool) -> _LightPlan:
