@@ -1,8 +1,8 @@
 """The flow of the single-row JSON formats, once: message -> op -> header -> images -> event.
 
-Maxwell, GoldenGate and SharePlex (and any format that writes one row change per JSON
-object) share one flow, as Apache Paimon's CDC ``RecordParser`` owns ``extractRecords``
-and each format fills a few hooks. :class:`RowFlow` owns it and its errors:
+Maxwell, GoldenGate, SharePlex and OceanBase OMS (and any format that writes one row
+change per JSON object) share one flow, as Apache Paimon's CDC ``RecordParser`` owns
+``extractRecords`` and each format fills a few hooks. :class:`RowFlow` owns it and its errors:
 
 1. the message is an object; the op code is a string field of the root or of a header
    object (``op_field`` in ``header_field``); an unknown code is ``unknown <op_field>``;
@@ -13,11 +13,13 @@ and each format fills a few hooks. :class:`RowFlow` owns it and its errors:
    (:meth:`RowFlow.missing`);
 4. the key: the names the message gives (:meth:`RowFlow.key_names`), where the
    configured key wins (:meth:`Format.primary_key`);
-5. typed formats type both images by their columns (:meth:`RowFlow.columns_of`,
-   :meth:`Format.convert_image`: invalid values are marked, never a crash);
+5. typed formats type both images by their columns (:meth:`RowFlow.columns_of`, which
+   sees the paired images, :meth:`Format.convert_image`: invalid values are marked,
+   never a crash);
 6. the event is built in one place (:meth:`RowFlow.flow`, steps 2 to 6), which a format's
    fast path (:meth:`Format.decode_fast`, refusing with :class:`~anycdc.formats.base.NotFast`)
-   calls too, after reading the common message's envelope its own quicker way.
+   calls too, after reading the common message's envelope its own quicker way (it may
+   hand over the images it paired, and the columns of images its decode typed).
 
 A format is its wire names (constants), an op table (``ops``: code -> :class:`RowOp`)
 and these hooks:
@@ -55,7 +57,7 @@ A typed format says its columns' types; values that do not parse stay as sent, m
 
 >>> from anycdc.values import INT64
 >>> class TypedTiny(Tiny):
-...     def columns_of(self, msg: Any, head: Any) -> Any:
+...     def columns_of(self, msg: Any, head: Any, images: Images) -> Any:
 ...         return {"id": Column(INT64), "n": Column(INT64)}
 >>> [e] = TypedTiny().decode('{"op":"c","row":{"id":"7","n":"x"}}')
 >>> e.after, e.invalid, e.columns["id"].type.name
@@ -125,13 +127,15 @@ class Header(msgspec.Struct, gc=False):
 class RowFlow(Format):
     """The flow of a single-row JSON format (see the module docstring); formats fill hooks.
 
-    Class attributes: ``op_field`` (the op code's wire name), ``header_field`` (the object
+    Class attributes: ``op_field`` (the op code's wire name), ``op_noun`` (what the error of
+    an unknown code calls it; None: ``op_field``), ``header_field`` (the object
     holding it, None: the root), ``ops`` (code -> :class:`RowOp`; a format whose codes are
     options sets it per instance) and ``rowless_key`` (False: events without images, such
     as DDL and markers, carry no key, not even the configured one).
     """
 
     op_field: ClassVar[str]
+    op_noun: ClassVar[str | None] = None
     header_field: ClassVar[str | None] = None
     rowless_key: ClassVar[bool] = True
     ops: Mapping[str, RowOp]
@@ -165,9 +169,12 @@ class RowFlow(Format):
         """The key column names the message gives (None: it names none)."""
         return None
 
-    def columns_of(self, msg: dict[str, Any], head: dict[str, Any]) -> Mapping[str, Column] | None:
-        """The columns' types where the message carries them (typed formats override it);
-        None: values stay as sent."""
+    def columns_of(
+        self, msg: dict[str, Any], head: dict[str, Any], images: Images
+    ) -> Mapping[str, Column] | None:
+        """The columns' types of a row change's ``images`` (as :meth:`images` paired them)
+        where the message carries them (typed formats override it); None: values stay as
+        sent."""
         return None
 
     # ------------------------------------------------------------------ the flow
@@ -184,29 +191,39 @@ class RowFlow(Format):
             code = expect_str(self.id, found, self.op_path)
         rule = self.ops.get(code)
         if rule is None:
-            raise self.error(self.op_path, f"unknown {self.op_field} {code!r}")
+            raise self.error(self.op_path, f"unknown {self.op_noun or self.op_field} {code!r}")
         return [self.flow(msg, head, code, rule)]
 
     def flow(
-        self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp
+        self,
+        msg: dict[str, Any],
+        head: dict[str, Any],
+        code: str,
+        rule: RowOp,
+        images: Images | None = None,
+        typed: Mapping[str, Column] | None = None,
     ) -> ChangeEvent:
         """The event of a message whose op is known: header, images, key, types, and the
-        event, built here only (a fast path that read the envelope its own way hands the
-        message here)."""
+        event, built here only. A fast path that read the envelope its own way hands the
+        message here, with the ``images`` it paired by :meth:`images`' rules (None: the
+        hook pairs them) and ``typed``: the columns of images its decode typed already."""
         h = self.header(msg, head, code, rule)
-        columns: Mapping[str, Column] | None = None
+        columns = typed
+        invalid: tuple[str, ...] = ()
         if rule.rows:
-            images = self.images(msg, head, code, rule)
+            if images is None:
+                images = self.images(msg, head, code, rule)
             names = self.key_names(msg, head, rule, images)
             before, after, partial = images
-            if self._typed:
-                columns = self.columns_of(msg, head)
+            if self._typed and typed is None:
+                columns = self.columns_of(msg, head, images)
                 if columns is not None:
-                    invalid: list[str] = []
+                    refused: list[str] = []
                     if before is not None:
-                        before = self.convert_image(before, columns, "$.before", invalid)
+                        before = self.convert_image(before, columns, "$.before", refused)
                     if after is not None:
-                        after = self.convert_image(after, columns, "$.after", invalid)
+                        after = self.convert_image(after, columns, "$.after", refused)
+                    invalid = tuple(refused)
         elif self.rowless_key:
             names = self.key_names(msg, head, rule, NO_IMAGES)
             before = after = None
@@ -219,7 +236,16 @@ class RowFlow(Format):
             )  # fmt: skip
             return event
         key = self.unnamed_key if names is None else self.primary_key(names)
-        if rule.split is None and h.ddl is None:  # the common event: 14 keywords (up to
+        if columns is not None:  # a typed event: 15 keywords, the rare fields after
+            event = ChangeEvent(
+                op=rule.op, format=self.id, database=h.database, schema=h.schema,
+                table=h.table, key=key, before=before, after=after, columns=columns,
+                ts_ms=h.ts_ms, position=h.position, tx=h.tx, invalid=invalid,
+                row_id=h.row_id, extra=h.extra,
+            )  # fmt: skip
+            if partial or rule.split is not None or h.ddl is not None:
+                event = event.with_changes(partial=partial, split=rule.split, ddl=h.ddl)
+        elif rule.split is None and h.ddl is None:  # the common event: 14 keywords (up to
             # 15, msgspec matches keywords fast; above, 3x slower)
             event = ChangeEvent(
                 op=rule.op, format=self.id, database=h.database, schema=h.schema,
@@ -233,8 +259,6 @@ class RowFlow(Format):
                 position=h.position, tx=h.tx, ddl=h.ddl, partial=partial, split=rule.split,
                 row_id=h.row_id, extra=h.extra,
             )  # fmt: skip
-        if columns is not None:
-            event = event.with_changes(columns=columns, invalid=tuple(invalid))
         return event
 
     # ------------------------------------------------------------------ helpers

@@ -93,17 +93,16 @@ from anycdc.formats.base import (
     NULL_RAW,
     Cache,
     Capabilities,
-    Format,
     NotFast,
     PlanCache,
     TypedRows,
-    convert_values,
     expect_object,
     expect_str,
     json_value_type,
     optional_str,
     require,
 )
+from anycdc.formats.flow import DDL, DELETE, UPDATE, Header, Images, RowFlow, RowOp
 from anycdc.typemap import sql_type
 from anycdc.values import (
     BOOLEAN,
@@ -160,15 +159,16 @@ RT_DELETE: Final = "DELETE"
 RT_ROW: Final = "ROW"
 RT_HEARTBEAT: Final = "HEARTBEAT"
 RT_DDL: Final = "DDL"
-RECORD_OPS: Final[Mapping[str, Op]] = {
-    RT_INSERT: Op.INSERT,
-    RT_UPDATE: Op.UPDATE,
-    RT_DELETE: Op.DELETE,
-    RT_ROW: Op.SNAPSHOT,
-    RT_HEARTBEAT: Op.HEARTBEAT,
-    RT_DDL: Op.DDL,
+OPS: Final[Mapping[str, RowOp]] = {
+    RT_INSERT: RowOp(Op.INSERT),
+    RT_UPDATE: RowOp(Op.UPDATE),
+    RT_DELETE: RowOp(Op.DELETE),
+    RT_ROW: RowOp(Op.SNAPSHOT),
+    RT_HEARTBEAT: RowOp(Op.HEARTBEAT),
+    RT_DDL: RowOp(Op.DDL),
 }
-RECORD_TYPES: Final[Mapping[Op, str]] = {op: code for code, op in RECORD_OPS.items()}
+RECORD_TYPES: Final[Mapping[Op, str]] = {rule.op: code for code, rule in OPS.items()}
+OP_NOUN: Final = "op"  # what the error of an unknown recordType calls it
 
 OCEANBASE_DB_TYPES: Final = frozenset({"OCEANBASE", "OB_IN_ORACLE_MODE", "OB_MYSQL", "OB_ORACLE"})
 ORACLE_DB_TYPES: Final = frozenset({"ORACLE", "OB_IN_ORACLE_MODE", "OB_ORACLE"})
@@ -249,6 +249,19 @@ _DERIVED_ORACLE: Final[dict[str, str]] = {
 _PARENS: Final = re.compile(r"\([^)]*\)")
 _INT_TEXT: Final = re.compile(r"-?\d{1,40}")
 _MAX_INT_DIGITS: Final = 40
+
+
+def tenant_database(db: str | None, db_type: str | None) -> tuple[str | None, str | None]:
+    """``(database, tenant)`` of a ``db``: OceanBase sources write ``{tenant}.{database}``."""
+    if db and "." in db and (db_type or "").upper() in OCEANBASE_DB_TYPES:
+        tenant, database = db.split(".", 1)
+        return database, tenant
+    return db, None
+
+
+def oracle_tenant(db_type: str | None) -> bool:
+    """Does a ``dbType`` name an Oracle source (Oracle light types, values and names)?"""
+    return (db_type or "").upper() in ORACLE_DB_TYPES
 
 
 @lru_cache(maxsize=512)
@@ -446,7 +459,7 @@ def key_text(value: Any) -> str:
 _INT64_MAX: Final = 2**63 - 1
 
 
-class _FastMeta(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+class _FastMeta(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     """The ``allMetaData`` fields the decoders read, as the fast path takes them (text
     or null, a sequence number in range; any other value: slow path), and those they
     ignore (decoded all the same: msgspec would not check the text of a skipped field;
@@ -467,15 +480,9 @@ class _FastMeta(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 
 
 _NO_META: Final = _FastMeta()
-# what the fast path reads from ``allMetaData``: database, table, key, ts_ms, position,
-# tx, extra, dbType
-_Header = tuple[
-    str | None, str | None, tuple[str, ...] | None, int | None, Position | None, str | None,
-    dict[str, Any], str | None,
-]  # fmt: skip
 
 
-class _OmsMessage(msgspec.Struct, forbid_unknown_fields=True):
+class _OmsMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """The top level of an OMS message (field names are the wire names)."""
 
     allMetaData: _FastMeta | None = None
@@ -485,9 +492,7 @@ class _OmsMessage(msgspec.Struct, forbid_unknown_fields=True):
 
 
 _OMS_DECODER: Final = msgspec.json.Decoder(_OmsMessage, float_hook=Decimal)
-_ROW_RECORDS: Final[Mapping[str, Op]] = {
-    RT_INSERT: Op.INSERT, RT_UPDATE: Op.UPDATE, RT_DELETE: Op.DELETE, RT_ROW: Op.SNAPSHOT,
-}  # fmt: skip
+_ROW_OPS: Final[Mapping[str, RowOp]] = {code: rule for code, rule in OPS.items() if rule.rows}
 
 
 # DefaultExtendColumnType: the images stay raw bytes; their ``__light_type`` (the raw
@@ -500,7 +505,7 @@ _ROW_RECORDS: Final[Mapping[str, Op]] = {
 # images are the same bytes, each image holds exactly its light type's columns
 # (DATETIME columns are zone-less, unless the ``timezone`` option is set), and the
 # image a record type does not use is null. Anything else: slow path.
-class _OmsRawMessage(msgspec.Struct, forbid_unknown_fields=True):
+class _OmsRawMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """The top level of an OMS message with the images as raw bytes."""
 
     allMetaData: _FastMeta | None = None
@@ -528,7 +533,7 @@ class _LightPlan:
     rows: TypedRows
 
 
-class _OmsFormat(Format):
+class _OmsFormat(RowFlow):
     """Decoding and encoding shared by Default and DefaultExtendColumnType."""
 
     typed: ClassVar[bool] = False
@@ -540,6 +545,9 @@ class _OmsFormat(Format):
         self._plans: Cache[tuple[bool, tuple[tuple[str, str], ...]], dict[str, _Typing]] = Cache(
             _PLAN_CACHE_SIZE
         )
+        # a topic's messages share few commit seconds and key texts: each is read once
+        self._seconds: Cache[str, int] = Cache(_TEXTS_CACHED)
+        self._key_names: Cache[str, tuple[str, ...]] = Cache(_TEXTS_CACHED)
 
     # ---- detection
     @classmethod
@@ -548,7 +556,7 @@ class _OmsFormat(Format):
             return 0.0
         record_type = message.get(F_RECORD_TYPE)
         if isinstance(record_type, str):
-            return 0.95 if record_type in RECORD_OPS else 0.7
+            return 0.95 if record_type in OPS else 0.7
         return 0.6 if F_PREV in message or F_POST in message else 0.0
 
     @staticmethod
@@ -565,50 +573,54 @@ class _OmsFormat(Format):
                     seen_row = True
         return False if seen_row else None
 
-    # ---- decoding
+    # ---- decoding (the flow is RowFlow's; these are its hooks)
+    # The fast path hands the flow its paired images (fresh, without ``__light_type``;
+    # typed in the extended format) and a message holding only its ``allMetaData``, as
+    # the _FastMeta its decode checked: the hooks read that as it is.
     fast_path = True
+    op_field = F_RECORD_TYPE
+    op_noun = OP_NOUN
+    ops = OPS
 
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
-        """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
+        """The common row change: its envelope read by msgspec, then :meth:`RowFlow.flow`
+        (or a fast-path refusal: then :meth:`decode_slow` decides)."""
         msg = _OMS_DECODER.decode(value)
+        code = msg.recordType
         try:
-            op = _ROW_RECORDS[msg.recordType]
+            rule = _ROW_OPS[code]
         except (KeyError, TypeError):
             raise NotFast from None  # heartbeat, DDL, anything else
-        meta, prev, post = msg.allMetaData, msg.prevStruct, msg.postStruct
+        op, prev, post = rule.op, msg.prevStruct, msg.postStruct
         if not ((prev is None or type(prev) is dict) and (post is None or type(post) is dict)):
             raise NotFast  # the slow path checks both images whatever the record type
-        before = prev if op is Op.UPDATE or op is Op.DELETE else None
-        after = post if op is not Op.DELETE else None
-        if (op is Op.DELETE and type(before) is not dict) or (
-            op is not Op.DELETE and type(after) is not dict
+        before = prev if op is UPDATE or op is DELETE else None
+        after = post if op is not DELETE else None
+        if (op is DELETE and type(before) is not dict) or (
+            op is not DELETE and type(after) is not dict
         ):
             raise NotFast  # a missing image: the slow path says which
         if (before is not None and LIGHT_TYPE in before) or LIGHT_TYPE in (after or ()):
             raise NotFast  # metadata inside the images: the slow path drops it
-        database, table, key, ts_ms, position, tx, extra, _ = self._fast_header(meta)
-        # the parsed images are fresh objects: no copy is needed
-        return [
-            ChangeEvent(
-                op=op, format=self.id, database=database, table=table, key=key, before=before,
-                after=after, ts_ms=ts_ms, position=position, tx=tx, extra=extra,
-            )
-        ]  # fmt: skip
+        meta = msg.allMetaData
+        fast = {F_META: _NO_META if meta is None else meta}
+        return [self.flow(fast, fast, code, rule, (before, after, ()))]
 
-    def _fast_header(self, meta: _FastMeta | None) -> _Header:
-        """``allMetaData`` as the slow path reads it, for the common values (else NotFast)."""
-        if meta is None:
-            meta = _NO_META
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
+        meta = msg.get(F_META)
+        if type(meta) is not _FastMeta:
+            return self._header(msg, meta, rule)
+        # the fast path's allMetaData, read as _header reads it, for the common values
         db_type, database, tenant = meta.dbType, meta.db, None
-        if database and "." in database and (db_type or "").upper() in OCEANBASE_DB_TYPES:
-            tenant, database = database.split(".", 1)
-        key_text, seconds = meta.record_primary_key, meta.timestamp
+        if database and "." in database:  # (else tenant_database keeps it as it is)
+            database, tenant = tenant_database(database, db_type)
+        seconds = meta.timestamp
         if seconds is None:
             ts_ms = None
-        elif seconds.isascii() and seconds.isdigit() and len(seconds) <= 12:
-            ts_ms = int(seconds) * 1000
-        else:
-            raise NotFast
+        elif (ts_ms := self._seconds.get(seconds)) is None:
+            if not (seconds.isascii() and seconds.isdigit() and len(seconds) <= 12):
+                raise NotFast
+            ts_ms = self._seconds.put(seconds, int(seconds) * 1000)
         number = meta.storeDataSequence
         extra: dict[str, Any] = {}
         if tenant is not None:
@@ -619,78 +631,72 @@ class _OmsFormat(Format):
             extra[X_CHECKPOINT] = meta.checkpoint
         if meta.ddlType:
             extra[X_DDL_TYPE] = meta.ddlType
-        return (
-            database,
-            meta.table_name,
-            self.primary_key(key_text.split(KEY_SEPARATOR) if key_text else None),
-            ts_ms,
-            Position((number,)) if number is not None else None,
-            meta.uniqueId or meta.transId or None,
-            extra,
-            db_type,
+        return Header(
+            database=database,
+            table=meta.table_name,
+            ts_ms=ts_ms,
+            position=Position((number,)) if number is not None else None,
+            tx=meta.uniqueId or meta.transId or None,
+            extra=extra,
         )
 
-    def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
+    def _header(self, msg: dict[str, Any], raw_meta: Any, rule: RowOp) -> Header:
+        """The header of a parsed message (its ``allMetaData``: ``raw_meta``)."""
         fid = self.id
-        msg = expect_object(fid, obj, "$")
-        code = expect_str(fid, require(fid, msg, F_RECORD_TYPE, "$"), f"$.{F_RECORD_TYPE}")
-        op = RECORD_OPS.get(code)
-        if op is None:
-            raise self.error(f"$.{F_RECORD_TYPE}", f"unknown op {code!r}")
-        raw_meta = msg.get(F_META)
         meta = {} if raw_meta is None else expect_object(fid, raw_meta, _P_META)
-        prev = optional_image(fid, msg.get(F_PREV), f"$.{F_PREV}")
+        prev = optional_image(fid, msg.get(F_PREV), f"$.{F_PREV}")  # both, for every op
         post = optional_image(fid, msg.get(F_POST), f"$.{F_POST}")
         db_type = optional_str(fid, meta.get(M_DB_TYPE), _META_PATHS[M_DB_TYPE])
-        database, tenant = self._database(meta, db_type)
-        common: dict[str, Any] = {
-            "format": fid,
-            "database": database,
-            "table": optional_str(fid, meta.get(M_TABLE), _META_PATHS[M_TABLE]),
-            "key": self.primary_key(self._key_names(meta)),
-            "ts_ms": seconds_to_ms(fid, meta.get(M_TIMESTAMP), _META_PATHS[M_TIMESTAMP]),
-            "position": self._position(meta),
-            "tx": self._tx(meta),
-            "extra": self._extra(meta, db_type, tenant),
-        }
-        if op is Op.HEARTBEAT:
-            return [ChangeEvent(op=op, **common)]
-        if op is Op.DDL:
-            return [ChangeEvent(op=op, ddl=self._ddl(post, prev), **common)]
-        before = prev if op in (Op.UPDATE, Op.DELETE) else None
-        after = post if op is not Op.DELETE else None
-        if op is Op.DELETE and before is None:
-            raise self.error("$", f"missing {F_PREV!r} when {F_RECORD_TYPE!r} is {code!r}")
-        if op is not Op.DELETE and after is None:
-            raise self.error("$", f"missing {F_POST!r} when {F_RECORD_TYPE!r} is {code!r}")
-        images = {F_PREV: before, F_POST: after}
-        oracle = (db_type or "").upper() in ORACLE_DB_TYPES
-        columns, rows, invalid = self._typed_images(images, oracle)
-        return [
-            ChangeEvent(
-                op=op,
-                before=rows[F_PREV],
-                after=rows[F_POST],
-                columns=columns,
-                invalid=tuple(invalid),
-                **common,
-            )
-        ]
+        db = optional_str(fid, meta.get(M_DB), _META_PATHS[M_DB])
+        database, tenant = tenant_database(db, db_type)
+        table = optional_str(fid, meta.get(M_TABLE), _META_PATHS[M_TABLE])
+        self._key_text(meta)  # checked in the metadata's order; split by key_names
+        return Header(
+            database=database,
+            table=table,
+            ts_ms=seconds_to_ms(fid, meta.get(M_TIMESTAMP), _META_PATHS[M_TIMESTAMP]),
+            position=self._position(meta),
+            tx=self._tx(meta),
+            extra=self._extra(meta, db_type, tenant),
+            ddl=self._ddl(post, prev) if rule.op is DDL else None,
+        )
 
-    def _database(
-        self, meta: Mapping[str, Any], db_type: str | None
-    ) -> tuple[str | None, str | None]:
-        db = optional_str(self.id, meta.get(M_DB), _META_PATHS[M_DB])
-        if db and "." in db and (db_type or "").upper() in OCEANBASE_DB_TYPES:
-            tenant, database = db.split(".", 1)
-            return database, tenant
-        return db, None
+    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
+        op = rule.op  # (both images are objects or None: the header checked them)
+        before = msg.get(F_PREV) if op is UPDATE or op is DELETE else None
+        after = msg.get(F_POST) if op is not DELETE else None
+        if op is DELETE:
+            if before is None:
+                self.missing(F_PREV, code)
+        elif after is None:
+            self.missing(F_POST, code)
+        return (
+            None if before is None else _without_light_type(before),
+            None if after is None else _without_light_type(after),
+            (),
+        )
 
-    def _key_names(self, meta: Mapping[str, Any]) -> list[str] | None:
+    def key_names(
+        self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
+    ) -> tuple[str, ...] | None:
+        """``record_primary_key`` split on U+0001 (empty: no key; split once per text)."""
+        meta = msg.get(F_META)
+        if type(meta) is _FastMeta:
+            text = meta.record_primary_key
+        else:
+            text = None if meta is None else self._key_text(meta)
+        if not text:
+            return None
+        names = self._key_names.get(text)
+        if names is None:
+            names = self._key_names.put(text, tuple(text.split(KEY_SEPARATOR)))
+        return names
+
+    def _key_text(self, meta: Mapping[str, Any]) -> str | None:
         raw = meta.get(M_PRIMARY_KEY)
         if raw is None or raw == "":
             return None
-        return expect_str(self.id, raw, _META_PATHS[M_PRIMARY_KEY]).split(KEY_SEPARATOR)
+        return expect_str(self.id, raw, _META_PATHS[M_PRIMARY_KEY])
 
     def _position(self, meta: Mapping[str, Any]) -> Position | None:
         number = bounded_int(self.id, meta.get(M_SEQUENCE), _META_PATHS[M_SEQUENCE])
@@ -724,37 +730,6 @@ class _OmsFormat(Format):
             if image is not None and DDL_KEY in image:
                 return expect_str(self.id, image[DDL_KEY], f"$.{name}.{DDL_KEY}")
         raise self.error(f"$.{F_POST}", f"missing {DDL_KEY!r} when {F_RECORD_TYPE!r} is {RT_DDL!r}")
-
-    def _typed_images(
-        self, images: Mapping[str, dict[str, Any] | None], oracle: bool
-    ) -> tuple[dict[str, Column] | None, dict[str, dict[str, Any] | None], list[str]]:
-        """Row images without ``__light_type``; typed and converted in the extended format."""
-        rows = {
-            name: None if image is None else _without_light_type(image)
-            for name, image in images.items()
-        }
-        if not self.typed:
-            return None, rows, []
-        types = self._light_types(images)
-        if types is None:
-            return None, rows, []
-        plan = self._typing_plan(types, oracle)
-        columns: dict[str, Column] = {}
-        parsers: dict[str, Callable[[Any], Any] | None] = {}
-        for row in rows.values():
-            for name in row or ():
-                if name not in columns:
-                    typing = plan.get(name, _UNTYPED)
-                    if typing.zoned is not None and self._zoned(name, rows):
-                        typing = typing.zoned
-                    columns[name] = typing.column
-                    parsers[name] = typing.parser
-        invalid: list[str] = []
-        converted = {
-            name: None if row is None else convert_values(row, parsers, invalid)
-            for name, row in rows.items()
-        }
-        return columns, converted, invalid
 
     def _light_types(self, images: Mapping[str, dict[str, Any] | None]) -> dict[str, str] | None:
         """``{column: schemaType}`` from every image's ``__light_type`` (None if none has one)."""
@@ -808,11 +783,11 @@ class _OmsFormat(Format):
         parser = None if ltype.name == "unknown" else self.value_parser(ltype)
         return _Typing(Column(ltype, schema_type), parser, zoned)
 
-    def _zoned(self, name: str, rows: Mapping[str, dict[str, Any] | None]) -> bool:
+    def _zoned(self, name: str, rows: tuple[dict[str, Any] | None, ...]) -> bool:
         """A DATETIME column is an instant when a zone applies to its values."""
         if self.options.timezone is not None:
             return True
-        return any(_has_zone(row.get(name)) for row in rows.values() if row is not None)
+        return any(_has_zone(row.get(name)) for row in rows if row is not None)
 
     def value_parser(self, ltype: LogicalType) -> Callable[[Any], Any]:
         parser = self._parsers.get(ltype)
@@ -851,7 +826,7 @@ class _OmsFormat(Format):
                 self.id, f"partial {'/'.join(event.partial)} image: OMS images are full rows"
             )
         db_type = self._db_type(event)
-        oracle = (db_type or "").upper() in ORACLE_DB_TYPES
+        oracle = oracle_tenant(db_type)
         prev: dict[str, Any] | None = None
         post: dict[str, Any] | None = None
         if event.op is Op.DDL:
@@ -959,6 +934,7 @@ class _Typing:
 
 _UNTYPED: Final = _Typing(Column(UNKNOWN), None)
 _PLAN_CACHE_SIZE: Final = 256
+_TEXTS_CACHED: Final = 1024
 
 
 def _without_light_type(image: dict[str, Any]) -> dict[str, Any]:
@@ -1026,74 +1002,96 @@ class OmsExtendJson(_OmsFormat):
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
-        # fast path: plans by (oracle, raw __light_type), the last one compared first
+        # fast path: plans by (oracle, raw __light_type), the last one (by dbType) tried first
         self._light_plans = PlanCache(self._LIGHT_PLANS)
-        self._last_light: tuple[bool, _LightPlan] | None = None
+        self._last_light: tuple[str | None, _LightPlan] | None = None
 
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
-        """The common row change, typed by the images' ``__light_type`` (else a refusal:
-        then :meth:`decode_slow` decides)."""
+        """The common row change, its images typed by their ``__light_type`` as msgspec
+        decodes them, then :meth:`RowFlow.flow` (else a refusal: then :meth:`decode_slow`
+        decides)."""
         msg = _OMS_RAW_DECODER.decode(value)
+        code = msg.recordType
         try:
-            op = _ROW_RECORDS[msg.recordType]
+            rule = _ROW_OPS[code]
         except (KeyError, TypeError):
             raise NotFast from None  # heartbeat, DDL, anything else
-        prev, post = msg.prevStruct, msg.postStruct
+        op, prev, post = rule.op, msg.prevStruct, msg.postStruct
         null_prev, null_post = prev == NULL_RAW, post == NULL_RAW
-        if op is Op.DELETE:
+        if op is DELETE:
             if null_prev or not null_post:
                 raise NotFast
             first, second = prev, None
-        elif op is Op.UPDATE and not null_prev:
+        elif op is UPDATE and not null_prev:
             if null_post:
                 raise NotFast
             first, second = prev, post
         else:
-            if null_post or (op is not Op.UPDATE and not null_prev):
+            if null_post or (op is not UPDATE and not null_prev):
                 raise NotFast  # (an unused prevStruct is checked by the slow path)
             first, second = post, None
-        database, table, key, ts_ms, position, tx, extra, db_type = self._fast_header(
-            msg.allMetaData
-        )
-        oracle = (db_type or "").upper() in ORACLE_DB_TYPES
-        plan, row = self._light_row(first, oracle)
+        meta = msg.allMetaData
+        if meta is None:
+            meta = _NO_META
+        plan, row = self._light_row(first, meta.dbType)
         other = None if second is None else plan.rows.decode(second)
         columns = plan.columns
         if tuple(row) != plan.names:
             columns = {name: columns[name] for name in row}  # the image's order
-        if op is Op.DELETE:
-            before, after = row, None
-        elif other is not None:
-            before, after = row, other
-        else:
-            before, after = None, row
-        return [
-            ChangeEvent(
-                op=op, format=self.id, database=database, table=table, key=key, before=before,
-                after=after, columns=columns, ts_ms=ts_ms, position=position, tx=tx, extra=extra,
-            )
-        ]  # fmt: skip
+        images = (row, other, ()) if op is DELETE or other is not None else (None, row, ())
+        fast = {F_META: meta}
+        return [self.flow(fast, fast, code, rule, images, columns)]
 
-    def _light_row(self, image: msgspec.Raw, oracle: bool) -> tuple[_LightPlan, dict[str, Any]]:
-        """The plan of an image and its typed row: the previous message's plan when the
-        image decodes with it (its decode checks the ``__light_type`` bytes), else the
-        plan of the image's own ``__light_type``."""
+    def columns_of(
+        self, msg: dict[str, Any], head: dict[str, Any], images: Images
+    ) -> dict[str, Column] | None:
+        """The columns of the images the op uses, by their ``__light_type`` (None: no
+        image has one; columns absent from the images are not kept)."""
+        before, after, _ = images
+        raw = {
+            F_PREV: msg.get(F_PREV) if before is not None else None,
+            F_POST: msg.get(F_POST) if after is not None else None,
+        }
+        types = self._light_types(raw)
+        if types is None:
+            return None
+        meta = msg.get(F_META) or {}  # (an object: the header checked it)
+        db_type = optional_str(self.id, meta.get(M_DB_TYPE), _META_PATHS[M_DB_TYPE])
+        plan = self._typing_plan(types, oracle_tenant(db_type))
+        rows = (before, after)
+        columns: dict[str, Column] = {}
+        for row in rows:
+            for name in row or ():
+                if name not in columns:
+                    typing = plan.get(name, _UNTYPED)
+                    if typing.zoned is not None and self._zoned(name, rows):
+                        typing = typing.zoned
+                    columns[name] = typing.column
+        return columns
+
+    def _light_row(
+        self, image: msgspec.Raw, db_type: str | None
+    ) -> tuple[_LightPlan, dict[str, Any]]:
+        """The plan of an image (of a source's ``dbType``) and its typed row: the previous
+        message's plan when the image decodes with it (its decode checks the
+        ``__light_type`` bytes), else the plan of the image's own ``__light_type``."""
         last = self._last_light
-        if last is not None and last[0] is oracle:
+        if last is not None and last[0] == db_type:
             try:
                 return last[1], last[1].rows.decode(image)
             except FAST_REFUSALS:
                 pass  # another table (or a value refused: again below)
-        plan = self._light_plan(image, oracle)
+        plan = self._light_plan(image, db_type)
         return plan, plan.rows.decode(image)
 
-    def _light_plan(self, image: msgspec.Raw, oracle: bool) -> _LightPlan:
+    def _light_plan(self, image: msgspec.Raw, db_type: str | None) -> _LightPlan:
         """The plan of an image's ``__light_type`` (it becomes the last plan)."""
         key = bytes(_LIGHT_DECODER.decode(image).light)
+        oracle = oracle_tenant(db_type)
         plan: _LightPlan = self._light_plans.plan(
             (oracle, key), lambda: self._build_light_plan(key, oracle)
         )
-        self._last_light = (oracle, plan)
+        self._last_light = (db_type, plan)
         return plan
 
     def _build_light_plan(self, light: bytes, oracle: bool) -> _LightPlan:
