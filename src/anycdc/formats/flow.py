@@ -17,7 +17,8 @@ and each format fills a few hooks. :class:`RowFlow` owns it and its errors:
    :meth:`Format.convert_image`: invalid values are marked, never a crash);
 6. the event is built in one place (:meth:`RowFlow.flow`, steps 2 to 6), which a format's
    fast path (:meth:`Format.decode_fast`, refusing with :class:`~anycdc.formats.base.NotFast`)
-   calls too, after reading the common message's envelope its own quicker way.
+   calls too, after reading the common message's envelope its own quicker way; a message
+   carrying several rows reads its header once and hands it to the flow of each row.
 
 A format is its wire names (constants), an op table (``ops``: code -> :class:`RowOp`)
 and these hooks:
@@ -188,12 +189,18 @@ class RowFlow(Format):
         return [self.flow(msg, head, code, rule)]
 
     def flow(
-        self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp
+        self,
+        msg: dict[str, Any],
+        head: dict[str, Any],
+        code: str,
+        rule: RowOp,
+        h: Header | None = None,
     ) -> ChangeEvent:
         """The event of a message whose op is known: header, images, key, types, and the
         event, built here only (a fast path that read the envelope its own way hands the
-        message here)."""
-        h = self.header(msg, head, code, rule)
+        message here; ``h``: the header, read already, of a message of several rows)."""
+        if h is None:
+            h = self.header(msg, head, code, rule)
         columns: Mapping[str, Column] | None = None
         if rule.rows:
             images = self.images(msg, head, code, rule)
