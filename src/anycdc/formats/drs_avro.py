@@ -25,6 +25,9 @@ renamed, and a dotted name (``source.db``) reaches into nested records.
   ``2021-06-25 17:51:53``), native Avro numbers, bytes and logical types as
   they are. Values that do not fit their column are kept and listed in ``invalid``.
 * ``id`` gives ``Position((id,))``; ``es`` (epoch ms) gives ``ts_ms``.
+* The flow is :class:`~anycdc.formats.flow.RowFlow`'s: the record's header is read once
+  and each row goes through :meth:`~anycdc.formats.flow.RowFlow.flow` (key, typing by
+  ``columns_of`` -> ``convert_image``, the event).
 * ``detectable`` is False: a schemaless Avro message does not say which schema
   wrote it, so only configuration can name this format. There is no encoder.
 
@@ -63,14 +66,9 @@ from typing import Any, ClassVar, Final
 
 from anycdc.errors import OptionError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
-from anycdc.formats.base import (
-    MAX_MESSAGE_BYTES,
-    Capabilities,
-    Format,
-    OptionSpec,
-    convert_values,
-)
+from anycdc.formats.base import MAX_MESSAGE_BYTES, Cache, Capabilities, OptionSpec
 from anycdc.formats.dts_avro import AvroDataError, AvroReader, load_avro_schema
+from anycdc.formats.flow import DDL, DELETE, UPDATE, Header, Images, RowFlow, RowOp
 from anycdc.typemap import jdbc_type, sql_type
 from anycdc.values import (
     BINARY,
@@ -136,12 +134,17 @@ OP_TRUNCATE: Final = "TRUNCATE"
 OP_HEARTBEAT: Final = "HEARTBEAT"
 OP_BEGIN: Final = "BEGIN"
 OP_COMMIT: Final = "COMMIT"
-_OPS: Final[Mapping[str, Op]] = {
-    OP_INSERT: Op.INSERT, OP_UPDATE: Op.UPDATE, OP_DELETE: Op.DELETE, OP_DDL: Op.DDL,
-    OP_INIT: Op.SNAPSHOT, OP_INIT_DDL: Op.DDL, OP_TRUNCATE: Op.TRUNCATE,
-    OP_HEARTBEAT: Op.HEARTBEAT, OP_BEGIN: Op.BEGIN, OP_COMMIT: Op.COMMIT,
+OPS: Final[Mapping[str, RowOp]] = {
+    OP_INSERT: RowOp(Op.INSERT), OP_UPDATE: RowOp(Op.UPDATE), OP_DELETE: RowOp(Op.DELETE),
+    OP_DDL: RowOp(Op.DDL), OP_INIT: RowOp(Op.SNAPSHOT), OP_INIT_DDL: RowOp(Op.DDL),
+    OP_TRUNCATE: RowOp(Op.TRUNCATE), OP_HEARTBEAT: RowOp(Op.HEARTBEAT),
+    OP_BEGIN: RowOp(Op.BEGIN), OP_COMMIT: RowOp(Op.COMMIT),
 }  # fmt: skip
-_ROW_OPS: Final = frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT})
+# the row message RowFlow's hooks get: one row pair, and what the record's rows share
+# (key names, type-name map, type-code map, the image fields the rows came from)
+_ROW: Final = "row"
+_SHARED: Final = "shared"
+_PARSERS_CACHED: Final = 256
 _DATETIME_TEXT: Final = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}")
 _BIT_STRING: Final = re.compile(r"[01]+")
 _BIT_TYPES: Final = frozenset({"bit", "varbit"})
@@ -152,7 +155,7 @@ def _field_option(name: str, what: str) -> OptionSpec:
     return OptionSpec(name, what, default or None)
 
 
-class DrsAvro(Format):
+class DrsAvro(RowFlow):
     """Huawei Cloud DRS Avro, decoded through a configured record schema (see module doc)."""
 
     id: ClassVar[str] = "drs-avro"
@@ -170,6 +173,8 @@ class DrsAvro(Format):
         position="configured field (DRS: record id, monotonic)",
         key_detail="configured field",
     )
+    op_field = DEFAULT_FIELDS["op_field"]  # the default: every field is an option (_op)
+    rowless_key = False  # DDL, markers and heartbeats carry no key
     extra_options: ClassVar[tuple[OptionSpec, ...]] = (
         OptionSpec(
             OPT_SCHEMA,
@@ -227,8 +232,10 @@ class DrsAvro(Format):
                 f"{self.id}: option {OPT_SCHEMA}: invalid Avro schema: {exc}"
             ) from None
         self._paths = {name: self._field_paths(name) for name in DEFAULT_FIELDS}
-        self._ops = {**_OPS, **self._op_codes()}
+        self.ops = {**OPS, **self._op_codes()}
         self._column_types = self._schema_column_types()
+        self._tz = self.options.timezone
+        self._parsers: Cache[LogicalType, Callable[[Any], Any]] = Cache(_PARSERS_CACHED)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle with the schema itself (Spark executors may not have the .avsc file)."""
@@ -236,19 +243,19 @@ class DrsAvro(Format):
         options[OPT_SCHEMA] = json.dumps(self._schema_json)
         return (type(self), (options,))
 
-    def _op_codes(self) -> dict[str, Op]:
-        out: dict[str, Op] = {}
+    def _op_codes(self) -> dict[str, RowOp]:
+        out: dict[str, RowOp] = {}
         for pair in (self.options.get(OPT_OP_CODES) or "").split(","):
             if not pair.strip():
                 continue
             code, sep, name = pair.partition("=")
-            op = _OPS.get(name.strip().upper())
-            if not sep or not code.strip() or op is None:
+            rule = OPS.get(name.strip().upper())
+            if not sep or not code.strip() or rule is None:
                 raise OptionError(
                     f"{self.id}: option {OPT_OP_CODES}: expected CODE=OPERATION with an "
-                    f"operation among {', '.join(_OPS)}, got {pair.strip()!r}"
+                    f"operation among {', '.join(OPS)}, got {pair.strip()!r}"
                 )
-            out[code.strip().upper()] = op
+            out[code.strip().upper()] = rule
         return out
 
     def _field_paths(self, option: str) -> tuple[tuple[str, ...], ...]:
@@ -273,7 +280,7 @@ class DrsAvro(Format):
         """Never: which schema wrote a schemaless message cannot be told from its bytes."""
         return 0.0
 
-    # ---- decoding
+    # ---- decoding: the record's reading, its rows, then RowFlow's flow once per row
     def decode_bytes(self, value: bytes, key: bytes | None) -> list[ChangeEvent]:
         if len(value) > MAX_MESSAGE_BYTES:
             raise self.error("$", f"message of {len(value)} bytes exceeds the limit")
@@ -287,34 +294,23 @@ class DrsAvro(Format):
             raise self.error("$", f"expected a record, got {type_name(record)}")
         return self.decode_record(record)
 
-    def decode_record(self, record: Mapping[str, Any]) -> list[ChangeEvent]:
-        """Events from an already-deserialized record (a dict of plain Avro values)."""
-        op = self._op(record)
-        common: dict[str, Any] = {
-            "format": self.id,
-            "database": self._text(record, "database_field"),
-            "schema": self._text(record, "schema_field"),
-            "table": self._text(record, "table_field"),
-            "ts_ms": self._int(record, "ts_field"),
-            "tx": self._text(record, "tx_field"),
-            "extra": self._extra(record),
-        }
-        number = self._int(record, "position_field")
-        common["position"] = Position((number,)) if number is not None and number >= 0 else None
-        if op is Op.DDL:
-            return [ChangeEvent(op=op, ddl=self._text(record, "ddl_field"), **common)]
-        if op not in _ROW_OPS:
-            return [ChangeEvent(op=op, **common)]
-        key = self.primary_key(self._key(record))
+    def decode_record(self, record: dict[str, Any]) -> list[ChangeEvent]:
+        """Events from an already-deserialized record (a dict of plain Avro values): one
+        per row, each through :meth:`RowFlow.flow` with the record's header read once."""
+        code, rule = self._op(record)
+        h = self.header(record, record, code, rule)
+        if not rule.rows:
+            return [self.flow(record, record, code, rule, h=h)]
+        names = self._key(record)
         before_path, before_rows = self._rows(record, "before_field")
         after_path, after_rows = self._rows(record, "after_field")
-        names, jdbc = self._type_maps(record)
-        pairs: list[tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]
-        if op is Op.DELETE:
+        type_names, jdbc = self._type_maps(record)
+        pairs: Sequence[tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]
+        if rule.op is DELETE:
             rows, path = (before_rows, before_path) if before_rows else (after_rows, after_path)
             pairs = [(row, None) for row in rows]
             field_of = (path, path)
-        elif op is Op.UPDATE and before_rows:
+        elif rule.op is UPDATE and before_rows:
             if len(before_rows) != len(after_rows):
                 raise self.error(
                     f"$.{before_path}",
@@ -325,36 +321,48 @@ class DrsAvro(Format):
         else:
             pairs = [(None, row) for row in after_rows]
             field_of = (before_path, after_path)
+        shared = (names, type_names, jdbc, field_of)
         return [
-            self._row_event(op, before, after, names, jdbc, field_of, key, common)
+            self.flow({_ROW: (before, after), _SHARED: shared}, record, code, rule, h=h)
             for before, after in pairs
         ]
 
-    def _row_event(
-        self,
-        op: Op,
-        before: Mapping[str, Any] | None,
-        after: Mapping[str, Any] | None,
-        names: Mapping[str, str] | None,
-        jdbc: Mapping[str, Any] | None,
-        field_of: tuple[str, str],
-        key: tuple[str, ...] | None,
-        common: Mapping[str, Any],
-    ) -> ChangeEvent:
-        if op is Op.DELETE:
-            before, after = before if before is not None else after, None
-        columns = self._columns(before, after, names, jdbc, field_of)
-        invalid: list[str] = []
-        tz = self.options.timezone
-        return ChangeEvent(
-            op=op,
-            key=key,
-            before=_typed_image(before, columns, tz, invalid),
-            after=_typed_image(after, columns, tz, invalid),
-            columns=columns,
-            invalid=tuple(invalid),
-            **common,
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
+        number = self._int(head, "position_field")
+        return Header(
+            database=self._text(head, "database_field"),
+            schema=self._text(head, "schema_field"),
+            table=self._text(head, "table_field"),
+            ts_ms=self._int(head, "ts_field"),
+            tx=self._text(head, "tx_field"),
+            extra=self._extra(head),
+            position=Position((number,)) if number is not None and number >= 0 else None,
+            ddl=self._text(head, "ddl_field") if rule.op is DDL else None,
         )
+
+    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
+        before, after = msg[_ROW]
+        return (before, after, ())
+
+    def key_names(
+        self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
+    ) -> list[str] | None:
+        names: list[str] | None = msg[_SHARED][0]
+        return names
+
+    def columns_of(
+        self, msg: dict[str, Any], head: dict[str, Any], images: Images
+    ) -> dict[str, Column] | None:
+        before, after = msg[_ROW]
+        _, type_names, jdbc, field_of = msg[_SHARED]
+        return self._columns(before, after, type_names, jdbc, field_of)
+
+    def value_parser(self, ltype: LogicalType) -> Callable[[Any], Any]:
+        """An Avro value of ``ltype``: text the DRS way, or a native Avro value."""
+        parser = self._parsers.get(ltype)
+        if parser is None:
+            parser = self._parsers.put(ltype, partial(_value, ltype=ltype, tz=self._tz))
+        return parser
 
     def _columns(
         self,
@@ -418,19 +426,21 @@ class DrsAvro(Format):
         except (ValueError, ArithmeticError):
             raise self.error(f"$.{path}", f"expected integer, got {value!r}") from None
 
-    def _op(self, record: Mapping[str, Any]) -> Op:
+    def _op(self, record: Mapping[str, Any]) -> tuple[str, RowOp]:
+        """The record's op code (upper case) and what it means; ``isDdl`` without one: DDL."""
         path, value = self._get(record, "op_field")
         _, is_ddl = self._get(record, "is_ddl_field")
         if value is None:
             if is_ddl is True:
-                return Op.DDL
+                return OP_DDL, OPS[OP_DDL]
             raise self.error(f"$.{path}", "missing operation field")
         if not isinstance(value, str):
             raise self.error(f"$.{path}", f"expected string, got {type_name(value)}")
-        op = self._ops.get(value.strip().upper())
-        if op is None:
+        code = value.strip().upper()
+        rule = self.ops.get(code)
+        if rule is None:
             raise self.error(f"$.{path}", f"unknown op {value!r}")
-        return op
+        return code, rule
 
     def _key(self, record: Mapping[str, Any]) -> list[str] | None:
         path, value = self._get(record, "key_field")
@@ -598,25 +608,6 @@ def _first_word(name: str) -> str:
 
 def _is_epoch(value: Any) -> bool:
     return isinstance(value, str) and EPOCH_TEXT.fullmatch(value.strip()) is not None
-
-
-def _typed_image(
-    row: Mapping[str, Any] | None,
-    columns: Mapping[str, Column] | None,
-    tz: dt.tzinfo | None,
-    invalid: list[str],
-) -> dict[str, Any] | None:
-    if row is None:
-        return None
-    parsers = {
-        name: partial(
-            _value,
-            ltype=columns[name].type if columns is not None and name in columns else UNKNOWN,
-            tz=tz,
-        )
-        for name in row
-    }
-    return convert_values(row, parsers, invalid, keep=_json_safe)
 
 
 def _value(raw: Any, ltype: LogicalType, tz: dt.tzinfo | None) -> Any:

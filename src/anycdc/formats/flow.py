@@ -19,7 +19,8 @@ change per JSON object) share one flow, as Apache Paimon's CDC ``RecordParser`` 
 6. the event is built in one place (:meth:`RowFlow.flow`, steps 2 to 6), which a format's
    fast path (:meth:`Format.decode_fast`, refusing with :class:`~anycdc.formats.base.NotFast`)
    calls too, after reading the common message's envelope its own quicker way (it may
-   hand over the images it paired, and the columns of images its decode typed).
+   hand over the images it paired, and the columns of images its decode typed); a message
+   carrying several rows reads its header once and hands it to the flow of each row.
 
 A format is its wire names (constants), an op table (``ops``: code -> :class:`RowOp`)
 and these hooks:
@@ -202,12 +203,15 @@ class RowFlow(Format):
         rule: RowOp,
         images: Images | None = None,
         typed: Mapping[str, Column] | None = None,
+        h: Header | None = None,
     ) -> ChangeEvent:
         """The event of a message whose op is known: header, images, key, types, and the
         event, built here only. A fast path that read the envelope its own way hands the
         message here, with the ``images`` it paired by :meth:`images`' rules (None: the
-        hook pairs them) and ``typed``: the columns of images its decode typed already."""
-        h = self.header(msg, head, code, rule)
+        hook pairs them) and ``typed``: the columns of images its decode typed already;
+        ``h``: the header, read already, of a message of several rows."""
+        if h is None:
+            h = self.header(msg, head, code, rule)
         columns = typed
         invalid: tuple[str, ...] = ()
         if rule.rows:
