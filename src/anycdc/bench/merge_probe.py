@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -70,6 +71,7 @@ class MergeSample:
     seconds: float
     jobs: int
     stages: tuple[str, ...] = ()
+    cpu_seconds: float | None = None  # the driver JVM's CPU (Linux /proc), all its threads
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,8 @@ class Summary:
     ...                MergeSample(0, 2, 4.0, 13)])
     >>> (s.merges, s.median_seconds, s.min_seconds, s.max_seconds, s.median_jobs)
     (3, 2.0, 1.0, 4.0, 12)
-    >>> (s.min_jobs, s.max_jobs)
-    (12, 13)
+    >>> (s.min_jobs, s.max_jobs, s.median_cpu_seconds)
+    (12, 13, None)
     """
 
     merges: int
@@ -91,6 +93,7 @@ class Summary:
     median_jobs: float
     min_jobs: int
     max_jobs: int
+    median_cpu_seconds: float | None = None
 
 
 def summarize(samples: Sequence[MergeSample]) -> Summary:
@@ -99,6 +102,7 @@ def summarize(samples: Sequence[MergeSample]) -> Summary:
         raise ValueError("no MERGE was measured")
     seconds = [s.seconds for s in samples]
     jobs = [s.jobs for s in samples]
+    cpu = [s.cpu_seconds for s in samples if s.cpu_seconds is not None]
     return Summary(
         merges=len(samples),
         median_seconds=statistics.median(seconds),
@@ -107,6 +111,7 @@ def summarize(samples: Sequence[MergeSample]) -> Summary:
         median_jobs=statistics.median(jobs),
         min_jobs=min(jobs),
         max_jobs=max(jobs),
+        median_cpu_seconds=statistics.median(cpu) if len(cpu) == len(samples) else None,
     )
 
 
@@ -137,13 +142,14 @@ class ProbeReport:
         """
         s = self.summary
         jobs = f"{s.median_jobs:g}"
+        cpu = "" if s.median_cpu_seconds is None else f", JVM CPU {s.median_cpu_seconds:.2f} s"
         return [
             f"pyspark {self.pyspark}, {self.delta_jar}, master {self.master}, "
             f"JVM zone {self.jvm_zone}, session zone {self.session_zone}",
             f"{s.merges} MERGEs ({self.tables} tables x {self.rounds} rounds, {self.rows:,} rows "
             f"into {self.table_rows:,}): median {s.median_seconds:.2f} s "
             f"(min {s.min_seconds:.2f}, max {s.max_seconds:.2f}), "
-            f"jobs {jobs} ({s.min_jobs}-{s.max_jobs})",
+            f"jobs {jobs} ({s.min_jobs}-{s.max_jobs}){cpu}",
         ]
 
     def as_json(self) -> str:
@@ -253,18 +259,33 @@ def measure(
     group = f"{GROUP_PREFIX}{table}-{round_no}"
     before = _ungrouped_jobs(spark)
     context.setJobGroup(group, f"merge probe table {table} round {round_no}")
+    cpu_before = jvm_cpu_seconds(spark)
     started = time.perf_counter()
     try:
         spark.sql(merge_sql(path, view))
         seconds = time.perf_counter() - started
+        cpu_after = jvm_cpu_seconds(spark)
     finally:
         context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
         context.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
     jobs = set(context.statusTracker().getJobIdsForGroup(group))
     jobs |= _ungrouped_jobs(spark) - before
+    cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
     return MergeSample(
-        table, round_no, seconds, len(jobs), _job_names(spark, jobs) if stages else ()
+        table, round_no, seconds, len(jobs), _job_names(spark, jobs) if stages else (), cpu
     )
+
+
+def jvm_cpu_seconds(spark: SparkSession) -> float | None:
+    """CPU seconds the driver JVM has used, all threads (``/proc``; None elsewhere): less
+    sensitive than wall time to other work on a shared machine."""
+    proc = getattr(spark.sparkContext._gateway, "proc", None)
+    try:
+        with open(f"/proc/{proc.pid}/stat") as handle:  # type: ignore[union-attr]
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except (AttributeError, OSError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def delta_jar(spark: SparkSession) -> str:
