@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -40,15 +40,6 @@ SECRET_WORDS: Final = (
     "account.key",  # fs.azure.account.key.<account>...
 )
 MASK: Final = "***"
-MAPPING_KEYS: Final = (
-    "kafka_options",
-    "format_options",
-    "primary_keys",
-    "spark_conf",
-    "per_topic",
-    "table_properties",
-    "table_freshness",
-)
 TOPIC_KEYS: Final = ("format", "options")  # what a per_topic entry may set
 
 
@@ -68,103 +59,386 @@ class TopicDecoding:
     """Added to the run's ``format_options`` (a name set in both: this one)."""
 
 
+# ---------------------------------------------------------------------- declarations
+Group = Literal["source", "decoding", "target", "execution", "Spark"]
+GROUPS: Final[Mapping[Group, str]] = {
+    "source": "source (Kafka or a folder of files)",
+    "decoding": "decoding",
+    "target": "target",
+    "execution": "execution",
+    "Spark": "Spark",
+}
+"""The groups of settings, in the order ``anycdc run --help`` and the README list them."""
+
+FlagKind = Literal["value", "list", "pairs", "off", "catalog", "topic-format", "topic-option"]
+"""How a flag gives its setting: ``value`` (one value), ``list`` (repeated, collected),
+``pairs`` (repeated ``K=V``, merged into the file's mapping), ``off`` (``--no-X`` sets a
+true-by-default setting false); ``catalog``, ``topic-format`` and ``topic-option`` are the
+flags of ``table_name`` and ``per_topic`` that ``anycdc run`` combines itself."""
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One command-line flag of a setting."""
+
+    names: tuple[str, ...]
+    """``("--target", "-t")``: the long name first."""
+    metavar: str | None = None
+    kind: FlagKind = "value"
+    help: str | None = None
+    """Its ``--help`` text when it is not the setting's ``doc`` (a second flag, a ``--no-X``)."""
+
+    @property
+    def dest(self) -> str:
+        """The attribute of the parsed arguments (``--kafka-option`` -> ``kafka_option``)."""
+        return self.names[0].removeprefix("--").replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The declaration of one configuration key: everything the flags, the checks, ``--help``
+    and the README's table know about it. ``name``, ``type`` and ``default`` come from the
+    :class:`PipelineConfig` field it is attached to (see :data:`SETTINGS`)."""
+
+    group: Group
+    doc: str
+    """One line of Markdown: the README row and (without the backticks) the flag's help."""
+    flags: tuple[Flag, ...]
+    minimum: float | None = None
+    """The smallest value allowed (``>=``)."""
+    choices: tuple[str, ...] = ()
+    regex: bool = False
+    """Each item (of a list) or key (of a mapping) is a regex: it must compile."""
+    parse: Callable[[Any], Any] | None = None
+    """Turns a file's or a flag's value into the field's (a duration into seconds ...)."""
+    shown_default: str | None = None
+    """The default as the README says it, where the value alone does not say it."""
+    name: str = ""
+    type: str = ""
+    default: Any = None
+
+    @property
+    def base_type(self) -> str:
+        """``int`` of ``int | None``; ``str`` of a ``Literal`` of texts."""
+        base = self.type.removesuffix(" | None")
+        return "str" if base.startswith("Literal[") else base
+
+    @property
+    def optional(self) -> bool:
+        return self.type.endswith(" | None")
+
+    @property
+    def default_text(self) -> str:
+        """The default in the README's words (Markdown): ``—`` for none."""
+        if self.shown_default is not None:
+            return self.shown_default
+        value = self.default
+        if value is None or value == ():
+            return "—"
+        if isinstance(value, Mapping):
+            return "{}"
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, float) and value.is_integer():
+            return str(int(value))
+        if isinstance(value, tuple):
+            return ",".join(str(part) for part in value)
+        return f"`{value}`" if isinstance(value, str) else str(value)
+
+    @property
+    def allowed(self) -> str:
+        """The range in words, for errors: ``an integer >= 1``, ``>= 0``."""
+        bound = f">= {self.minimum:g}"
+        return f"an integer {bound}" if self.type == "int" else bound
+
+
+def _setting(
+    default: Any,
+    group: Group,
+    doc: str,
+    flag: str,
+    metavar: str | None = None,
+    kind: FlagKind = "value",
+    *,
+    also: tuple[Flag, ...] = (),
+    flag_help: str | None = None,
+    **checks: Any,
+) -> Any:
+    """A :class:`PipelineConfig` field with its :class:`Setting` (``flag``: the flag's names,
+    space-separated; ``also``: further flags; ``checks``: the other :class:`Setting` fields)."""
+    declared = Setting(
+        group, doc, (Flag(tuple(flag.split()), metavar, kind, flag_help), *also), **checks
+    )
+    metadata = {"setting": declared}
+    if isinstance(default, dict):
+        return field(default_factory=dict, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def _as_tuple(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    return tuple(str(v) for v in value)
+
+
+def _text(value: Any) -> str:
+    """A setting's value as text; YAML/TOML booleans as ``true``/``false`` (not Python's
+    ``True``), the spelling Kafka, Spark and the format options take."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _as_freshness_map(value: Any) -> dict[str, float]:
+    if not isinstance(value, Mapping):
+        raise OptionError(f"table_freshness must map table regexes to durations, got {value!r}")
+    return {
+        str(pattern): parse_duration(seconds, f"table_freshness {pattern!r}")
+        for pattern, seconds in value.items()
+    }
+
+
+def _as_topic_decodings(value: Any) -> dict[str, TopicDecoding]:
+    if not isinstance(value, Mapping):
+        raise OptionError(f"per_topic must map topics to {{format, options}}, got {value!r}")
+    out = {}
+    for topic, entry in value.items():
+        if isinstance(entry, TopicDecoding):
+            out[str(topic)] = entry
+            continue
+        if not isinstance(entry, Mapping) or set(entry) - set(TOPIC_KEYS):
+            raise OptionError(
+                f"per_topic {topic!r}: expected keys {' and/or '.join(TOPIC_KEYS)}, got {entry!r}"
+            )
+        options = entry.get("options") or {}
+        if not isinstance(options, Mapping):
+            raise OptionError(f"per_topic {topic!r}: options must be a mapping, got {options!r}")
+        own_format = entry.get("format")
+        out[str(topic)] = TopicDecoding(
+            None if own_format is None else str(own_format),
+            {str(k): _text(v) for k, v in options.items()},
+        )
+    return out
+
+
+def _as_precision(value: Any) -> tuple[int, int]:
+    parts = _as_tuple(value) if isinstance(value, str) else tuple(value)
+    try:
+        precision, scale = (int(part) for part in parts)
+    except ValueError:
+        raise OptionError(f"decimal_default must be P,S (two integers), got {value!r}") from None
+    if not 0 <= scale <= precision <= 38 or precision == 0:
+        raise OptionError(f"decimal_default must be P,S with 0 <= S <= P <= 38, got {value!r}")
+    return precision, scale
+
+
 @dataclass(frozen=True)
 class PipelineConfig:
-    """Everything ``anycdc run`` needs. Paths are strings so Spark can take URIs too."""
+    """Everything ``anycdc run`` needs. Paths are strings so Spark can take URIs too.
 
-    target: str = "var/target"
-    """Folder of the Delta tables (``<target>/<database>/<table>``) and of ``_anycdc/``."""
-    source_dir: str | None = None
-    """Read messages from files in this folder (JSON Lines / .json / .avro) instead of Kafka."""
-    kafka_bootstrap: str | None = None
-    """Kafka bootstrap servers, ``HOST:PORT[,HOST:PORT]``."""
-    topics: tuple[str, ...] = ()
-    """Kafka topics to read (or use ``topic_pattern``)."""
-    topic_pattern: str | None = None
-    """A Java regex of topics to subscribe to."""
-    kafka_options: Mapping[str, str] = field(default_factory=dict)
-    """Passed to Spark's Kafka source as-is, e.g. ``kafka.security.protocol=SASL_SSL``."""
-    starting_offsets: str = "earliest"
-    """``earliest``, ``latest`` or Spark's per-partition JSON; only for a new checkpoint."""
-    max_offsets_per_trigger: int | None = None
-    """Cap on messages per micro-batch (Kafka); files: ``max_files_per_trigger``."""
-    max_files_per_trigger: int | None = None
-    """Cap on files per micro-batch (directory source)."""
-    format: str = "auto"
-    """A format id, or ``auto`` to detect every message's format."""
-    format_options: Mapping[str, str] = field(default_factory=dict)
-    """``--option K=V`` pairs for the decoder (legacy, primary_key, timezone, ...)."""
-    per_topic: Mapping[str, TopicDecoding] = field(default_factory=dict)
-    """Topic -> its own ``format`` and ``options`` (over the run's), for a run reading
-    topics of several tasks; a ``source_dir``'s "topics" are its first-level folders
-    (:mod:`anycdc.source.routing`)."""
-    table_name: str | None = None
-    """Also register each target table in the Spark catalog under this name template
-    (``{database}``, ``{schema}``, ``{table}``; dots separate catalog/database/table, e.g.
-    ``{database}.{table}``, what ``--catalog`` sets): an external Delta table at its target
-    path, so users of a cluster's metastore query it by name. Off by default."""
-    table_properties: Mapping[str, str] = field(default_factory=dict)
-    """Delta table properties every target table gets, at creation and, when one differs
-    later, before the batch's writes (e.g. ``delta.enableChangeDataFeed: true`` for
-    readers of the tables' changes, ``delta.enableDeletionVectors: true``,
-    ``delta.logRetentionDuration``); a property removed here is left on the tables.
-    ``anycdc.*`` properties are anycdc's own bookkeeping and cannot be set."""
-    include: tuple[str, ...] = ()
-    """Regexes over ``database.table``: only matching tables are applied (default: all)."""
-    exclude: tuple[str, ...] = ()
-    """Regexes over ``database.table``: matching tables are skipped."""
-    primary_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """``[DB.]TABLE -> columns`` key overrides, for tables whose messages name none."""
-    checkpoint: str | None = None
-    """Streaming checkpoint folder (default ``<target>/_anycdc/checkpoint``)."""
-    trigger: str = "available-now"
-    """``available-now`` (process what there is, then exit) or ``interval=10s``."""
-    mode: Literal["scd1", "scd2"] = "scd1"
-    """``scd1`` keeps the current row; ``scd2`` keeps history with validity intervals."""
-    tombstone_retention_hours: float = 7 * 24
-    """How long delete tombstones (key + position) are kept to stop late older events."""
-    decimal_default: tuple[int, int] = (38, 18)
-    """DECIMAL(p,s) for decimals whose precision the format does not send."""
-    max_concurrent_tables: int = 4
-    """How many tables of one micro-batch are merged at the same time."""
-    freshness: float = 60.0
-    """Seconds (or ``10s``, ``15m``, ``1h``) a table's changes may wait before it is
-    applied: every batch makes its events durable in the changelog, and a table is
-    MERGEd when its oldest pending change would pass this age by the end of the next
-    batch, when its pending rows reach ``max_pending_rows``, when a DDL or TRUNCATE is
-    pending, and when the run ends. ``0``: every table in every batch (no deferral).
-    Fewer, bigger MERGEs: a MERGE costs about the same for 10 rows as for 10,000."""
-    table_freshness: Mapping[str, float] = field(default_factory=dict)
-    """Regex over ``database.table`` -> its own ``freshness`` (the first match wins), e.g.
-    ``{"shop\\.orders": 10s, "archive\\..*": 15m}``."""
-    max_pending_rows: int = 500_000
-    """A table with this many pending changelog rows is applied whatever its freshness."""
-    key_range_min_mb: float = 256.0
-    """A MERGE into a table of at least this many MB (and more than one file) reads only
-    the files whose key range overlaps the batch's keys: each key column is bounded by the
-    batch's smallest and largest value, which Delta compares with every file's min/max
-    statistics. 0: every table of more than one file. A smaller table is read whole: the
+    Each field is declared once, with its :class:`Setting`: its flag, its checks, its line
+    of ``anycdc run --help`` and its row of the README (``anycdc dev config-table``)."""
+
+    target: str = _setting(
+        "var/target", "target",
+        "folder of the Delta tables (`<target>/<database>/<table>`) and of anycdc's `_anycdc/`",
+        "--target -t", "DIR",
+    )  # fmt: skip
+    source_dir: str | None = _setting(
+        None, "source",
+        "folder of message files (`.jsonl`, `.json`, `.avro`), read instead of Kafka; a "
+        "file's topic is the first folder under it that it is in",
+        "--source-dir", "DIR",
+    )  # fmt: skip
+    kafka_bootstrap: str | None = _setting(
+        None, "source", "Kafka bootstrap servers, `HOST:PORT[,HOST:PORT]`",
+        "--kafka-bootstrap", "HOST:PORT",
+    )  # fmt: skip
+    topics: tuple[str, ...] = _setting(
+        (), "source", "Kafka topics to read (or `topic_pattern`)",
+        "--topics", "A,B",
+    )  # fmt: skip
+    topic_pattern: str | None = _setting(
+        None, "source", "a Java regex: subscribe to the Kafka topics it matches",
+        "--topic-pattern", "RE",
+    )  # fmt: skip
+    kafka_options: Mapping[str, str] = _setting(
+        {}, "source",
+        "passed to Spark's Kafka source as-is (`kafka.security.protocol`, "
+        "`kafka.sasl.jaas.config`, ...); secrets are masked in every printout",
+        "--kafka-option", "K=V", "pairs",
+    )  # fmt: skip
+    starting_offsets: str = _setting(
+        "earliest", "source",
+        "`earliest`, `latest` or Spark's per-partition JSON; only for a new checkpoint",
+        "--starting-offsets", "OFFSETS",
+    )  # fmt: skip
+    max_offsets_per_trigger: int | None = _setting(
+        None, "source", "cap on the Kafka messages of one micro-batch",
+        "--max-offsets-per-trigger", "N", minimum=1,
+    )  # fmt: skip
+    max_files_per_trigger: int | None = _setting(
+        None, "source", "cap on the files of one micro-batch (`source_dir`)",
+        "--max-files-per-trigger", "N", minimum=1,
+    )  # fmt: skip
+    format: str = _setting(
+        "auto", "decoding",
+        "a format id (`anycdc formats`), or `auto` to detect every message's format",
+        "--format -f", "ID",
+    )  # fmt: skip
+    format_options: Mapping[str, str] = _setting(
+        {}, "decoding",
+        "the decoder's options (`legacy=true`, `primary_key=id`, `timezone=Asia/Shanghai`, "
+        "...; `anycdc formats --options` lists them), as in `decode`",
+        "--option -o", "K=V", "pairs",
+    )  # fmt: skip
+    per_topic: Mapping[str, TopicDecoding] = _setting(
+        {}, "decoding",
+        "`TOPIC: {format: ID, options: {K: V}}`: a topic's own format, and options over the "
+        "run's, for a run reading topics of several tasks (below; a `source_dir`'s topics "
+        "are its first-level folders)",
+        "--topic-format", "TOPIC=ID", "topic-format",
+        flag_help="a topic's own format (a folder's, under --source-dir), repeatable",
+        also=(
+            Flag(("--topic-option",), "TOPIC:K=V", "topic-option",
+                 "a topic's own format option, over the --option ones, repeatable "
+                 "(e.g. dts_2021:legacy=true)"),
+        ),
+        parse=_as_topic_decodings,
+    )  # fmt: skip
+    table_name: str | None = _setting(
+        None, "target",
+        "also register every table in the Spark catalog under this template (`{database}`, "
+        "`{schema}`, `{table}`; dots separate catalog.database.table, e.g. "
+        "`lake.{database}_{table}`) as an external Delta table at its target path, so users "
+        "of a cluster's metastore query it by name",
+        "--table-name", "TEMPLATE",
+        also=(
+            Flag(("--catalog",), None, "catalog",
+                 "the same with the template {database}.{table}"),
+        ),
+        shown_default="— (`--catalog`: `{database}.{table}`)",
+    )  # fmt: skip
+    table_properties: Mapping[str, str] = _setting(
+        {}, "target",
+        "Delta table properties of every target table (`delta.enableChangeDataFeed: true` "
+        "for readers of the tables' own changes, `delta.enableDeletionVectors`, "
+        "`delta.logRetentionDuration`, ...): set at creation, and on an existing table "
+        "before the batch's writes when one differs (compared without case, so not once per "
+        "batch); a property removed here stays on the tables; `anycdc.*` are anycdc's own",
+        "--table-property", "K=V", "pairs",
+    )  # fmt: skip
+    include: tuple[str, ...] = _setting(
+        (), "target",
+        "regexes over `database.table`: only the tables matching one are applied (default: all)",
+        "--include", "RE", "list", regex=True,
+    )  # fmt: skip
+    exclude: tuple[str, ...] = _setting(
+        (), "target", "regexes over `database.table`: the tables matching one are skipped",
+        "--exclude", "RE", "list", regex=True,
+    )  # fmt: skip
+    primary_keys: Mapping[str, tuple[str, ...]] = _setting(
+        {}, "target",
+        "`[DB.]TABLE: [COL, ...]` for tables whose messages name no key",
+        "--primary-key", "[DB.]TABLE=COL[,COL]", "pairs",
+    )  # fmt: skip
+    checkpoint: str | None = _setting(
+        None, "execution", "the streaming checkpoint's folder", "--checkpoint", "DIR",
+        shown_default="`<target>/_anycdc/checkpoint`",
+    )  # fmt: skip
+    trigger: str = _setting(
+        "available-now", "execution",
+        "`available-now` (process what there is, then exit) or `interval=10s` (`500ms`, `2m`)",
+        "--trigger", "TRIGGER",
+    )  # fmt: skip
+    mode: Literal["scd1", "scd2"] = _setting(
+        "scd1", "execution",
+        "`scd1`: one current row per key; `scd2`: every version of a row, with "
+        "`_cdc_valid_from`, `_cdc_valid_to` (NULL while current) and `_cdc_is_current` "
+        "(see Semantics)",
+        "--mode", choices=("scd1", "scd2"),
+    )  # fmt: skip
+    tombstone_retention_hours: float = _setting(
+        7 * 24, "execution",
+        "how long deleted keys (key + position) are remembered, to stop late older events",
+        "--tombstone-retention-hours", "H", minimum=0,
+    )  # fmt: skip
+    decimal_default: tuple[int, int] = _setting(
+        (38, 18), "decoding", "DECIMAL(P,S) for decimals whose precision the format does not send",
+        "--decimal-default", "P,S", parse=_as_precision,
+    )  # fmt: skip
+    max_concurrent_tables: int = _setting(
+        4, "execution", "tables merged at the same time in one micro-batch",
+        "--max-concurrent-tables", "N", minimum=1,
+    )  # fmt: skip
+    freshness: float = _setting(
+        60.0, "execution",
+        "seconds (or `10s`, `15m`, `1h`) a table's changes may wait before its MERGE (they "
+        "are durable in the changelog meanwhile); `0`: every table in every batch",
+        "--freshness", "DURATION", minimum=0, parse=parse_duration,
+    )  # fmt: skip
+    """A table is MERGEd when its oldest pending change would pass this age by the end of
+    the next batch, when its pending rows reach ``max_pending_rows``, when a DDL or TRUNCATE
+    is pending, and when the run ends. Fewer, bigger MERGEs: a MERGE costs about the same
+    for 10 rows as for 10,000."""
+    table_freshness: Mapping[str, float] = _setting(
+        {}, "execution",
+        "`REGEX: DURATION` over `database.table`, a table's own `freshness`; the first match "
+        "wins (`shop\\.orders: 10s`, `archive\\..*: 15m`)",
+        "--table-freshness", "RE=DURATION", "pairs", regex=True, parse=_as_freshness_map,
+    )  # fmt: skip
+    max_pending_rows: int = _setting(
+        500_000, "execution",
+        "a table with this many pending changes is applied whatever its freshness",
+        "--max-pending-rows", "N", minimum=1,
+    )  # fmt: skip
+    key_range_min_mb: float = _setting(
+        256.0, "execution",
+        "a MERGE into a table this big (and of more than one file) reads only the files "
+        "whose key range overlaps the batch's keys (see Semantics); 0: every table",
+        "--key-range-min-mb", "MB", minimum=0,
+    )  # fmt: skip
+    """Each key column is bounded by the batch's smallest and largest value, which Delta
+    compares with every file's min/max statistics. A smaller table is read whole: the
     bounds cost a job and the parsing of every file's statistics per batch, more than
     reading a small table's key column saves (``python -m anycdc.bench.key_ranges``)."""
-    auto_compact: bool = True
-    """Let Delta compact a table's small files right after a write that leaves many
-    (``spark.databricks.delta.autoCompact.enabled`` for the run's writes)."""
-    vacuum_every_hours: float = 24.0
-    """VACUUM each table (target and ``_anycdc``) at most this often; 0: never."""
-    vacuum_retain_hours: float | None = None
-    """VACUUM keeps files a version younger than this needs (default: the table's
-    ``delta.deletedFileRetentionDuration``, Delta's 7 days); below the table's own it
-    shortens time travel and how far back a lagging reader can be."""
-    query_name: str = "anycdc"
-    """Streaming query name (also the idempotent-write application id prefix)."""
-    master: str | None = None
-    """Spark master of the session anycdc creates (default ``$ANYCDC_SPARK_MASTER`` or
-    ``local[*]``); ignored under ``spark-submit``, which has its own ``--master``."""
-    spark_conf: Mapping[str, str] = field(default_factory=dict)
-    """Spark settings for the session anycdc creates, over anycdc's defaults, e.g.
-    ``spark.driver.memory: 8g`` or ``spark.hadoop.fs.s3a.endpoint``. Under ``spark-submit``
-    only runtime SQL settings still apply (the rest are logged and ignored: give them to
-    spark-submit's ``--conf``). Secrets among them are masked like Kafka's."""
+    auto_compact: bool = _setting(
+        True, "execution",
+        "Delta compacts a table's small files right after a write that leaves many "
+        "(`spark.databricks.delta.autoCompact.enabled` for the run's writes)",
+        "--no-auto-compact", None, "off",
+        flag_help="do not let Delta compact small files after the run's writes",
+    )  # fmt: skip
+    vacuum_every_hours: float = _setting(
+        24.0, "execution",
+        "VACUUM each table (targets and `_anycdc`) at most this often; 0: never",
+        "--vacuum-every-hours", "H", minimum=0,
+    )  # fmt: skip
+    vacuum_retain_hours: float | None = _setting(
+        None, "execution",
+        "how long VACUUM keeps files no current version needs; below the table's own it "
+        "shortens time travel and how far back a lagging reader can be",
+        "--vacuum-retain-hours", "H", minimum=0,
+        shown_default="the table's `delta.deletedFileRetentionDuration` (7 days)",
+    )  # fmt: skip
+    query_name: str = _setting(
+        "anycdc", "execution",
+        "streaming query name, and the Delta idempotent-write app id: one per checkpoint",
+        "--query-name", "NAME",
+    )  # fmt: skip
+    master: str | None = _setting(
+        None, "Spark",
+        "Spark master of the session anycdc starts (under spark-submit: spark-submit's own "
+        "`--master`)",
+        "--master", "URL", shown_default="`$ANYCDC_SPARK_MASTER` or `local[*]`",
+    )  # fmt: skip
+    spark_conf: Mapping[str, str] = _setting(
+        {}, "Spark",
+        "Spark settings for that session, over anycdc's defaults (`spark.driver.memory: 8g`, "
+        "`spark.hadoop.fs.s3a.endpoint: ...`); under spark-submit only runtime SQL settings "
+        "still apply (give the rest to its `--conf`); secrets are masked",
+        "--spark-conf", "K=V", "pairs",
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
         # Delta's path identifiers (delta.`/path`) must be absolute: resolve local paths once
@@ -183,27 +457,9 @@ class PipelineConfig:
             raise OptionError(
                 f"unknown configuration key(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}"
             )
-        values: dict[str, Any] = {k: v for k, v in raw.items() if v is not None}
-        for name in ("topics", "include", "exclude"):
-            if name in values:
-                values[name] = _as_tuple(values[name])
-        if "primary_keys" in values:
-            values["primary_keys"] = {
-                str(t): _as_tuple(cols) for t, cols in dict(values["primary_keys"]).items()
-            }
-        for name in ("kafka_options", "format_options", "spark_conf", "table_properties"):
-            if name in values:
-                values[name] = {str(k): _text(v) for k, v in dict(values[name]).items()}
-        if "freshness" in values:
-            values["freshness"] = parse_duration(values["freshness"], "freshness")
-        if "table_freshness" in values:
-            values["table_freshness"] = _as_freshness_map(values["table_freshness"])
-        if "decimal_default" in values:
-            values["decimal_default"] = _as_precision(values["decimal_default"])
-        if "per_topic" in values:
-            values["per_topic"] = _as_topic_decodings(values["per_topic"])
+        values = {k: _normalized(SETTINGS[k], v) for k, v in raw.items() if v is not None}
         for name, value in values.items():
-            _check_type(name, value, _FIELD_TYPES.get(name))
+            check_setting(SETTINGS[name], value)  # before __post_init__ takes a path as text
         config = cls(**values)
         config.validate()
         return config
@@ -228,6 +484,10 @@ class PipelineConfig:
         return config
 
     def validate(self) -> None:
+        """Each setting's type and constraint (from its :class:`Setting`), then the rules
+        across settings."""
+        for declared in SETTINGS.values():
+            check_setting(declared, getattr(self, declared.name))
         if self.source_dir and (self.kafka_bootstrap or self.topics or self.topic_pattern):
             raise OptionError("choose one source: source_dir or kafka_bootstrap + topics")
         if self.kafka_bootstrap and not (self.topics or self.topic_pattern):
@@ -240,43 +500,11 @@ class PipelineConfig:
             raise OptionError(
                 f"trigger must be available-now or interval=<n>s, got {self.trigger!r}"
             )
-        if self.mode not in ("scd1", "scd2"):
-            raise OptionError(f"mode must be scd1 or scd2, got {self.mode!r}")
-        for pattern in (*self.include, *self.exclude):
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise OptionError(f"invalid table regex {pattern!r}: {exc}") from None
         for key in self.table_properties:
             if not key or key.lower().startswith("anycdc."):
                 raise OptionError(
                     f"table_properties: {key!r} cannot be set (anycdc.* properties are anycdc's own)"
                 )
-        if not isinstance(self.max_pending_rows, int) or self.max_pending_rows < 1:
-            raise OptionError(
-                f"max_pending_rows must be an integer >= 1, got {self.max_pending_rows!r}"
-            )
-        for pattern in self.table_freshness:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise OptionError(f"table_freshness: invalid regex {pattern!r}: {exc}") from None
-        if self.max_concurrent_tables < 1:
-            raise OptionError("max_concurrent_tables must be >= 1")
-        if self.key_range_min_mb < 0:
-            raise OptionError("key_range_min_mb must be >= 0")
-        if self.tombstone_retention_hours < 0:
-            raise OptionError("tombstone_retention_hours must be >= 0")
-        if self.vacuum_every_hours < 0:
-            raise OptionError("vacuum_every_hours must be >= 0 (0: never)")
-        if self.vacuum_retain_hours is not None and self.vacuum_retain_hours < 0:
-            raise OptionError("vacuum_retain_hours must be >= 0")
-        if not isinstance(self.auto_compact, bool):
-            raise OptionError(f"auto_compact must be true or false, got {self.auto_compact!r}")
-        for name in ("max_offsets_per_trigger", "max_files_per_trigger"):
-            cap = getattr(self, name)
-            if cap is not None and cap < 1:
-                raise OptionError(f"{name} must be >= 1, got {cap}")
         for key in self.spark_conf:
             if not key.startswith("spark."):
                 raise OptionError(
@@ -423,12 +651,114 @@ def redact_options(options: Mapping[str, str]) -> dict[str, str]:
     return {k: MASK if is_secret(k) else mask_url(str(v), MASK) for k, v in options.items()}
 
 
-_FIELD_TYPES: Final = {
-    f.name: str(f.type)
+SETTINGS: Final[Mapping[str, Setting]] = {
+    f.name: replace(
+        f.metadata["setting"],
+        name=f.name,
+        type=str(f.type),
+        default=f.default_factory() if callable(f.default_factory) else f.default,
+    )
     for f in fields(PipelineConfig)
-    if str(f.type) in ("int", "float", "bool", "str", "int | None", "float | None", "str | None")
 }
-"""Scalar settings and their declared types (what :func:`_check_type` enforces)."""
+"""Every configuration key's declaration, by name, in the order of the fields."""
+MAPPING_KEYS: Final = tuple(name for name, s in SETTINGS.items() if s.type.startswith("Mapping["))
+"""The settings that map names to values: a flag's entries are merged into the file's."""
+_SCALARS: Final = ("int", "float", "bool", "str")
+
+
+def _normalized(declared: Setting, value: Any) -> Any:
+    """A file's or a flag's value as the field takes it: by the setting's own ``parse``, or
+    by its type (a list from ``"a,b"``, a mapping's values as texts)."""
+    if declared.parse is not None:
+        return declared.parse(value)
+    if declared.type == "tuple[str, ...]":
+        return _as_tuple(value)
+    if declared.type.startswith("Mapping["):
+        if not isinstance(value, Mapping):
+            raise OptionError(f"{declared.name}: expected a mapping, got {value!r}")
+        if declared.type == "Mapping[str, tuple[str, ...]]":
+            return {str(k): _as_tuple(v) for k, v in value.items()}
+        return {str(k): _text(v) for k, v in value.items()}
+    return value
+
+
+def check_setting(declared: Setting, value: Any) -> None:
+    """``value`` of the setting ``declared`` has its type and meets its constraint, or an
+    error names the key, the value and what is allowed.
+
+    >>> check_setting(SETTINGS["max_concurrent_tables"], 0)
+    Traceback (most recent call last):
+    ...
+    anycdc.errors.OptionError: max_concurrent_tables must be an integer >= 1, got 0
+    >>> check_setting(SETTINGS["mode"], "scd3")
+    Traceback (most recent call last):
+    ...
+    anycdc.errors.OptionError: mode must be scd1 or scd2, got 'scd3'
+    """
+    name = declared.name
+    if declared.base_type in _SCALARS:
+        _check_type(name, value, declared.base_type + (" | None" if declared.optional else ""))
+    if value is None:
+        return
+    if declared.minimum is not None and value < declared.minimum:
+        raise OptionError(f"{name} must be {declared.allowed}, got {value!r}")
+    if declared.choices and value not in declared.choices:
+        raise OptionError(f"{name} must be {' or '.join(declared.choices)}, got {value!r}")
+    if declared.regex:
+        for pattern in value:  # a list's items, a mapping's keys
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise OptionError(f"{name}: invalid regex {pattern!r}: {exc}") from None
+
+
+def markdown_table() -> str:
+    """The README's table of the settings (``anycdc dev config-table`` writes it there),
+    group by group as ``anycdc run --help`` lists them.
+
+    >>> print(markdown_table().splitlines()[2])
+    | `source_dir` | `--source-dir DIR` | — | folder of message files ...
+    """
+    rows = ["| key | flag | default | meaning |", "|---|---|---|---|"]
+    for group in GROUPS:
+        for declared in SETTINGS.values():
+            if declared.group != group:
+                continue
+            cells = (
+                f"`{declared.name}`",
+                ", ".join(_flag_text(flag) for flag in declared.flags),
+                declared.default_text,
+                declared.doc,
+            )
+            rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(rows) + "\n"
+
+
+TABLE_START: Final = (
+    "<!-- config-table:start (anycdc dev config-table --update README.md writes it from "
+    "the declarations in src/anycdc/config.py: edit those) -->"
+)
+TABLE_END: Final = "<!-- config-table:end -->"
+
+
+def with_markdown_table(text: str) -> str:
+    """``text`` (the README) with :func:`markdown_table` between its markers.
+
+    >>> with_markdown_table(f"a\\n{TABLE_START}\\nold\\n{TABLE_END}\\nb").count("`max_pending_rows`")
+    1
+    """
+    start, end = text.find(TABLE_START), text.find(TABLE_END)
+    if start < 0 or end < start:
+        raise OptionError(f"no {TABLE_START!r} ... {TABLE_END!r} markers to put the table between")
+    head = text[: start + len(TABLE_START)]
+    return f"{head}\n{markdown_table()}{text[end:]}"
+
+
+def _flag_text(flag: Flag) -> str:
+    """``--target DIR`` (``-t``), in Markdown."""
+    long, *short = flag.names
+    text = f"`{long} {flag.metavar}`" if flag.metavar else f"`{long}`"
+    return text + "".join(f" (`{alias}`)" for alias in short)
 
 
 def _check_type(name: str, value: Any, declared: str | None) -> None:
@@ -468,29 +798,6 @@ def _check_type(name: str, value: Any, declared: str | None) -> None:
         raise OptionError(f"{name}: expected {expected}, got {value!r} ({got})")
 
 
-def _as_freshness_map(value: Any) -> dict[str, float]:
-    if not isinstance(value, Mapping):
-        raise OptionError(f"table_freshness must map table regexes to durations, got {value!r}")
-    return {
-        str(pattern): parse_duration(seconds, f"table_freshness {pattern!r}")
-        for pattern, seconds in value.items()
-    }
-
-
-def _as_tuple(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return tuple(v.strip() for v in value.split(",") if v.strip())
-    return tuple(str(v) for v in value)
-
-
-def _text(value: Any) -> str:
-    """A setting's value as text; YAML/TOML booleans as ``true``/``false`` (not Python's
-    ``True``), the spelling Kafka, Spark and the format options take."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
 def _options_for(format_id: str, options: Mapping[str, str]) -> dict[str, str]:
     """The ``options`` that ``format_id`` takes (all of them for ``auto``, or an unknown id:
     validation reports that)."""
@@ -520,40 +827,6 @@ def _merged(
                 options = {**(mine.get("options") or {}), **(theirs.get("options") or {})}
                 out[topic] = {**mine, **theirs, "options": options}
     return out
-
-
-def _as_topic_decodings(value: Any) -> dict[str, TopicDecoding]:
-    if not isinstance(value, Mapping):
-        raise OptionError(f"per_topic must map topics to {{format, options}}, got {value!r}")
-    out = {}
-    for topic, entry in value.items():
-        if isinstance(entry, TopicDecoding):
-            out[str(topic)] = entry
-            continue
-        if not isinstance(entry, Mapping) or set(entry) - set(TOPIC_KEYS):
-            raise OptionError(
-                f"per_topic {topic!r}: expected keys {' and/or '.join(TOPIC_KEYS)}, got {entry!r}"
-            )
-        options = entry.get("options") or {}
-        if not isinstance(options, Mapping):
-            raise OptionError(f"per_topic {topic!r}: options must be a mapping, got {options!r}")
-        own_format = entry.get("format")
-        out[str(topic)] = TopicDecoding(
-            None if own_format is None else str(own_format),
-            {str(k): _text(v) for k, v in options.items()},
-        )
-    return out
-
-
-def _as_precision(value: Any) -> tuple[int, int]:
-    parts = _as_tuple(value) if isinstance(value, str) else tuple(value)
-    try:
-        precision, scale = (int(part) for part in parts)
-    except ValueError:
-        raise OptionError(f"decimal_default must be P,S (two integers), got {value!r}") from None
-    if not 0 <= scale <= precision <= 38 or precision == 0:
-        raise OptionError(f"decimal_default must be P,S with 0 <= S <= P <= 38, got {value!r}")
-    return precision, scale
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:

@@ -57,7 +57,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from functools import lru_cache, partial
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -298,6 +298,13 @@ def many_tables(database: str, count: int, profile: str = "shop") -> list[TableS
 class FormatProfile:
     """What one format can carry and the pipeline can apply, as the simulator uses it.
 
+    Derived (:func:`derive_profile`) from the format's own declaration,
+    :class:`~anycdc.formats.base.Capabilities` (``ddl``, ``truncate``,
+    ``tx_markers``, ``heartbeats``, ``snapshots``, ``key_names``,
+    ``partial_updates``, ``owner_as_schema``, ``documents``, ``value_typed`` and
+    the first ``notes``), and from what only the simulator knows
+    (:data:`SIMULATION`: ``types``, ``binlog_position``, ``gaps``, further ``notes``).
+
     ``types`` names the value mapping (:func:`adapt_column`): ``exact`` (every
     logical type as is), ``debezium`` (BIGINT UNSIGNED as Connect's
     DECIMAL(20,0)), ``mysql`` (Canal: BOOLEAN is TINYINT(1), a TIMESTAMP arrives
@@ -305,7 +312,8 @@ class FormatProfile:
     see :data:`PIPELINE_GAPS`), ``naive-instants`` (TIMESTAMP WITH TIME ZONE
     arrives zone-less, in UTC), ``dataworks`` (six types: LONG, DOUBLE as an exact
     decimal, STRING, BOOLEAN, DATE as epoch ms, BYTES) or ``text`` (no types at
-    all: the pipeline stores the vendor's text).
+    all: the pipeline stores the vendor's text; every format whose capabilities
+    say ``TypeInfo.NONE``).
 
     ``value_typed``: the message types a column by its value (DTS Avro), so a NULL
     DECIMAL arrives without its precision. ``gaps`` names the :data:`PIPELINE_GAPS`
@@ -328,127 +336,105 @@ class FormatProfile:
     notes: tuple[str, ...] = ()
 
 
-_MYSQL_NOTES: Final = (
-    "BOOLEAN carried as tinyint(1) 0/1",
-    "TIMESTAMP WITH TIME ZONE carried as MySQL TIMESTAMP text without a zone (UTC wall time)",
+@dataclass(frozen=True)
+class Simulation:
+    """What only the simulator knows of a format (the rest is its ``Capabilities``)."""
+
+    types: str | None = None  # the simulated type family; None: ``text`` if untyped, else exact
+    binlog_position: bool = False  # positions as MySQL binlog (DTS Avro: no bare sequence)
+    gaps: tuple[str, ...] = ()  # the PIPELINE_GAPS the format runs into
+    notes: tuple[str, ...] = ()  # after the format's own notes
+
+
+_UNTYPED_DDL_NOTE: Final = (
+    "no DDL (gap untyped-ddl: a typed ALTER TABLE on a table of text columns)"
 )
-FORMAT_PROFILES: Final[dict[str, FormatProfile]] = {
-    "canonical-json": FormatProfile(),
-    "debezium-json": FormatProfile(
-        types="debezium",
-        key_names=False,
-        notes=("key names from the Kafka message key; BIGINT UNSIGNED as DECIMAL(20,0)",),
-    ),
-    "debezium-avro": FormatProfile(
-        types="debezium",
-        key_names=False,
-        notes=(
-            "key names from the Kafka message key (its Avro record); BIGINT UNSIGNED as "
-            "DECIMAL(20,0)",
-            "schemas in a registry or a schema_dir (an encoder without either keeps them in "
-            "its process)",
-        ),
-    ),
-    "canal-json": FormatProfile(types="mysql", notes=_MYSQL_NOTES),
-    "dts-canal-json": FormatProfile(types="mysql", notes=_MYSQL_NOTES),
-    "dts-avro": FormatProfile(
+SIMULATION: Final[dict[str, Simulation]] = {
+    "debezium-json": Simulation(types="debezium"),
+    "debezium-avro": Simulation(types="debezium"),
+    "canal-json": Simulation(types="mysql"),
+    "dts-canal-json": Simulation(types="mysql"),
+    "dts-avro": Simulation(
         types="dts-avro",
-        truncate=False,
-        value_typed=True,
         binlog_position=True,
         gaps=("dts-avro-unsigned", "precisionless-decimal"),
         notes=(
-            "BOOLEAN carried as TINY 0/1",
             "no TRUNCATE: deletes of every row instead",
             "types by value: BIGINT UNSIGNED is int64 below 2^63 (gap dts-avro-unsigned: "
             "the column is left out), a NULL DECIMAL has no precision (gap "
             "precisionless-decimal: the target column may become DECIMAL(38,18))",
         ),
     ),
-    "drs-json": FormatProfile(
-        truncate=False,
-        tx_markers=False,
-        heartbeats=False,
-        notes=("no TRUNCATE, markers or heartbeats",),
-    ),
-    "drs-json-c": FormatProfile(
-        types="naive-instants",
-        truncate=False,
-        tx_markers=False,
-        heartbeats=False,
-        notes=("TIMESTAMP WITH TIME ZONE arrives zone-less (UTC wall time)",),
-    ),
-    MONGO_FORMAT: FormatProfile(
-        ddl=False,
-        truncate=False,
-        tx_markers=False,
-        heartbeats=False,
-        snapshots=False,
-        documents=True,
-        notes=("a MongoDB collection; updates as $set/$unset patches or replacements",),
-    ),
-    "dataworks-json": FormatProfile(
+    "drs-json-c": Simulation(types="naive-instants"),
+    "dataworks-json": Simulation(
         types="dataworks",
-        snapshots=False,
         gaps=("precisionless-decimal",),
         notes=(
-            "six types: integers as LONG, DOUBLE/FLOAT as exact decimals, DATE/DATETIME/"
-            "TIMESTAMP as epoch ms (UTC), TIME and JSON as STRING; no BIGINT UNSIGNED above "
-            "2^63 nor DECIMAL beyond (38,18)",
             "no DDL (gap precisionless-decimal: MODIFY ... DECIMAL(p,s) over precision-less "
             "row types gives a batch-dependent column type)",
         ),
     ),
-    "dataworks2-json": FormatProfile(snapshots=False),
-    "oms-extend-json": FormatProfile(truncate=False, tx_markers=False),
-    "oms-json": FormatProfile(
-        types="text",
-        truncate=False,
-        tx_markers=False,
-        gaps=("untyped-ddl",),
-        notes=(
-            "untyped: every value is stored as the vendor's text",
-            "no DDL (gap untyped-ddl: a typed ALTER TABLE on a table of text columns)",
-        ),
-    ),
-    "ogg-json": FormatProfile(
-        types="text",
-        ddl=False,
-        tx_markers=False,
-        heartbeats=False,
-        snapshots=False,
-        owner_as_schema=True,
-        notes=(
-            "untyped: every value is stored as the vendor's text",
-            "no DDL, markers or heartbeats; snapshot rows are inserts",
-        ),
-    ),
-    "maxwell-json": FormatProfile(
-        types="text",
-        truncate=False,
-        tx_markers=False,
-        heartbeats=False,
-        gaps=("untyped-ddl",),
-        notes=(
-            "untyped: every value is stored as the vendor's text (OceanBase's text rules, as "
-            "oms-json)",
-            "no TRUNCATE, BEGIN/COMMIT markers (commit flags a transaction's last row) or "
-            "heartbeats; the snapshot as bootstrap-insert rows",
-            "no DDL (gap untyped-ddl: a typed ALTER TABLE on a table of text columns)",
-        ),
-    ),
-    "shareplex-json": FormatProfile(
-        types="text",
-        ddl=False,
-        tx_markers=False,
-        heartbeats=False,
-        snapshots=False,
-        key_names=False,
-        partial_updates=True,
-        owner_as_schema=True,
-        notes=("untyped; key names need the pipeline's primary_keys", "no DDL"),
-    ),
+    "oms-json": Simulation(gaps=("untyped-ddl",), notes=(_UNTYPED_DDL_NOTE,)),
+    "maxwell-json": Simulation(gaps=("untyped-ddl",), notes=(_UNTYPED_DDL_NOTE,)),
 }
+
+
+def derive_profile(format_id: str) -> FormatProfile:
+    """The simulator's profile of ``format_id``: its capabilities + :data:`SIMULATION`.
+
+    >>> p = derive_profile("shareplex-json")
+    >>> p.types, p.key_names, p.partial_updates, p.ddl
+    ('text', False, True, False)
+    """
+    from anycdc.formats import format_class
+    from anycdc.formats.base import TypeInfo
+
+    caps = format_class(format_id).capabilities
+    sim = SIMULATION.get(format_id, Simulation())
+    return FormatProfile(
+        types=sim.types or ("text" if caps.types is TypeInfo.NONE else "exact"),
+        ddl=caps.ddl and not caps.documents,  # a document stream has no DDL statements
+        truncate=caps.truncate,
+        tx_markers=caps.tx_markers,
+        heartbeats=caps.heartbeats,
+        snapshots=caps.snapshots,
+        key_names=caps.key_names,
+        partial_updates=caps.partial_updates,
+        owner_as_schema=caps.owner_as_schema,
+        documents=caps.documents,
+        value_typed=caps.value_typed,
+        binlog_position=sim.binlog_position,
+        gaps=sim.gaps,
+        notes=caps.notes + sim.notes,
+    )
+
+
+class _Profiles(Mapping[str, FormatProfile]):
+    """Every format the simulator can write (those with an encoder) -> its profile, derived
+    on first use from the format registry (importing this module imports no format)."""
+
+    @staticmethod
+    @cache
+    def _all() -> dict[str, FormatProfile]:
+        from anycdc.formats import format_class, format_ids
+
+        return {f: derive_profile(f) for f in format_ids() if format_class(f).can_encode}
+
+    def __getitem__(self, format_id: str) -> FormatProfile:
+        return self._all()[format_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __repr__(self) -> str:
+        return f"FORMAT_PROFILES({self._all()!r})"
+
+
+FORMAT_PROFILES: Final[Mapping[str, FormatProfile]] = _Profiles()
+"""Format id -> :class:`FormatProfile`, for every format with an encoder (derived lazily)."""
 
 PIPELINE_GAPS: Final[dict[str, str]] = {
     # Where the pipeline's result differs from what the simulator's truth models. A Workload
@@ -1560,13 +1546,16 @@ __all__ = [
     "FORMAT_PROFILES",
     "PIPELINE_GAPS",
     "PROFILES",
+    "SIMULATION",
     "FormatProfile",
+    "Simulation",
     "Stream",
     "TableSpec",
     "Workload",
     "adapt_column",
     "adapt_value",
     "build_stream",
+    "derive_profile",
     "format_profile",
     "many_tables",
     "mongo_collections",

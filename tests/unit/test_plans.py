@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from anycdc.config import PipelineConfig
-from anycdc.spark.apply import IncompatibleSchema, build_plans, settled_types
+from anycdc.spark.apply import IncompatibleSchema, TableSummary, build_plans, settled_types
 from anycdc.spark.sql_types import settle_type
 
 DEFAULT = (38, 18)
@@ -28,7 +28,7 @@ def _row(*sightings: tuple[str, dict[str, str]], ddl: tuple[tuple[str, str], ...
 
 
 def _types(row: dict[str, Any], current: dict[str, str] | None = None) -> dict[str, str]:
-    (plan,) = build_plans([row], PipelineConfig(target="/tmp/t")).values()
+    (plan,) = build_plans([TableSummary.from_row(row)], PipelineConfig(target="/tmp/t")).values()
     return settled_types(plan.columns, current or {}, DEFAULT)
 
 
@@ -74,7 +74,7 @@ def test_ddl_is_folded_at_its_position_among_the_rows() -> None:
 def test_a_dropped_column_named_by_older_images_is_not_brought_back() -> None:
     drop = "ALTER TABLE `shop`.`orders` DROP COLUMN `note`"
     row = _row(("1", {"id": "int64"}), ddl=(("2", drop),), images=("id", "note"))
-    (plan,) = build_plans([row], PipelineConfig(target="/tmp/t")).values()
+    (plan,) = build_plans([TableSummary.from_row(row)], PipelineConfig(target="/tmp/t")).values()
     assert list(plan.columns) == ["id"] and plan.dropped == ["note"]
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from anycdc.cli.base import Command
+from anycdc.cli.base import Command, fail
 
 DESCRIPTION = """\
 Developer tooling for a checkout of anycdc (after `make setup`):
@@ -21,6 +22,8 @@ Developer tooling for a checkout of anycdc (after `make setup`):
                                                 DIR (default: the user cache), for offline use
   anycdc dev jars packages                      the spark-submit --packages/--exclude-packages
   anycdc dev demo                               the shop demo: six vendor formats -> Kafka -> anycdc run -> Delta, checked
+  anycdc dev config-table [--update README.md]  the README's table of `anycdc run` settings,
+                                                from their declarations in anycdc/config.py
 """
 
 
@@ -60,6 +63,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     demo_parser.add_argument(
         "--keep-kafka", action="store_true", help="leave the broker running afterwards"
     )
+    table_parser = sub.add_parser(
+        "config-table",
+        help="print the README's table of `anycdc run` settings (or write it into the README)",
+    )
+    table_parser.add_argument(
+        "--update", metavar="README", help="replace the table between the README's markers"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,9 +85,27 @@ def run(args: argparse.Namespace) -> int:
         from anycdc.spark import jars
 
         return jars.main([args.action, *([args.directory] if args.directory else [])])
+    if args.dev_command == "config-table":
+        return config_table(args.update)
     from anycdc import demo
 
     return demo.main(["--keep-kafka"] if args.keep_kafka else [])
+
+
+def config_table(readme: str | None) -> int:
+    """Print the settings' table, or write it between the markers of ``readme``."""
+    from anycdc.config import markdown_table, with_markdown_table
+    from anycdc.errors import OptionError
+
+    if readme is None:
+        print(markdown_table(), end="")
+        return 0
+    path = Path(readme)
+    try:
+        path.write_text(with_markdown_table(path.read_text(encoding="utf-8")), encoding="utf-8")
+    except (OSError, OptionError) as exc:
+        return fail(f"{readme}: {exc}")
+    return 0
 
 
 COMMAND = Command(

@@ -1,18 +1,82 @@
-"""``anycdc formats``: the format ids and what each message carries."""
+"""``anycdc formats``: the format ids and what each message carries.
+
+Both the terminal table and the README's formats table are rendered from each
+format's one typed declaration, :class:`~anycdc.formats.base.Capabilities`.
+``anycdc formats --readme README.md`` rewrites the README's table (between
+:data:`README_BEGIN` and :data:`README_END`) in place.
+
+>>> print(markdown_table().splitlines()[0])
+| id | before image of updates | column types | ordering position | key names | carries |
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Final
 
 from anycdc.cli.base import Command
 from anycdc.cli.output import print_table
 from anycdc.formats import format_class, format_ids
+
+README_BEGIN: Final = (
+    "<!-- formats-table: generated from the formats' Capabilities by "
+    "`anycdc formats --readme README.md`; do not edit by hand -->"
+)
+README_END: Final = "<!-- /formats-table -->"
+MARKDOWN_HEADERS: Final = (
+    "id",
+    "before image of updates",
+    "column types",
+    "ordering position",
+    "key names",
+    "carries",
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--options", action="store_true", help="list every format's --option names with their help"
     )
+    parser.add_argument(
+        "--markdown", action="store_true", help="print the capabilities as the README's table"
+    )
+    parser.add_argument(
+        "--readme",
+        metavar="FILE",
+        help=f"rewrite the table between {README_BEGIN[:18]}... and {README_END} in FILE",
+    )
+
+
+def markdown_table() -> str:
+    """The README's formats table, one row per format id."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    lines = ["| " + " | ".join(MARKDOWN_HEADERS) + " |", "|" + "---|" * len(MARKDOWN_HEADERS)]
+    for fid in format_ids():
+        caps = format_class(fid).capabilities
+        cells = (
+            f"`{fid}`",
+            caps.before_text,
+            caps.types_text,
+            caps.position,
+            caps.key_text,
+            ", ".join(caps.carries),
+        )
+        lines.append("| " + " | ".join(cell(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def readme_with_table(text: str) -> str:
+    """``text`` (a README) with the block between the markers replaced by :func:`markdown_table`."""
+    try:
+        start = text.index(README_BEGIN) + len(README_BEGIN)
+        end = text.index(README_END, start)
+    except ValueError:
+        raise ValueError(f"no {README_BEGIN!r} ... {README_END!r} block") from None
+    return text[:start] + "\n" + markdown_table() + text[end:]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -24,6 +88,13 @@ def run(args: argparse.Namespace) -> int:
         ]
         print_table("Format options", ["format", "option", "default", "meaning"], rows)
         return 0
+    if args.markdown:
+        print(markdown_table(), end="")
+        return 0
+    if args.readme:
+        path = Path(args.readme)
+        path.write_text(readme_with_table(path.read_text("utf-8")), "utf-8")
+        return 0
     rows = []
     for fid in format_ids():
         cls = format_class(fid)
@@ -33,18 +104,20 @@ def run(args: argparse.Namespace) -> int:
                 fid,
                 cls.vendor,
                 "avro" if cls.binary else "json",
-                caps.before_image,
-                caps.types,
+                caps.before_text,
+                caps.types_text,
                 caps.position,
-                "yes" if caps.key_names else "no (use primary_key=)",
+                caps.key_text,
+                ", ".join(caps.carries),
                 "yes" if cls.can_encode else "no",
             ]
         )
     print_table(
         "Formats",
-        ["id", "vendor", "wire", "before image", "types", "position", "key names", "encode"],
+        ["id", "vendor", "wire", "before image", "types", "position", "key names", "carries",
+         "encode"],
         rows,
-    )
+    )  # fmt: skip
     return 0
 
 
@@ -53,7 +126,9 @@ COMMAND = Command(
     help="list the format ids and what each carries",
     description="List every format id anycdc decodes (and encodes), its vendor, and what its\n"
     "messages carry: the before image of updates, column types, an ordering position,\n"
-    "primary-key names.\n\nExample:\n  anycdc formats\n  anycdc formats --options",
+    "primary-key names, and which of DDL, TRUNCATE, BEGIN/COMMIT, heartbeats, snapshots ...\n\n"
+    "Example:\n  anycdc formats\n  anycdc formats --options\n"
+    "  anycdc formats --readme README.md   (regenerate the README's formats table)",
     add_arguments=add_arguments,
     run=run,
 )

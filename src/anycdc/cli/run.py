@@ -8,8 +8,8 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
-from anycdc.cli.base import Command, add_option_argument, fail, parse_key_values
-from anycdc.config import PipelineConfig
+from anycdc.cli.base import Command, fail, parse_key_values
+from anycdc.config import GROUPS, SETTINGS, Flag, PipelineConfig, Setting
 from anycdc.errors import AnyCdcError, OptionError, RunFailed
 
 if TYPE_CHECKING:
@@ -22,176 +22,18 @@ LOG_FORMAT: Final = "%(asctime)s %(name)s %(message)s"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of every setting (:data:`anycdc.config.SETTINGS`), group by group."""
     parser.add_argument("--config", "-c", metavar="FILE", help="YAML or TOML configuration file")
-    src = parser.add_argument_group("source (Kafka or a folder of files)")
-    src.add_argument("--kafka-bootstrap", metavar="HOST:PORT", help="Kafka bootstrap servers")
-    src.add_argument("--topics", metavar="A,B", help="comma-separated topics")
-    src.add_argument("--topic-pattern", metavar="RE", help="subscribe to topics matching a regex")
-    src.add_argument(
-        "--kafka-option",
-        action="append",
-        default=[],
-        metavar="K=V",
-        help="passed to Spark's Kafka source, e.g. kafka.security.protocol=SASL_SSL (secrets are never printed)",
-    )
-    src.add_argument("--starting-offsets", help="earliest (default) | latest | Spark's JSON")
-    src.add_argument(
-        "--max-offsets-per-trigger", type=int, metavar="N", help="cap messages per micro-batch"
-    )
-    src.add_argument(
-        "--source-dir", metavar="DIR", help="folder of .jsonl/.json/.avro message files"
-    )
-    src.add_argument(
-        "--max-files-per-trigger", type=int, metavar="N", help="cap files per micro-batch"
-    )
-    dec = parser.add_argument_group("decoding")
-    dec.add_argument("--format", "-f", help="format id or auto (default)")
-    add_option_argument(dec)
-    dec.add_argument(
-        "--topic-format",
-        action="append",
-        default=[],
-        metavar="TOPIC=ID",
-        help="a topic's own format (a folder's, under --source-dir), repeatable",
-    )
-    dec.add_argument(
-        "--topic-option",
-        action="append",
-        default=[],
-        metavar="TOPIC:K=V",
-        help="a topic's own format option, over the --option ones, repeatable "
-        "(e.g. dts_2021:legacy=true)",
-    )
-    dec.add_argument(
-        "--decimal-default",
-        metavar="P,S",
-        help="DECIMAL(P,S) for decimals whose precision the format does not send (default 38,18)",
-    )
-    tgt = parser.add_argument_group("target")
-    tgt.add_argument("--target", "-t", metavar="DIR", help="folder of the Delta tables")
-    tgt.add_argument(
-        "--include", action="append", metavar="RE", help="only tables matching (db.table)"
-    )
-    tgt.add_argument("--exclude", action="append", metavar="RE", help="skip tables matching")
-    tgt.add_argument(
-        "--primary-key",
-        action="append",
-        default=[],
-        metavar="[DB.]TABLE=COL[,COL]",
-        help="primary key of a table whose messages name none",
-    )
-    tgt.add_argument(
-        "--catalog",
-        action="store_true",
-        help="also register every table in the Spark catalog as {database}.{table} "
-        "(an external Delta table at its target path)",
-    )
-    tgt.add_argument(
-        "--table-name",
-        metavar="TEMPLATE",
-        help="catalog name template, e.g. 'lake.{database}_{table}' (implies --catalog)",
-    )
-    run = parser.add_argument_group("execution")
-    run.add_argument("--checkpoint", metavar="DIR", help="default <target>/_anycdc/checkpoint")
-    run.add_argument("--trigger", help="available-now (default: process all, exit) | interval=10s")
-    run.add_argument(
-        "--mode",
-        choices=["scd1", "scd2"],
-        help="scd1 (default): one current row per key; scd2: every version of a row, with "
-        "_cdc_valid_from, _cdc_valid_to (NULL while current) and _cdc_is_current",
-    )
-    run.add_argument(
-        "--tombstone-retention-hours",
-        type=float,
-        metavar="H",
-        help="how long deleted keys are remembered to stop late older events (default 168)",
-    )
-    run.add_argument(
-        "--max-concurrent-tables",
-        type=int,
-        metavar="N",
-        help="tables merged at the same time in one micro-batch (default 4)",
-    )
-    run.add_argument(
-        "--freshness",
-        metavar="DURATION",
-        help="how long a table's changes may wait before its MERGE (default 60s; 0: every "
-        "table in every batch); changes are durable in the changelog meanwhile",
-    )
-    run.add_argument(
-        "--table-freshness",
-        action="append",
-        default=[],
-        metavar="RE=DURATION",
-        help="a freshness for the tables whose database.table matches RE, repeatable, the "
-        "first match wins (e.g. 'shop\\.orders=10s' 'archive\\..*=15m')",
-    )
-    run.add_argument(
-        "--max-pending-rows",
-        type=int,
-        metavar="N",
-        help="apply a table once this many of its changes are pending (default 500000)",
-    )
-    run.add_argument(
-        "--table-property",
-        action="append",
-        default=[],
-        metavar="K=V",
-        help="a Delta table property of every target table, repeatable, e.g. "
-        "delta.enableChangeDataFeed=true (set at creation, and on existing tables "
-        "where it differs)",
-    )
-    run.add_argument(
-        "--key-range-min-mb",
-        type=float,
-        metavar="MB",
-        help="a MERGE into a table of at least MB megabytes reads only the files whose key "
-        "range overlaps the batch's keys (default 256; 0: every table)",
-    )
-    run.add_argument(
-        "--no-auto-compact",
-        dest="auto_compact",
-        action="store_false",
-        default=None,
-        help="do not let Delta compact small files after the run's writes",
-    )
-    run.add_argument(
-        "--vacuum-every-hours",
-        type=float,
-        metavar="H",
-        help="VACUUM each table at most every H hours (default 24; 0: never)",
-    )
-    run.add_argument(
-        "--vacuum-retain-hours",
-        type=float,
-        metavar="H",
-        help="keep unreferenced files this long (default: each table's "
-        "delta.deletedFileRetentionDuration, 7 days)",
-    )
-    run.add_argument(
-        "--query-name",
-        help="streaming query name and idempotent-write app id (default anycdc): one per "
-        "checkpoint",
-    )
-    spk = parser.add_argument_group("Spark")
-    spk.add_argument(
-        "--master", help="Spark master (default local[*]; on a cluster use spark-submit)"
-    )
-    spk.add_argument(
-        "--spark-conf",
-        action="append",
-        default=[],
-        metavar="K=V",
-        help="a Spark setting for the session anycdc starts, repeatable, e.g. "
-        "spark.driver.memory=8g or spark.hadoop.fs.s3a.endpoint=...; secrets are never "
-        "printed (under spark-submit use its --conf)",
-    )
-    run.add_argument(
+    groups = {group: parser.add_argument_group(title) for group, title in GROUPS.items()}
+    for declared in SETTINGS.values():
+        for flag in declared.flags:
+            _add_flag(groups[declared.group], declared, flag)
+    groups["execution"].add_argument(
         "--print-config",
         action="store_true",
         help="print the configuration (secrets masked) and exit",
     )
-    run.add_argument(
+    groups["execution"].add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bar, even on a terminal: one log line per batch, as in CI and "
@@ -199,53 +41,55 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_flag(group: argparse._ActionsContainer, declared: Setting, flag: Flag) -> None:
+    """One flag of a setting: its help is the setting's doc (plain text) and its default."""
+    text = flag.help or declared.doc.replace("`", "")
+    if flag.kind in ("list", "pairs"):
+        text += "; repeatable"
+    if flag.help is None and not declared.default_text.startswith(("—", "{}")):
+        text += f" (default: {declared.default_text.replace('`', '')})"
+    options: dict[str, Any] = {"help": text.replace("%", "%%")}
+    if flag.kind == "off":
+        options.update(dest=declared.name, action="store_false", default=None)
+    elif flag.kind == "catalog":
+        options.update(action="store_true")
+    elif declared.choices:
+        options.update(choices=declared.choices)
+    else:
+        options.update(metavar=flag.metavar)
+    if flag.kind == "value" and declared.parse is None and declared.base_type in ("int", "float"):
+        options.update(type=int if declared.base_type == "int" else float)
+    if flag.kind not in ("value", "off", "catalog"):  # repeated: list, pairs, topic-*
+        options.update(action="append", default=None if flag.kind == "list" else [])
+    group.add_argument(*flag.names, **options)
+
+
 def config_from_args(args: argparse.Namespace) -> PipelineConfig:
-    flags: dict[str, Any] = {
-        "kafka_bootstrap": args.kafka_bootstrap,
-        "topics": args.topics,
-        "topic_pattern": args.topic_pattern,
-        "starting_offsets": args.starting_offsets,
-        "max_offsets_per_trigger": args.max_offsets_per_trigger,
-        "source_dir": args.source_dir,
-        "format": args.format,
-        "target": args.target,
-        "include": args.include,
-        "exclude": args.exclude,
-        "checkpoint": args.checkpoint,
-        "trigger": args.trigger,
-        "mode": args.mode,
-        "max_files_per_trigger": args.max_files_per_trigger,
-        "decimal_default": args.decimal_default,
-        "tombstone_retention_hours": args.tombstone_retention_hours,
-        "max_concurrent_tables": args.max_concurrent_tables,
-        "freshness": args.freshness,
-        "max_pending_rows": args.max_pending_rows,
-        "key_range_min_mb": args.key_range_min_mb,
-        "query_name": args.query_name,
-        "auto_compact": args.auto_compact,
-        "vacuum_every_hours": args.vacuum_every_hours,
-        "vacuum_retain_hours": args.vacuum_retain_hours,
-        "master": args.master,
-    }
-    if args.table_name or args.catalog:
-        flags["table_name"] = args.table_name or "{database}.{table}"
-    if args.kafka_option:
-        flags["kafka_options"] = parse_key_values(args.kafka_option, "--kafka-option")
-    if args.option:
-        flags["format_options"] = parse_key_values(args.option)
-    if args.primary_key:
-        flags["primary_keys"] = parse_key_values(args.primary_key, "--primary-key")
-    if args.spark_conf:
-        flags["spark_conf"] = parse_key_values(args.spark_conf, "--spark-conf")
-    if args.table_freshness:
-        flags["table_freshness"] = parse_key_values(args.table_freshness, "--table-freshness")
-    if args.table_property:
-        flags["table_properties"] = parse_key_values(args.table_property, "--table-property")
-    if args.topic_format or args.topic_option:
-        flags["per_topic"] = per_topic_flags(args.topic_format, args.topic_option)
+    """The configuration from ``--config`` and the flags, which win (a mapping's entries one
+    by one)."""
+    flags = {name: flag_value(declared, args) for name, declared in SETTINGS.items()}
     if args.config:
         return PipelineConfig.from_file(args.config, flags)
     return PipelineConfig.from_mapping({k: v for k, v in flags.items() if v is not None})
+
+
+def flag_value(declared: Setting, args: argparse.Namespace) -> Any:
+    """The value the flags of ``declared`` give, or None when none was given."""
+    given = {flag.kind: getattr(args, _dest(declared, flag)) for flag in declared.flags}
+    if "topic-format" in given:
+        formats, options = given["topic-format"], given["topic-option"]
+        return per_topic_flags(formats, options) if formats or options else None
+    if "catalog" in given:  # --table-name TEMPLATE, or --catalog for the usual template
+        return given["value"] or ("{database}.{table}" if given["catalog"] else None)
+    if "pairs" in given:  # K=V flags
+        pairs = given["pairs"]
+        return parse_key_values(pairs, declared.flags[0].names[0]) if pairs else None
+    (value,) = given.values()
+    return value
+
+
+def _dest(declared: Setting, flag: Flag) -> str:
+    return declared.name if flag.kind == "off" else flag.dest
 
 
 def per_topic_flags(formats: list[str], options: list[str]) -> dict[str, dict[str, Any]]:

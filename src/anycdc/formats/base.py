@@ -20,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from enum import StrEnum
 from itertools import repeat
 from operator import attrgetter, is_, itemgetter
 from typing import Annotated, Any, ClassVar, Final, Literal, TypedDict, TypeVar
@@ -137,15 +138,97 @@ def build_options(
     return FormatOptions(primary_key, timezone, values)
 
 
+class BeforeImage(StrEnum):
+    """What the before image of an update (or a delete) holds."""
+
+    FULL = "full"  # every column's old value
+    CHANGED = "changed columns"  # the old values of the changed columns, over the after image
+    KEY_ONLY = "key only"  # the key columns (a document's _id)
+    VARIES = "full or partial"  # by source setting or per message
+    CONFIGURED = "as configured"  # whatever the user's schema maps
+
+
+class TypeInfo(StrEnum):
+    """How a format's messages type their columns."""
+
+    LOGICAL = "logical types"  # anycdc's own logical types (canonical JSON)
+    SCHEMA = "schema"  # a schema with (or beside) the message: Connect, Avro
+    VENDOR = "vendor type names"  # per-column type names or codes of the source
+    FEW = "a few types"  # a handful of coarse types (DataWorks' six)
+    NONE = "none"  # untyped: every value is the vendor's text
+
+
 @dataclass(frozen=True, slots=True)
 class Capabilities:
-    """What a format's messages carry, for ``anycdc formats`` and the pipeline."""
+    """What a format's messages carry: one typed declaration per format class.
 
-    before_image: str  # "full", "changed columns", "key only", "none", ...
-    types: str  # "vendor type names", "JDBC codes + names", "schema", "none", ...
-    position: str  # which vendor fields order events
+    ``anycdc formats``, the README's formats table (:func:`formats_table`) and the
+    simulator (:data:`anycdc.simulate.FORMAT_PROFILES`) all read it. The flags are
+    facts about the messages; ``before_detail``, ``types_detail``, ``position``,
+    ``key_detail`` and ``notes`` are prose for people.
+
+    >>> caps = Capabilities(BeforeImage.CHANGED, TypeInfo.NONE, key_names=False,
+    ...                     truncate=False, before_detail="`old`, merged over `data`")
+    >>> caps.before_text, caps.carries
+    ('changed columns: `old`, merged over `data`', ('DDL', 'BEGIN/COMMIT', 'heartbeats', 'snapshot'))
+    """
+
+    # the enums, reachable as ``Capabilities.Before.FULL`` where a module imports Capabilities only
+    Before: ClassVar[type[BeforeImage]] = BeforeImage
+    Types: ClassVar[type[TypeInfo]] = TypeInfo
+
+    before_image: BeforeImage
+    types: TypeInfo
     key_names: bool  # does the message name its primary-key columns?
-    ddl: bool = True
+    ddl: bool = True  # DDL statements (schema changes as SQL text)
+    truncate: bool = True  # a TRUNCATE of its own (not deletes of every row)
+    tx_markers: bool = True  # BEGIN/COMMIT events
+    heartbeats: bool = True  # heartbeat events
+    snapshots: bool = True  # a full-load (snapshot) op distinct from insert
+    partial_updates: bool = False  # updates carry the changed columns only (SharePlex)
+    value_typed: bool = False  # columns typed by their value: a NULL has no precision
+    owner_as_schema: bool = False  # tables named OWNER.TABLE: the database is a schema
+    documents: bool = False  # MongoDB documents, not rows
+    before_detail: str = ""
+    types_detail: str = ""
+    position: str = ""  # which vendor fields order events
+    key_detail: str = ""  # where key names come from
+    notes: tuple[str, ...] = ()
+
+    @property
+    def before_text(self) -> str:
+        """The before image for people: its kind, then its detail."""
+        return _joined(self.before_image.value, self.before_detail)
+
+    @property
+    def types_text(self) -> str:
+        """The column types for people: their kind, then their detail."""
+        return _joined(self.types.value, self.types_detail)
+
+    @property
+    def key_text(self) -> str:
+        """Key names for people: whether messages name them, and from where."""
+        return _joined("yes" if self.key_names else "no", self.key_detail)
+
+    @property
+    def carries(self) -> tuple[str, ...]:
+        """The flags that are set, as short names (``anycdc formats``'s "carries")."""
+        flags = (
+            (self.ddl, "DDL"),
+            (self.truncate, "TRUNCATE"),
+            (self.tx_markers, "BEGIN/COMMIT"),
+            (self.heartbeats, "heartbeats"),
+            (self.snapshots, "snapshot"),
+            (self.partial_updates, "partial updates"),
+            (self.value_typed, "value-typed"),
+            (self.owner_as_schema, "OWNER.TABLE"),
+            (self.documents, "documents"),
+        )
+        return tuple(name for on, name in flags if on)
+
+
+def _joined(kind: str, detail: str) -> str:
+    return f"{kind}: {detail}" if detail else kind
 
 
 # --------------------------------------------------------------------------- the contract

@@ -4,8 +4,9 @@ One message is a *flat message*: table metadata, an operation ``type`` and two
 parallel arrays, ``data`` (rows after the change) and ``old`` (for ``UPDATE``:
 the previous values of the CHANGED columns only; element ``i`` of ``old``
 belongs to element ``i`` of ``data``). A message with several rows yields
-several events. :class:`CanalFlatFormat` holds the logic shared with Alibaba
-DTS' variant (:mod:`anycdc.formats.dts_canal`), which overrides a few hooks.
+several events. :class:`CanalFamily` holds the flow shared with Alibaba
+DTS' variant (:mod:`anycdc.formats.dts_canal`) and Huawei DRS' JSON formats
+(:mod:`anycdc.formats.drs`), which give hooks.
 
 Rules this decoder follows (seeds 000-003, FORMATS.md section 4):
 
@@ -204,7 +205,7 @@ BINARY_OPTION: Final = OptionSpec(
 _VALUE_ERRORS: Final = (ValueError, TypeError, OverflowError, ArithmeticError, UnicodeError)
 _INT64_MAX: Final = 2**63 - 1
 _UINT64_MAX: Final = 2**64 - 1
-_EPOCH_TEXT: Final = re.compile(r"-?\d+(?:\.\d+)?")
+EPOCH_TEXT: Final = re.compile(r"-?\d+(?:\.\d+)?")
 _ARGS: Final = re.compile(r"\(.*\)")
 _PRECISION: Final = re.compile(r"\(\s*(\d+)")
 _INT_RANK: Final = {"int8": 0, "int16": 1, "int32": 2, "int64": 3, "uint64": 4}
@@ -319,7 +320,7 @@ def _timestamp_parser(zone: dt.tzinfo | None) -> Callable[[Any], dt.datetime]:
                 if zone is not None and value.tzinfo is None:
                     return value.replace(tzinfo=zone)
                 return value
-            if _EPOCH_TEXT.fullmatch(raw):
+            if EPOCH_TEXT.fullmatch(raw):
                 return parse_epoch_seconds(raw)
             return parse_datetime(raw, zone)
         if isinstance(raw, (int, Decimal)) and not isinstance(raw, bool):
@@ -381,7 +382,7 @@ def plain_decimal(value: Decimal) -> str:
     return format(value, "f")
 
 
-def _epoch_seconds_text(value: dt.datetime) -> str:
+def epoch_seconds_text(value: dt.datetime) -> str:
     """Epoch seconds with the fraction OMS writes for ``TIMESTAMP`` (``1606233662.012345``)."""
     micros = epoch_micros(value)
     sign = "-" if micros < 0 else ""
@@ -478,10 +479,10 @@ def _checked_int(low: int, high: int) -> Callable[[str], int]:
 
 
 @dataclass(frozen=True, slots=True)
-class _FastPlan:
+class FlatPlan:
     """A schema and how the fast path types its rows."""
 
-    schema: _Schema
+    schema: FlatSchema
     rows: FastRows  # decodes and types rows
     width: int  # columns of a whole row
     zoned: bool  # timestamps get the ``timezone`` option: widen columns as the slow path
@@ -489,7 +490,7 @@ class _FastPlan:
 
 # --------------------------------------------------------------------------- the shared logic
 @dataclass(frozen=True, slots=True)
-class _Schema:
+class FlatSchema:
     """What one message's ``mysqlType``/``sqlType`` say, prepared for fast row typing."""
 
     columns: dict[str, Column]
@@ -501,7 +502,7 @@ class _Schema:
 class _Typing:
     """Per-message findings while typing rows (columns the values prove wider)."""
 
-    schema: _Schema
+    schema: FlatSchema
     invalid: list[str]
     unsigned: set[str]
     untyped: dict[str, None]
@@ -526,7 +527,7 @@ def _fast_names(
     return out[0], out[1], ts_ms
 
 
-def _cache_items(value: Any) -> Any:
+def cache_items(value: Any) -> Any:
     """A schema cache key of a type map: its items in order (the column order) with the
     type of each value (``4`` and ``4.0``, ``1`` and ``true`` compare equal but do not
     make the same schema), so a message's schema never depends on earlier messages."""
@@ -535,17 +536,57 @@ def _cache_items(value: Any) -> Any:
     return (type(value), value)
 
 
-class CanalFlatFormat(Format):
-    """Shared decoder/encoder of Canal flat messages; subclasses fill the hooks.
+# the :class:`ChangeEvent` fields every event of a message shares: database, schema,
+# table, ts_ms, position, extra
+Head = tuple[str | None, str | None, str | None, int | None, Position | None, dict[str, Any]]
 
-    Hooks: :meth:`legacy_layout` (which array holds which image),
-    :meth:`code_type` (what ``sqlType`` codes mean), :meth:`shape_score`
-    (detection), and for encoding :meth:`encode_rows`, :meth:`encode_es`,
-    ``omit_nulls`` and ``ddl_type``.
+
+@dataclass(slots=True)
+class Envelope:
+    """A message's header as a vendor reads it (:meth:`CanalFamily.envelope`)."""
+
+    op: Op
+    head: Head
+    ddl: str | None = None  # the statement of a DDL/TRUNCATE event
+
+
+# rows of ``data``/``old`` a vendor pairs (:meth:`CanalFamily.pair_rows`): the rows typed
+# first, the rows giving the other image (None: there is none) and whether the first are
+# the rows after the change
+Pairing = tuple[list[Any] | None, list[Any] | None, bool]
+
+
+class CanalFamily(Format):
+    """The Canal flat-message flow, once, for every Canal-shaped vendor.
+
+    The flow: the header (:meth:`envelope`), the row arrays (:meth:`row_arrays`),
+    their pairing into images (:meth:`pair_rows`), the type maps (:meth:`schema`),
+    typing every image and building the events with the key (the configured key wins:
+    :meth:`Format.primary_key`), in :meth:`_row_events` and, on the fast path, in
+    :meth:`_fast_events`. Vendors give hooks:
+
+    * decoding: :meth:`envelope` (header field names, op names, position, extra),
+      :meth:`row_arrays`, :meth:`pair_rows` (Canal's asks :meth:`legacy_layout`),
+      :meth:`schema` (type-name source, timestamps), :meth:`code_type`,
+      :meth:`build_fast_plan` and :meth:`decode_fast` (the vendor's envelope struct,
+      then :meth:`_fast_events`); flags ``old_is_overlay``, ``widen_by_values``,
+      ``invalid_per_row`` and ``schema_first``;
+    * detection: :meth:`sniff` (Canal's: :func:`is_canal_shaped`, then :meth:`shape_score`);
+    * encoding: :meth:`encode_rows`, :meth:`encode_es`, :meth:`default_vendor`,
+      ``omit_nulls`` and ``ddl_type`` (DRS writes its own message: it overrides :meth:`encode`).
     """
 
     omit_nulls: ClassVar[bool] = False  # DTS examples leave null fields out
     ddl_type: ClassVar[str | None] = None  # fixed ``type`` of DDL messages (DTS: "DDL")
+    #: ``old`` holds changed columns laid over the other image (Canal); False: whole rows (DRS)
+    old_is_overlay: ClassVar[bool] = True
+    #: values widen columns: a BIGINT above int64 is uint64, an aware value makes a
+    #: timestamp column timestamptz, a column the type maps lack is ``unknown`` (not DRS)
+    widen_by_values: ClassVar[bool] = True
+    #: invalid columns per event (DRS), not per message
+    invalid_per_row: ClassVar[bool] = False
+    #: the type maps and key are read before the rows (DRS: a bad map fails a rowless message)
+    schema_first: ClassVar[bool] = False
     fast_path = True
     extra_options: ClassVar[tuple[OptionSpec, ...]] = (BINARY_OPTION,)
     _SCHEMA_CACHE_SIZE: ClassVar[int] = 1024
@@ -559,12 +600,12 @@ class CanalFlatFormat(Format):
                 f"got {mode!r}"
             )
         self.binary_mode = mode
-        self._schemas: Cache[Any, _Schema] = Cache(self._SCHEMA_CACHE_SIZE)
+        self._schemas: Cache[Any, FlatSchema] = Cache(self._SCHEMA_CACHE_SIZE)
         self._parsers: dict[tuple[LogicalType, str], Callable[[Any], Any] | None] = {}
-        # fast path: plans by the raw bytes of (mysqlType, sqlType) (a PlanCache)
+        # fast path: plans by the raw bytes of the type maps (and a vendor tag; a PlanCache)
         self._plans = PlanCache(self._SCHEMA_CACHE_SIZE)
-        self._plain_layout = type(self).legacy_layout is CanalFlatFormat.legacy_layout
-        self._last_plan: tuple[msgspec.Raw, msgspec.Raw, _FastPlan] | None = None
+        self._plain_layout = type(self).legacy_layout is CanalFamily.legacy_layout
+        self._last_plan: tuple[msgspec.Raw, msgspec.Raw, Any, FlatPlan] | None = None
 
     # ------------------------------------------------------------------ hooks
     def code_type(self, code: int) -> LogicalType:
@@ -578,6 +619,23 @@ class CanalFlatFormat(Format):
         out that way (DTS tasks created before 2022-03-20).
         """
         return not data and bool(old)
+
+    def pair_rows(self, op: Op, data: list[Any] | None, old: list[Any] | None) -> Pairing:
+        """Which rows are typed first, which give the other image, and whether the first
+        are the rows after the change (Canal: :meth:`legacy_layout` decides)."""
+        legacy = (
+            (not data and bool(old)) if self._plain_layout else self.legacy_layout(op, data, old)
+        )  # Canal's own rule inline (the hook is a method call per message)
+        if op is not _UPDATE:
+            return ((old or data) if legacy else (data or old)), None, op is not _DELETE
+        if legacy and not data:
+            return old, None, True  # rows after the change only: no before image
+        return data, (old or []), not legacy or not data
+
+    def row_arrays(self, msg: dict[str, Any]) -> tuple[list[Any] | None, list[Any] | None]:
+        """``data`` and ``old``, checked (Canal: arrays of objects)."""
+        fid = self.id
+        return _rows(fid, msg, F_DATA), _rows(fid, msg, F_OLD)
 
     @classmethod
     def shape_score(cls, msg: dict[str, Any]) -> float:
@@ -594,7 +652,154 @@ class CanalFlatFormat(Format):
         except Exception:  # a sniffer never raises
             return 0.0
 
-    # ------------------------------------------------------------------ decoding
+    # ------------------------------------------------------------------ the family's flow
+    def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
+        msg = expect_object(self.id, obj, "$")
+        env = self.envelope(msg)
+        if env.op not in _ROW_OPS:
+            database, schema, table, ts_ms, position, extra = env.head
+            return [
+                ChangeEvent(
+                    op=env.op, format=self.id, database=database, schema=schema, table=table,
+                    ts_ms=ts_ms, position=position, ddl=env.ddl, extra=extra,
+                )
+            ]  # fmt: skip
+        return self._row_events(msg, env)
+
+    def _row_events(self, msg: dict[str, Any], env: Envelope) -> list[ChangeEvent]:
+        """The events of a row change: the slow path's one image-typing loop."""
+        fid = self.id
+        op = env.op
+        schema: FlatSchema | None = None
+        pk: list[str] | None = None
+        if self.schema_first:
+            schema, pk = self.schema(msg, env), _pk_names(fid, msg)
+        data, old = self.row_arrays(msg)
+        # ``main`` rows are typed once; the other image comes from ``overlay``: laid over
+        # ``main`` (Canal's ``old`` holds changed columns only) or whole (DRS)
+        main, overlay, main_is_after = self.pair_rows(op, data, old)
+        if not main:
+            return []
+        if not self.schema_first:
+            schema, pk = self.schema(msg, env), _pk_names(fid, msg)
+        typing = _Typing(schema, [], set(), {}) if schema is not None else None
+        typed = self._typed
+        overlaid = self.old_is_overlay
+        paired = overlay is not None and len(overlay) == len(main)
+        row_invalid: list[tuple[str, ...]] | None = (
+            [] if self.invalid_per_row and typing is not None else None
+        )
+        images: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
+        for index, raw in enumerate(main):
+            other: dict[str, Any] | None = None
+            if overlay is None:
+                image = typed(raw, typing)
+            elif overlaid:
+                image = typed(raw, typing)
+                if not overlay:
+                    other = image  # nothing changed: Canal drops empty ``old`` maps
+                elif paired:
+                    other = typed(overlay[index], typing, dict(image))
+            else:  # a whole other image (its rows were paired by ``pair_rows``)
+                other = typed(overlay[index], typing)
+                image = typed(raw, typing)
+            images.append((other, image) if main_is_after else (image, other))
+            if row_invalid is not None and typing is not None:
+                row_invalid.append(tuple(typing.invalid))
+                typing.invalid.clear()
+        if self.widen_by_values:
+            columns, invalid = _finish(typing, images)
+        else:
+            columns, invalid = (schema.columns if schema is not None else None), ()
+        key_names = self.primary_key(pk)  # the configured key wins (slow path)
+        database, schema_name, table, ts_ms, position, extra = env.head
+        return [
+            ChangeEvent(
+                op=op, format=fid, database=database, schema=schema_name, table=table,
+                key=key_names, before=before, after=after, columns=columns, ts_ms=ts_ms,
+                position=position, partial=_partial(typing, before, after),
+                invalid=row_invalid[index] if row_invalid is not None else invalid, extra=extra,
+            )
+            for index, (before, after) in enumerate(images)
+        ]  # fmt: skip
+
+    def _fast_plan(self, names: msgspec.Raw, codes: msgspec.Raw, tag: Any) -> FlatPlan:
+        """The plan of a schema, by the raw bytes of its type maps (and a vendor ``tag``)."""
+        cache_key = (bytes(names), bytes(codes), tag)
+        plan: FlatPlan = self._plans.plan(
+            cache_key,
+            lambda: self.build_fast_plan(
+                _JSON.decode(cache_key[0]), _JSON.decode(cache_key[1]), tag
+            ),
+        )
+        self._last_plan = (names.copy(), codes.copy(), tag, plan)  # copies: not the message
+        return plan
+
+    def _fast_events(
+        self,
+        op: Op,
+        names: msgspec.Raw,
+        codes: msgspec.Raw,
+        tag: Any,
+        data_raw: msgspec.Raw,
+        old_raw: msgspec.Raw,
+        pk: list[str] | None,
+        head: Head,
+    ) -> list[ChangeEvent]:
+        """The fast path's rows: paired as the slow path pairs them, typed by the plan of
+        the type maps ``names``/``codes`` (and a vendor ``tag``)."""
+        last = self._last_plan
+        # consecutive messages of a topic mostly share their table: compare, no hashing
+        if last is not None and last[0] == names and last[1] == codes and last[2] == tag:
+            plan = last[3]
+        else:
+            plan = self._fast_plan(names, codes, tag)
+        rows = plan.rows
+        data = rows.decode(data_raw)
+        old = None if old_raw == NULL_RAW else rows.decode(old_raw)
+        main, overlay, main_is_after = self.pair_rows(op, data, old)
+        if not main:
+            return []
+        width = plan.width
+        type_row = rows.type_row
+        columns: dict[str, Column] | None = plan.schema.columns
+        key_names = self.primary_key(pk)  # the configured key wins (fast path)
+        fid = self.id
+        database, schema, table, ts_ms, position, extra = head
+        events: list[ChangeEvent] = []
+        for index, row in enumerate(main):
+            if len(row) != width:
+                raise NotFast  # a partial row (its keys are the schema's: FastRows checks)
+            other: dict[str, Any] | None = None
+            if overlay is None:
+                image = type_row(row)
+            elif self.old_is_overlay:
+                image = type_row(row)
+                if not overlay:
+                    other = image  # nothing changed: Canal drops empty ``old`` maps
+                elif len(overlay) == len(main):
+                    other = rows.type_into(overlay[index], dict(image))
+            else:
+                whole = overlay[index]
+                if len(whole) != width:
+                    raise NotFast
+                other = type_row(whole)
+                image = type_row(row)
+            before, after = (other, image) if main_is_after else (image, other)
+            events.append(
+                ChangeEvent(
+                    op=op, format=fid, database=database, schema=schema, table=table,
+                    key=key_names, before=before, after=after, columns=columns, ts_ms=ts_ms,
+                    position=position, extra=extra,
+                )
+            )  # fmt: skip
+        if plan.zoned:  # aware values make timestamp columns timestamptz, as in the slow path
+            typing = _Typing(plan.schema, [], set(), {})
+            columns, _ = _finish(typing, [(event.before, event.after) for event in events])
+            events = [msgspec.structs.replace(event, columns=columns) for event in events]
+        return events
+
+    # ------------------------------------------------------------------ canal's hooks
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
         """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
         flat = _FLAT_DECODER.decode(value)
@@ -624,69 +829,13 @@ class CanalFlatFormat(Format):
             position = Position((commit_ts,))
         gtid = flat.gtid
         extra: dict[str, Any] = {F_GTID: gtid} if gtid and isinstance(gtid, str) else {}
-        names, codes, last = flat.mysqlType, flat.sqlType, self._last_plan
-        # consecutive messages of a topic mostly share their table: compare, no hashing
-        if last is not None and last[0] == names and last[1] == codes:
-            plan = last[2]
-        else:
-            plan = self._fast_plan(names, codes)
-        rows = plan.rows
-        data = rows.decode(flat.data)
-        old = None if flat.old == NULL_RAW else rows.decode(flat.old)
-        # Canal's own layout rule inline (the hook is a method call per message)
-        legacy = (
-            (not data and bool(old)) if self._plain_layout else self.legacy_layout(op, data, old)
-        )
-        overlay: list[dict[str, Any]] | None = None
-        if op is not _UPDATE:
-            main = (old or data) if legacy else (data or old)
-        elif legacy and not data:
-            main = old
-        else:
-            main, overlay = data, (old or [])
-        if not main:
-            return []
-        pk = flat.pkNames
-        key_names = self.primary_key(pk)
-        width = plan.width
-        images: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
-        for index, row in enumerate(main):
-            if len(row) != width:
-                raise NotFast  # a partial row (its keys are the schema's: FastRows checks)
-            image = rows.type_row(row)
-            if overlay is None:
-                images.append((image, None) if op is _DELETE else (None, image))
-                continue
-            other: dict[str, Any] | None = None
-            if not overlay:
-                other = image  # nothing changed: Canal drops empty ``old`` maps
-            elif len(overlay) == len(main):
-                other = rows.type_into(overlay[index], dict(image))
-            images.append((other, image) if not legacy or not data else (image, other))
-        columns: dict[str, Column] | None = plan.schema.columns
-        if plan.zoned:
-            columns, _ = _finish(_Typing(plan.schema, [], set(), {}), images)
-        fid = self.id
-        return [
-            ChangeEvent(
-                op=op, format=fid, database=database, table=table, key=key_names,
-                before=before, after=after, columns=columns, ts_ms=ts_ms, position=position,
-                extra=extra,
-            )
-            for before, after in images
-        ]  # fmt: skip
+        return self._fast_events(
+            op, flat.mysqlType, flat.sqlType, None, flat.data, flat.old, flat.pkNames,
+            (database, None, table, ts_ms, position, extra),
+        )  # fmt: skip
 
-    def _fast_plan(self, names: msgspec.Raw, codes: msgspec.Raw) -> _FastPlan:
-        """The plan of a schema, cached by the raw bytes of its type maps."""
-        cache_key = (bytes(names), bytes(codes))
-        plan: _FastPlan = self._plans.plan(
-            cache_key,
-            lambda: self._build_fast_plan(_JSON.decode(cache_key[0]), _JSON.decode(cache_key[1])),
-        )
-        self._last_plan = (names.copy(), codes.copy(), plan)  # copies: not the whole message
-        return plan
-
-    def _build_fast_plan(self, names: Any, codes: Any) -> _FastPlan:
+    def build_fast_plan(self, names: Any, codes: Any, tag: Any) -> FlatPlan:
+        """How the fast path types the rows of one schema (its type maps, decoded)."""
         if names is None and codes is None:
             raise NotFast  # untyped rows: rare, the slow path copies them as sent
         mode = self.binary_mode if self.binary_mode != BINARY_AUTO else BINARY_LATIN1
@@ -696,7 +845,7 @@ class CanalFlatFormat(Format):
             name: self._fast_column(col.type, mode, zone) for name, col in schema.columns.items()
         }
         zoned = zone is not None and bool(schema.timestamps)
-        return _FastPlan(schema, FastRows(columns), len(columns), zoned)
+        return FlatPlan(schema, FastRows(columns), len(columns), zoned)
 
     def _fast_column(self, ltype: LogicalType, mode: str, zone: dt.tzinfo | None) -> FastColumn:
         """How the fast path types a column's text: as the slow parser (:meth:`_parser`)
@@ -725,9 +874,9 @@ class CanalFlatFormat(Format):
             return FastColumn()  # text columns keep the text (untyped ones too)
         return FastColumn(parser)  # the slow parser itself (binary, time, zoned timestamps)
 
-    def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
+    def envelope(self, msg: dict[str, Any]) -> Envelope:
+        """The header: Canal's field names, op names, position and ``extra``."""
         fid = self.id
-        msg = expect_object(fid, obj, "$")
         tidb = msg.get(F_TIDB)
         if isinstance(tidb, dict) and TIDB_CLAIM_CHECK in tidb:
             raise DecodeError(
@@ -770,74 +919,11 @@ class CanalFlatFormat(Format):
         extra: dict[str, Any] = {F_GTID: gtid} if gtid and isinstance(gtid, str) else {}
         if kind == OP_XAROLLBACK:
             extra[EXTRA_ROLLBACK] = True  # an XA transaction rolled back: a boundary, no rows
-        if op not in _ROW_OPS:
-            sql = optional_str(fid, msg.get(F_SQL), "$.sql")
-            return [
-                ChangeEvent(
-                    op=op, format=fid, database=database, table=table, ts_ms=ts_ms,
-                    position=position, ddl=sql if op is _DDL or op is _TRUNCATE else None,
-                    extra=extra,
-                )
-            ]  # fmt: skip
-        return self._row_events(msg, op, database, table, ts_ms, position, extra)
-
-    def _row_events(
-        self,
-        msg: dict[str, Any],
-        op: Op,
-        database: str | None,
-        table: str | None,
-        ts_ms: int | None,
-        position: Position | None,
-        extra: dict[str, Any],
-    ) -> list[ChangeEvent]:
-        fid = self.id
-        data = _rows(fid, msg, F_DATA)
-        old = _rows(fid, msg, F_OLD)
-        legacy = self.legacy_layout(op, data, old)
-        is_update = op is _UPDATE
-        # ``main`` rows are typed once; for updates the other image is ``main`` overlaid
-        # with the matching ``overlay`` row (Canal's ``old`` holds changed columns only)
-        overlay: list[dict[str, Any]] | None = None
-        if not is_update:
-            main = (old or data) if legacy else (data or old)
-        elif legacy and not data:
-            main = old  # rows after the change only: no before image
-        else:
-            main, overlay = data, (old or [])
-        if not main:
-            return []
-        main_is_after = not legacy or not data
-        schema = self._schema(msg)
-        typing = _Typing(schema, [], set(), {}) if schema is not None else None
-        key_names = self.primary_key(_pk_names(fid, msg))
-        typed = self._typed
-        images: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
-        if not is_update:
-            as_before = op is _DELETE
-            for raw in main:
-                image = typed(raw, typing)
-                images.append((image, None) if as_before else (None, image))
-        else:
-            paired = overlay is not None and len(overlay) == len(main)
-            for index, raw in enumerate(main):
-                image = typed(raw, typing)
-                other: dict[str, Any] | None = None
-                if overlay is not None and not overlay:
-                    other = image  # nothing changed: Canal drops empty ``old`` maps
-                elif paired:
-                    other = typed(overlay[index], typing, dict(image))  # type: ignore[index]
-                images.append((other, image) if main_is_after else (image, other))
-        columns, invalid = _finish(typing, images)
-        return [
-            ChangeEvent(
-                op=op, format=fid, database=database, table=table, key=key_names,
-                before=before, after=after, columns=columns, ts_ms=ts_ms, position=position,
-                partial=_partial(typing, before, after) if typing is not None else (),
-                invalid=invalid, extra=extra,
-            )
-            for before, after in images
-        ]  # fmt: skip
+        head = (database, None, table, ts_ms, position, extra)
+        if op in _ROW_OPS:
+            return Envelope(op, head)
+        sql = optional_str(fid, msg.get(F_SQL), "$.sql")
+        return Envelope(op, head, sql if op is _DDL or op is _TRUNCATE else None)
 
     def _position(self, msg: dict[str, Any]) -> Position | None:
         fid = self.id
@@ -882,14 +968,15 @@ class CanalFlatFormat(Format):
             return self.binary_mode
         return BINARY_LATIN1 if F_ID in msg else BINARY_BASE64
 
-    def _schema(self, msg: dict[str, Any]) -> _Schema | None:
+    def schema(self, msg: dict[str, Any], env: Envelope) -> FlatSchema | None:
+        """The columns and parsers the type maps give (Canal: ``mysqlType``/``sqlType``)."""
         names = msg.get(F_MYSQL_TYPE)
         codes = msg.get(F_SQL_TYPE)
         if names is None and codes is None:
             return None
         mode = self._binary_mode(msg)
         try:
-            cache_key: Any = (_cache_items(names), _cache_items(codes), mode)
+            cache_key: Any = (cache_items(names), cache_items(codes), mode)
             cached = self._schemas.get(cache_key)
         except TypeError:  # unhashable junk inside: build (and fail) without the cache
             cache_key, cached = None, None
@@ -899,7 +986,7 @@ class CanalFlatFormat(Format):
                 self._schemas.put(cache_key, cached)
         return cached
 
-    def _build_schema(self, names: Any, codes: Any, mode: str) -> _Schema:
+    def _build_schema(self, names: Any, codes: Any, mode: str) -> FlatSchema:
         fid = self.id
         if names is not None and not isinstance(names, dict):
             raise DecodeError(fid, "$.mysqlType", f"expected object, got {type_name(names)}")
@@ -933,7 +1020,7 @@ class CanalFlatFormat(Format):
                 parsers[col] = parser
             if ltype is TIMESTAMP:
                 timestamps.append(col)
-        return _Schema(columns, parsers, tuple(timestamps))
+        return FlatSchema(columns, parsers, tuple(timestamps))
 
     def _parser(self, ltype: LogicalType, mode: str) -> Callable[[Any], Any] | None:
         cache_key = (ltype, mode)
@@ -961,6 +1048,8 @@ class CanalFlatFormat(Format):
                 return dict(raw)
             out.update(raw)
             return out
+        if not self.widen_by_values:
+            return convert_values(raw, typing.schema.parsers, typing.invalid, out)
         out = convert_values(
             raw, typing.schema.parsers, typing.invalid, out, partial(_unsigned, typing)
         )
@@ -1109,7 +1198,7 @@ def render_value(value: Any, ltype: LogicalType, mode: str) -> Any:
         return data.decode("latin-1")
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None:
-            return _epoch_seconds_text(value)
+            return epoch_seconds_text(value)
         return value.isoformat(sep=" ")
     if isinstance(value, dt.date):
         return value.isoformat()
@@ -1283,7 +1372,7 @@ def is_drs_like(msg: dict[str, Any]) -> bool:
             base = vendor.split("(", 1)[0].strip().lower()
             if base in _BINARY_NAMES and _BYTE_LIST.fullmatch(value):
                 return True
-            if base == "timestamp" and F_ID in msg and _EPOCH_TEXT.fullmatch(value):
+            if base == "timestamp" and F_ID in msg and EPOCH_TEXT.fullmatch(value):
                 return True
     return False
 
@@ -1305,17 +1394,24 @@ def is_dts_certain(msg: dict[str, Any]) -> bool:
 
 
 # --------------------------------------------------------------------------- canal-json
-class CanalJson(CanalFlatFormat):
+class CanalJson(CanalFamily):
     """Open-source Canal flat message (also OceanBase OMS', Huawei DataArts' and TiCDC's)."""
 
     id = "canal-json"
     vendor = "Alibaba Canal / OceanBase OMS"
     title = "Canal flat message JSON (open-source Canal, OMS Canal serialization)"
     capabilities = Capabilities(
-        before_image="changed columns (old), merged over data",
-        types="mysqlType names + java.sql.Types codes",
-        position="id (OMS: es, ts; TiCDC: _tidb.commitTs)",
+        before_image=Capabilities.Before.CHANGED,
+        types=Capabilities.Types.VENDOR,
         key_names=True,
+        before_detail="`old`, merged over `data`",
+        types_detail="mysqlType names + java.sql.Types codes",
+        position="`id` (OMS: es, ts; TiCDC: `_tidb.commitTs`)",
+        key_detail="`pkNames`",
+        notes=(
+            "BOOLEAN carried as tinyint(1) 0/1",
+            "TIMESTAMP WITH TIME ZONE carried as MySQL TIMESTAMP text without a zone (UTC wall time)",
+        ),
     )
 
     @classmethod

@@ -32,10 +32,13 @@ class CanonicalJson(Format):
     vendor: ClassVar[str] = "anycdc"
     title: ClassVar[str] = "anycdc canonical change event (JSON Lines)"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        before_image="as given (full or partial)",
-        types="logical types + vendor names",
-        position="position (integers)",
+        before_image=Capabilities.Before.VARIES,
+        types=Capabilities.Types.LOGICAL,
         key_names=True,
+        before_detail="as given",
+        types_detail="with vendor type names",
+        position="position (integers)",
+        key_detail="key",
     )
 
     @classmethod

@@ -738,10 +738,19 @@ class DataWorksJson(DataWorksFamily):
     vendor: ClassVar[str] = "Alibaba Cloud DataWorks"
     title: ClassVar[str] = "DataWorks whole-database sync to Kafka (JSON)"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        before_image="full (split mode: in its own UPDATE_BEFOR message)",
-        types="6 DataWorks types (LONG, DOUBLE, STRING, BOOLEAN, DATE, BYTES)",
-        position="payload.sequenceId (split-update halves share it)",
+        before_image=Capabilities.Before.FULL,
+        types=Capabilities.Types.FEW,
         key_names=True,
+        snapshots=False,
+        before_detail="in split mode UPDATE_BEFOR + UPDATE_AFTER, paired",
+        types_detail="LONG, DOUBLE, STRING, BOOLEAN, DATE, BYTES",
+        position="`payload.sequenceId` (split-update halves share it)",
+        key_detail="`primaryKey`",
+        notes=(
+            "six types: integers as LONG, DOUBLE/FLOAT as exact decimals, DATE/DATETIME/"
+            "TIMESTAMP as epoch ms (UTC), TIME and JSON as STRING; no BIGINT UNSIGNED above "
+            "2^63 nor DECIMAL beyond (38,18)",
+        ),
     )
     extra_options: ClassVar[tuple[OptionSpec, ...]] = (
         OptionSpec(

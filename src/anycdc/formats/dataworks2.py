@@ -275,11 +275,14 @@ class DataWorks2Json(DataWorksFamily):
     vendor: ClassVar[str] = "OceanBase OMS"
     title: ClassVar[str] = "OMS 'Dataworks' serialization (DataWorks 2.0 JSON)"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        before_image="full",
-        types="OMS type names (TINYINT ... ZONED_DATETIME, INTERVAL_*)",
-        position="payload.timestamp.eventTime (ms + ns) then payload.scn when numeric: "
-        "no sequence number, changes in the same nanosecond tie",
+        before_image=Capabilities.Before.FULL,
+        types=Capabilities.Types.VENDOR,
         key_names=True,
+        snapshots=False,
+        types_detail="OMS type names (TINYINT ... ZONED_DATETIME, INTERVAL_*)",
+        position="`payload.timestamp.eventTime` (ms + ns) then `payload.scn` when numeric: "
+        "no sequence number, changes in the same nanosecond tie",
+        key_detail="`pk`",
     )
     layout: ClassVar[Layout] = DATAWORKS2_LAYOUT
     ops: ClassVar[Mapping[str, OpRule]] = DATAWORKS2_OPS

@@ -633,7 +633,14 @@ class DebeziumAvro(DebeziumJson):
     # what debezium-json carries, from the Avro writer schema instead of the JSON one
     capabilities: ClassVar[Capabilities] = replace(
         DebeziumJson.capabilities,
-        types="Avro writer schema from the schema registry (Kafka Connect logical names)",
+        types_detail="Avro writer schema from the schema registry (Kafka Connect logical names)",
+        key_detail="from the Kafka key's Avro record or `primary_key=`",
+        notes=(
+            "key names from the Kafka message key (its Avro record); BIGINT UNSIGNED as "
+            "DECIMAL(20,0)",
+            "schemas in a registry or a schema_dir (an encoder without either keeps them in "
+            "its process)",
+        ),
     )
     extra_options: ClassVar[tuple[OptionSpec, ...]] = (
         OptionSpec(

@@ -38,6 +38,10 @@ as sent: the seed's ``"test "`` keeps its trailing space (it names a different
 table than ``"test"`` as far as anycdc can know). ``position`` is ``(id,)``
 (DRS's monotonic serial number) and ``ts_ms`` is ``es``.
 
+The decoding flow is the Canal family's (:class:`anycdc.formats.canal.CanalFamily`);
+DRS gives its hooks: header and ``columnType``/``dbType`` fields, whole ``old``
+rows, the DELETE row's array, typing by vendor names, invalid columns per event.
+
 Detection relies only on what other Canal-shaped producers (open-source
 Canal, DTS, OMS, DataArts) never write: every row value a string, plus one of
 ``columnType``/``opType``, a full-load field (``jobId`` ...), ``INIT_DDL``,
@@ -63,7 +67,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar, Final
 
@@ -72,17 +76,14 @@ import msgspec
 from anycdc.errors import DecodeError, EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
-    _JSON,
     NAIVE_DATETIME,
     NULL_RAW,
     Cache,
     Capabilities,
     FastColumn,
     FastRows,
-    Format,
     NotFast,
-    PlanCache,
-    convert_values,
+    OptionSpec,
     expect_list,
     expect_object,
     generic_parser,
@@ -90,6 +91,7 @@ from anycdc.formats.base import (
     optional_str,
 )
 from anycdc.formats.canal import (
+    EPOCH_TEXT,
     F_DATA,
     F_DATABASE,
     F_ES,
@@ -109,6 +111,13 @@ from anycdc.formats.canal import (
     OP_INIT_DDL,
     OP_INSERT,
     OP_UPDATE,
+    CanalFamily,
+    Envelope,
+    FlatPlan,
+    FlatSchema,
+    Pairing,
+    cache_items,
+    epoch_seconds_text,
     java_double,
     plain_decimal,
 )
@@ -123,7 +132,6 @@ from anycdc.values import (
     UNKNOWN,
     LogicalType,
     check_integer_range,
-    epoch_micros,
     parse_byte_list,
     parse_epoch_seconds,
     parse_hex,
@@ -177,11 +185,9 @@ _COLUMN: Final = "column"  # the GaussDB / PostgreSQL / Oracle / SQL Server flav
 
 _BIT_STRINGS: Final = frozenset({"bit", "varbit"})  # GaussDB/PG: "101" bit-string text
 _FIRST_WORD: Final = re.compile(r"[\s(\[]")
-_EPOCH_TEXT: Final = re.compile(r"-?\d+(?:\.\d+)?")
 _DATETIME_TEXT: Final = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}")
 _BYTE_LIST_TEXT: Final = re.compile(r"\[(?:-?\d{1,3}(?:, ?-?\d{1,3})*)?\]")
 _MAX_CACHED_TYPES: Final = 4096
-_MAX_CACHED_SHAPES: Final = 1024
 
 # Type names (and java.sql.Types codes, as in the seed: FLOAT = 6, DATETIME = 94) the
 # encoder writes for a logical type when the event's own vendor type does not fit.
@@ -294,14 +300,6 @@ def _offset_text(value: dt.datetime) -> str:
     return f"{sign}{hours:02d}" + (f":{minutes:02d}" if minutes else "")
 
 
-def _epoch_text(value: dt.datetime) -> str:
-    """Epoch seconds with the fraction DRS writes for MySQL TIMESTAMP (``1624614713.201``)."""
-    micros = epoch_micros(value)
-    sign = "-" if micros < 0 else ""
-    seconds, fraction = divmod(abs(micros), 1_000_000)
-    return f"{sign}{seconds}" + (f".{fraction:06d}".rstrip("0") if fraction else "")
-
-
 # --------------------------------------------------------------------------- detection
 NOT_FLAT: Final = 0  # not a flat (Canal-shaped) message
 FLAT: Final = 1  # Canal-shaped, nothing DRS-only
@@ -357,7 +355,7 @@ def _drs_evidence(message: Any) -> tuple[int, int]:
             for row in rows:
                 value = row.get(name)
                 if isinstance(value, str):
-                    if _EPOCH_TEXT.fullmatch(value):
+                    if EPOCH_TEXT.fullmatch(value):
                         proofs.add(-1)
                     elif _DATETIME_TEXT.match(value):
                         proofs.add(1)
@@ -409,17 +407,6 @@ class _DrsMessage(msgspec.Struct, forbid_unknown_fields=True):
 _DRS_DECODER: Final = msgspec.json.Decoder(_DrsMessage, float_hook=Decimal)
 
 
-class _FastPlan:
-    """The columns of a table shape and the rows decoder of the fast path."""
-
-    __slots__ = ("columns", "rows", "width")
-
-    def __init__(self, columns: dict[str, Column], rows: FastRows) -> None:
-        self.columns = columns
-        self.rows = rows
-        self.width = len(columns)
-
-
 def _text_or_none(value: Any) -> str | None:
     """A header text as the slow path reads it, for text and null (else: slow path)."""
     if value is None or type(value) is str:
@@ -427,8 +414,11 @@ def _text_or_none(value: Any) -> str | None:
     raise NotFast
 
 
-class _DrsJsonBase(Format):
-    """What DRS JSON and JSON-C share; subclasses set the two differences."""
+class _DrsJsonBase(CanalFamily):
+    """What DRS JSON and JSON-C share: the Canal family's flow with DRS' hooks (header
+    and ``columnType``/``dbType`` fields, whole ``old`` rows, the DELETE row's array,
+    typing by vendor names, per-event invalid columns, DRS' own message when encoding);
+    subclasses set the two differences."""
 
     vendor: ClassVar[str] = "Huawei Cloud DRS"
     #: JSON-C puts a DELETE row in ``data`` (JSON: in ``old``)
@@ -436,8 +426,11 @@ class _DrsJsonBase(Format):
     #: JSON writes MySQL TIMESTAMP as epoch seconds (JSON-C: as datetime text)
     epoch_timestamps: ClassVar[bool] = True
 
-    fast_path = True
-    _FAST_PLANS: ClassVar[int] = 1024
+    extra_options: ClassVar[tuple[OptionSpec, ...]] = ()
+    old_is_overlay: ClassVar[bool] = False  # ``old`` holds whole rows
+    widen_by_values: ClassVar[bool] = False
+    invalid_per_row: ClassVar[bool] = True
+    schema_first: ClassVar[bool] = True
 
     sniff_scores: ClassVar[tuple[float, float, float, float]]
     """The variant's confidence in a message that is Canal-shaped with nothing DRS-only,
@@ -459,15 +452,86 @@ class _DrsJsonBase(Format):
         self._types: Cache[tuple[str, bool, str | None], tuple[LogicalType, str, Parser]] = Cache(
             _MAX_CACHED_TYPES
         )
-        # shared, never mutated: events wrap ``columns`` read-only
-        self._shapes: Cache[Hashable, tuple[dict[str, Column], dict[str, Parser]]] = Cache(
-            _MAX_CACHED_SHAPES
-        )
-        # fast path: plans by the type maps' raw bytes and dbType (a PlanCache)
-        self._plans = PlanCache(self._FAST_PLANS)
-        self._last_plan: tuple[Any, ...] | None = None
 
-    # ---- fast path
+    # ---- hooks of the Canal family: decoding
+    def envelope(self, msg: dict[str, Any]) -> Envelope:
+        """The header: ``type`` (``opType`` in the GaussDB flavour), DRS' fields kept in
+        ``extra``, ``id`` as the position; ``DDL``/``INIT_DDL`` are DDL."""
+        fid = self.id
+        op_field = F_TYPE if msg.get(F_TYPE) is not None else F_OP_TYPE
+        op_code = msg.get(op_field)
+        if op_code is None:
+            raise self.error("$", f"missing required field {F_TYPE!r}")
+        if not isinstance(op_code, str):
+            raise self.error(f"$.{op_field}", f"expected string, got {type_name(op_code)}")
+        db_type = optional_str(fid, msg.get(F_DB_TYPE), f"$.{F_DB_TYPE}")
+        extra: dict[str, Any] = {}
+        for name in FULL_LOAD_FIELDS:
+            value = optional_str(fid, msg.get(name), f"$.{name}")
+            if value:
+                extra[name] = value
+        if db_type:
+            extra[F_DB_TYPE] = db_type
+        seq = int_field(fid, msg.get(F_ID), f"$.{F_ID}")
+        if seq is not None and seq < 0:
+            raise self.error(f"$.{F_ID}", f"expected a non-negative serial number, got {seq}")
+        head = (
+            _name_or_none(fid, msg.get(F_DATABASE), f"$.{F_DATABASE}"),
+            _name_or_none(fid, msg.get(F_SCHEMA), f"$.{F_SCHEMA}"),
+            _name_or_none(fid, msg.get(F_TABLE), f"$.{F_TABLE}"),
+            int_field(fid, msg.get(F_ES), f"$.{F_ES}"),
+            Position((seq,)) if seq is not None else None,
+            extra,
+        )
+        op = ROW_OPS.get(op_code)
+        if op_code in DDL_OPS or (op is None and msg.get(F_IS_DDL) is True):
+            return Envelope(Op.DDL, head, optional_str(fid, msg.get(F_SQL), f"$.{F_SQL}"))
+        if op is None:
+            raise self.error(f"$.{op_field}", f"unknown op {op_code!r}")
+        return Envelope(op, head)
+
+    def row_arrays(self, msg: dict[str, Any]) -> tuple[list[Any] | None, list[Any] | None]:
+        """``data`` and ``old`` (their rows are checked as they are paired)."""
+        fid = self.id
+        data, old = msg.get(F_DATA), msg.get(F_OLD)
+        return (
+            None if data is None else expect_list(fid, data, f"$.{F_DATA}"),
+            None if old is None else expect_list(fid, old, f"$.{F_OLD}"),
+        )
+
+    def pair_rows(self, op: Op, data: list[Any] | None, old: list[Any] | None) -> Pairing:
+        """A DELETE row from its variant's array (the other one when that is empty);
+        otherwise ``data`` after the change and, for UPDATE, ``old`` the whole row before."""
+        fid = self.id
+        if op is Op.DELETE:
+            own, other = (F_DATA, F_OLD) if self.delete_in_data else (F_OLD, F_DATA)
+            rows = {F_DATA: data, F_OLD: old}
+            field = own if rows[own] or not rows[other] else other
+            found = rows[field]
+            if found is None:
+                raise self.error(f"$.{own}", "expected array of rows, got null")
+            for i, row in enumerate(found):
+                if type(row) is not dict:
+                    expect_object(fid, row, f"$.{field}[{i}]")
+            return found, None, False
+        if data is None:
+            raise self.error(f"$.{F_DATA}", "expected array of rows, got null")
+        before = old if op is Op.UPDATE else None
+        if before is not None and len(before) != len(data):
+            raise self.error(
+                f"$.{F_OLD}", f"expected {len(data)} rows like {F_DATA}, got {len(before)}"
+            )
+        for i, row in enumerate(data):
+            if before is not None and type(before[i]) is not dict:
+                expect_object(fid, before[i], f"$.{F_OLD}[{i}]")
+            if type(row) is not dict:
+                expect_object(fid, row, f"$.{F_DATA}[{i}]")
+        return data, before, True
+
+    def schema(self, msg: dict[str, Any], env: Envelope) -> FlatSchema | None:
+        """The columns of ``mysqlType`` (``columnType`` + ``dbType``) with ``sqlType`` codes."""
+        return self._columns(msg, env.head[5].get(F_DB_TYPE))
+
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
         """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
         msg = _DRS_DECODER.decode(value)
@@ -490,95 +554,39 @@ class _DrsJsonBase(Format):
             raise NotFast
         if type(ts_ms) is not int and ts_ms is not None:
             raise NotFast
-        names = msg.columnType if msg.columnType != NULL_RAW else msg.mysqlType
-        codes, last = msg.sqlType, self._last_plan
-        # consecutive messages of a topic mostly share their table: compare, no hashing
-        if (
-            last is not None and last[0] == names and last[1] == codes and last[2] == db_type
-            and last[3] == (msg.columnType != NULL_RAW)
-        ):  # fmt: skip
-            plan: _FastPlan = last[4]
-        else:
-            plan = self._fast_plan(msg, names, codes, db_type)
-        rows = plan.rows
-        data = rows.decode(msg.data)
-        old = None if msg.old == NULL_RAW else rows.decode(msg.old)
-        pk = msg.pkNames
-        common: dict[str, Any] = {
-            "format": self.id,
-            "database": _text_or_none(msg.database) or None,
-            "schema": _text_or_none(msg.schema) or None,
-            "table": _text_or_none(msg.table) or None,
-            "ts_ms": ts_ms,
-            "position": Position((seq,)) if seq is not None else None,
-            "extra": extra,
-            "key": self.primary_key(pk),
-            "columns": plan.columns,
-        }
-        width = plan.width
-        if op is Op.DELETE:
-            own, other = (data, old) if self.delete_in_data else (old, data)
-            found = own if own or not other else other
-            if found is None:
-                raise NotFast  # the slow path reports the missing rows
-            events = []
-            for row in found:
-                if len(row) != width:
-                    raise NotFast  # a partial row (its keys are the schema's)
-                events.append(ChangeEvent(op=op, before=rows.type_row(row), **common))
-            return events
-        if data is None or (op is Op.UPDATE and old is not None and len(old) != len(data)):
-            raise NotFast
-        events = []
-        for index, row in enumerate(data):
-            before = old[index] if op is Op.UPDATE and old is not None else None
-            if len(row) != width or (before is not None and len(before) != width):
-                raise NotFast
-            events.append(
-                ChangeEvent(
-                    op=op,
-                    before=rows.type_row(before) if before is not None else None,
-                    after=rows.type_row(row),
-                    **common,
-                )
-            )
-        return events
-
-    def _fast_plan(
-        self, msg: _DrsMessage, names: msgspec.Raw, codes: msgspec.Raw, db_type: str | None
-    ) -> _FastPlan:
-        """The plan of a table shape (cached by its type maps' bytes)."""
         flavoured = msg.columnType != NULL_RAW
-        cache_key = (bytes(msg.columnType), bytes(msg.mysqlType), bytes(codes), db_type)
-        plan: _FastPlan = self._plans.plan(
-            cache_key, lambda: self._build_fast_plan(cache_key, flavoured, db_type)
+        names = msg.columnType if flavoured else msg.mysqlType
+        head = (
+            _text_or_none(msg.database) or None,
+            _text_or_none(msg.schema) or None,
+            _text_or_none(msg.table) or None,
+            ts_ms,
+            Position((seq,)) if seq is not None else None,
+            extra,
         )
-        self._last_plan = (names.copy(), codes.copy(), db_type, flavoured, plan)
-        return plan
+        return self._fast_events(
+            op, names, msg.sqlType, (db_type, flavoured), msg.data, msg.old, msg.pkNames, head
+        )
 
-    def _build_fast_plan(
-        self,
-        cache_key: tuple[bytes, bytes, bytes, str | None],
-        flavoured: bool,
-        db_type: str | None,
-    ) -> _FastPlan:
+    def build_fast_plan(self, names: Any, codes: Any, tag: Any) -> FlatPlan:
+        db_type, flavoured = tag
         shape = {
-            F_COLUMN_TYPE: _JSON.decode(cache_key[0]),
-            F_MYSQL_TYPE: _JSON.decode(cache_key[1]),
-            F_SQL_TYPE: _JSON.decode(cache_key[2]),
+            F_COLUMN_TYPE: names if flavoured else None,
+            F_MYSQL_TYPE: None if flavoured else names,
+            F_SQL_TYPE: codes,
         }
-        columns, parsers = self._columns(shape, db_type)  # DecodeError: slow path says it
-        if columns is None:
+        schema = self._columns(shape, db_type)  # DecodeError: slow path says it
+        if schema is None:
             raise NotFast  # untyped rows: the slow path keeps them as sent
         flavour = _COLUMN if flavoured else _MYSQL
         oracle = bool(db_type) and "oracle" in str(db_type).lower()
         fast = {
-            name: self._fast_column(col, parsers.get(name), flavour, oracle)
-            for name, col in columns.items()
+            name: self._drs_fast_column(col, schema.parsers.get(name), flavour, oracle)
+            for name, col in schema.columns.items()
         }
-        return _FastPlan(columns, FastRows(fast))
+        return FlatPlan(schema, FastRows(fast), len(fast), False)
 
-    def _fast_column(
+    def _drs_fast_column(
         self, col: Column, parser: Parser | None, flavour: str, oracle: bool
     ) -> FastColumn:
         """The slow parser, and the msgspec type that gives the same for the texts it
@@ -643,108 +651,12 @@ class _DrsJsonBase(Format):
             found = self._types.put(key, (ltype, kind, parser))
         return found
 
-    # ---- decoding
-    def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
-        fid = self.id
-        msg = expect_object(fid, obj, "$")
-        op_field = F_TYPE if msg.get(F_TYPE) is not None else F_OP_TYPE
-        op_code = msg.get(op_field)
-        if op_code is None:
-            raise self.error("$", f"missing required field {F_TYPE!r}")
-        if not isinstance(op_code, str):
-            raise self.error(f"$.{op_field}", f"expected string, got {type_name(op_code)}")
-        db_type = optional_str(fid, msg.get(F_DB_TYPE), f"$.{F_DB_TYPE}")
-        extra: dict[str, Any] = {}
-        for name in FULL_LOAD_FIELDS:
-            value = optional_str(fid, msg.get(name), f"$.{name}")
-            if value:
-                extra[name] = value
-        if db_type:
-            extra[F_DB_TYPE] = db_type
-        seq = int_field(fid, msg.get(F_ID), f"$.{F_ID}")
-        if seq is not None and seq < 0:
-            raise self.error(f"$.{F_ID}", f"expected a non-negative serial number, got {seq}")
-        common: dict[str, Any] = {
-            "format": fid,
-            "database": _name_or_none(fid, msg.get(F_DATABASE), f"$.{F_DATABASE}"),
-            "schema": _name_or_none(fid, msg.get(F_SCHEMA), f"$.{F_SCHEMA}"),
-            "table": _name_or_none(fid, msg.get(F_TABLE), f"$.{F_TABLE}"),
-            "ts_ms": int_field(fid, msg.get(F_ES), f"$.{F_ES}"),
-            "position": Position((seq,)) if seq is not None else None,
-            "extra": extra,
-        }
-        op = ROW_OPS.get(op_code)
-        if op_code in DDL_OPS or (op is None and msg.get(F_IS_DDL) is True):
-            sql = optional_str(fid, msg.get(F_SQL), f"$.{F_SQL}")
-            return [ChangeEvent(op=Op.DDL, ddl=sql, **common)]
-        if op is None:
-            raise self.error(f"$.{op_field}", f"unknown op {op_code!r}")
-        columns, parsers = self._columns(msg, db_type)
-        common["key"] = self.primary_key(self._pk_names(msg.get(F_PK_NAMES)))
-        common["columns"] = columns
-        data = self._rows(msg, F_DATA)
-        old = self._rows(msg, F_OLD)
-        if op is Op.DELETE:
-            own, other = (F_DATA, F_OLD) if self.delete_in_data else (F_OLD, F_DATA)
-            rows = {F_DATA: data, F_OLD: old}
-            field = own if rows[own] or not rows[other] else other
-            found = rows[field]
-            if found is None:
-                raise self.error(f"$.{own}", "expected array of rows, got null")
-            return [
-                self._row_event(op, common, columns, parsers, None, (row, f"$.{field}[{i}]"))
-                for i, row in enumerate(found)
-            ]
-        if data is None:
-            raise self.error(f"$.{F_DATA}", "expected array of rows, got null")
-        if op is Op.UPDATE and old is not None and len(old) != len(data):
-            raise self.error(
-                f"$.{F_OLD}", f"expected {len(data)} rows like {F_DATA}, got {len(old)}"
-            )
-        events = []
-        for i, row in enumerate(data):
-            before = (old[i], f"$.{F_OLD}[{i}]") if op is Op.UPDATE and old is not None else None
-            events.append(
-                self._row_event(op, common, columns, parsers, (row, f"$.{F_DATA}[{i}]"), before)
-            )
-        return events
-
-    def _row_event(
-        self,
-        op: Op,
-        common: Mapping[str, Any],
-        columns: Mapping[str, Column] | None,
-        parsers: Mapping[str, Parser],
-        after: tuple[Any, str] | None,
-        before: tuple[Any, str] | None,
-    ) -> ChangeEvent:
-        invalid: list[str] = []
-        partial: list[str] = []
-        images: dict[str, dict[str, Any] | None] = {"before": None, "after": None}
-        for name, raw in (("before", before), ("after", after)):
-            if raw is None:
-                continue
-            row = expect_object(self.id, raw[0], raw[1])
-            images[name] = convert_values(row, parsers, invalid)
-            if columns is not None and not columns.keys() <= row.keys():
-                partial.append(name)  # the message lacks some of the table's columns
-        return ChangeEvent(
-            op=op,
-            before=images["before"],
-            after=images["after"],
-            partial=tuple(partial),
-            invalid=tuple(invalid),
-            **common,
-        )
-
-    def _columns(
-        self, msg: Mapping[str, Any], db_type: str | None
-    ) -> tuple[dict[str, Column] | None, dict[str, Parser]]:
+    def _columns(self, msg: Mapping[str, Any], db_type: str | None) -> FlatSchema | None:
         flavour = _COLUMN if msg.get(F_COLUMN_TYPE) is not None else _MYSQL
         field = F_COLUMN_TYPE if flavour == _COLUMN else F_MYSQL_TYPE
         raw_types = msg.get(field)
         if raw_types is None:
-            return None, {}
+            return None
         types = expect_object(self.id, raw_types, f"$.{field}")
         raw_codes = msg.get(F_SQL_TYPE)
         codes = (
@@ -753,10 +665,8 @@ class _DrsJsonBase(Format):
         # a topic repeats a few table shapes: build each shape's columns and parsers once
         try:
             # type(v) keeps a code of 4.0 or true from hitting the shape of code 4 or 1
-            code_key = tuple((k, v, type(v)) for k, v in codes.items())
-            name_key = tuple((k, v, type(v)) for k, v in types.items())  # "4" vs 4 vs 4.0
-            cache_key: Hashable = (field, db_type, name_key, code_key)
-            found = self._shapes.get(cache_key)
+            cache_key: Any = (field, db_type, cache_items(types), cache_items(codes))
+            found = self._schemas.get(cache_key)
         except TypeError:  # unhashable garbage in the type maps: validated below
             cache_key, found = None, None
         if found is not None:
@@ -771,22 +681,11 @@ class _DrsJsonBase(Format):
             columns[name] = Column(ltype, vendor_name, code)
             if ltype is not UNKNOWN:
                 parsers[name] = parser
+        # shared, never mutated: events wrap ``columns`` read-only
+        found = FlatSchema(columns, parsers, ())
         if cache_key is not None:
-            self._shapes.put(cache_key, (columns, parsers))
-        return columns, parsers
-
-    def _rows(self, msg: Mapping[str, Any], field: str) -> list[Any] | None:
-        value = msg.get(field)
-        return None if value is None else expect_list(self.id, value, f"$.{field}")
-
-    def _pk_names(self, value: Any) -> list[str] | None:
-        if value is None:
-            return None
-        names = expect_list(self.id, value, f"$.{F_PK_NAMES}")
-        for i, name in enumerate(names):
-            if not isinstance(name, str):
-                raise self.error(f"$.{F_PK_NAMES}[{i}]", f"expected string, got {type_name(name)}")
-        return names
+            self._schemas.put(cache_key, found)
+        return found
 
     # ---- encoding
     def encode(self, event: ChangeEvent) -> list[bytes]:
@@ -914,7 +813,7 @@ class _DrsJsonBase(Format):
 
     def _render_datetime(self, value: dt.datetime, kind: str) -> str:
         if kind == _EPOCH:
-            return _epoch_text(value)
+            return epoch_seconds_text(value)
         if value.tzinfo is None:
             return _datetime_text(value)
         if kind == _WITH_OFFSET:
@@ -930,10 +829,17 @@ class DrsJson(_DrsJsonBase):
     id: ClassVar[str] = "drs-json"
     title: ClassVar[str] = "Huawei DRS JSON (DELETE row in old, MySQL TIMESTAMP as epoch seconds)"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        before_image="full (UPDATE, DELETE)",
-        types="vendor type names + sqlType codes",
-        position="id (monotonic serial number)",
+        before_image=Capabilities.Before.FULL,
+        types=Capabilities.Types.VENDOR,
         key_names=True,
+        truncate=False,
+        tx_markers=False,
+        heartbeats=False,
+        before_detail="`old` (UPDATE, DELETE)",
+        types_detail="mysqlType / columnType names + sqlType codes",
+        position="`id` (monotonic serial number)",
+        key_detail="`pkNames`",
+        notes=("no TRUNCATE, markers or heartbeats",),
     )
     # JSON is the default variant: it takes the messages that cannot tell
     sniff_scores: ClassVar[tuple[float, float, float, float]] = (0.2, 0.97, 0.97, 0.3)
@@ -953,10 +859,17 @@ class DrsJsonC(_DrsJsonBase):
     delete_in_data: ClassVar[bool] = True
     epoch_timestamps: ClassVar[bool] = False
     capabilities: ClassVar[Capabilities] = Capabilities(
-        before_image="full (UPDATE, DELETE)",
-        types="vendor type names + java.sql.Types codes",
-        position="id (monotonic serial number)",
+        before_image=Capabilities.Before.FULL,
+        types=Capabilities.Types.VENDOR,
         key_names=True,
+        truncate=False,
+        tx_markers=False,
+        heartbeats=False,
+        before_detail="`old` (UPDATE, DELETE)",
+        types_detail="mysqlType / columnType names + java.sql.Types codes",
+        position="`id` (monotonic serial number)",
+        key_detail="`pkNames`",
+        notes=("TIMESTAMP WITH TIME ZONE arrives zone-less (UTC wall time)",),
     )
     # high only when the message proves JSON-C; 0.45 (below drs-json) when it cannot tell
     sniff_scores: ClassVar[tuple[float, float, float, float]] = (0.1, 0.1, 0.45, 0.97)

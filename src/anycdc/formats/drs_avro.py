@@ -162,10 +162,13 @@ class DrsAvro(Format):
     detectable: ClassVar[bool] = False
     can_encode: ClassVar[bool] = False
     capabilities: ClassVar[Capabilities] = Capabilities(
-        before_image="as the schema carries it (DRS: full `old` row)",
-        types="type-name map of the record, or the Avro field types",
-        position="record id (monotonic)",
+        before_image=Capabilities.Before.CONFIGURED,
+        types=Capabilities.Types.SCHEMA,
         key_names=True,
+        before_detail="as the schema carries it (DRS: full `old` row)",
+        types_detail="type-name map of the record, or the Avro field types",
+        position="configured field (DRS: record id, monotonic)",
+        key_detail="configured field",
     )
     extra_options: ClassVar[tuple[OptionSpec, ...]] = (
         OptionSpec(

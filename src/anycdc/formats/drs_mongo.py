@@ -937,10 +937,19 @@ class DrsMongoJson(Format):
     vendor: ClassVar[str] = "Huawei Cloud DRS"
     title: ClassVar[str] = "Huawei DRS JSON for MongoDB/DDS (shell-style document text)"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        before_image="key only (_id)",
-        types="BSON types read from shell-style text",
-        position="clusterTime (seconds:increment)",
+        before_image=Capabilities.Before.KEY_ONLY,
+        types=Capabilities.Types.VENDOR,
         key_names=True,
+        truncate=False,
+        tx_markers=False,
+        heartbeats=False,
+        snapshots=False,
+        documents=True,
+        before_detail="`_id`; updates are `$set`/`$unset` patches or replacements",
+        types_detail="BSON types read from shell-style text",
+        position="`clusterTime` (seconds:increment)",
+        key_detail="`_id`",
+        notes=("a MongoDB collection; updates as $set/$unset patches or replacements",),
     )
 
     @classmethod

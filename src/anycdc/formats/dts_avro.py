@@ -697,10 +697,16 @@ class DtsAvro(Format):
     title: ClassVar[str] = "DTS Avro (schemaless com.alibaba.dts.formats.avro.Record)"
     binary: ClassVar[bool] = True
     capabilities: ClassVar[Capabilities] = Capabilities(
-        before_image="full (EmptyObject NONE marks columns not sent)",
-        types="MySQL binlog type codes + Avro value kinds (decimal precision/scale)",
-        position="sourcePosition offset@file + record id",
+        before_image=Capabilities.Before.FULL,
+        types=Capabilities.Types.VENDOR,
         key_names=True,
+        truncate=False,
+        value_typed=True,
+        before_detail="EmptyObject NONE marks columns not sent",
+        types_detail="MySQL binlog type codes + Avro value kinds (decimal precision/scale)",
+        position="`sourcePosition` offset@file + record id",
+        key_detail="`pk_uk_info`",
+        notes=("BOOLEAN carried as TINY 0/1",),
     )
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:

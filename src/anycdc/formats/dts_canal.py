@@ -51,7 +51,7 @@ from anycdc.formats.canal import (
     F_DATA,
     F_OLD,
     OP_DDL,
-    CanalFlatFormat,
+    CanalFamily,
     is_drs_like,
     is_dts_certain,
 )
@@ -68,17 +68,24 @@ LEGACY_OPTION: Final = OptionSpec(
 )
 
 
-class DtsCanalJson(CanalFlatFormat):
+class DtsCanalJson(CanalFamily):
     """Alibaba Cloud DTS Canal Json (full ``old`` images, 2022-03-20 layout change)."""
 
     id = "dts-canal-json"
     vendor = "Alibaba Cloud DTS"
     title = "DTS Canal Json (Kafka / RocketMQ)"
     capabilities = Capabilities(
-        before_image="full (old; swapped with data in legacy tasks)",
-        types="mysqlType names (no precision) + sqlType codes",
-        position="id (from time + DTS offset)",
+        before_image=Capabilities.Before.FULL,
+        types=Capabilities.Types.VENDOR,
         key_names=True,
+        before_detail="`old` (swapped with `data` in tasks before 2022-03-20: `legacy=true`)",
+        types_detail="mysqlType names (no precision) + sqlType codes",
+        position="`id` (from time + DTS offset)",
+        key_detail="`pkNames`",
+        notes=(
+            "BOOLEAN carried as tinyint(1) 0/1",
+            "TIMESTAMP WITH TIME ZONE carried as MySQL TIMESTAMP text without a zone (UTC wall time)",
+        ),
     )
     extra_options: ClassVar[tuple[OptionSpec, ...]] = (LEGACY_OPTION, BINARY_OPTION)
     omit_nulls: ClassVar[bool] = True

@@ -165,10 +165,21 @@ class MaxwellJson(Format):
     vendor = "Zendesk Maxwell"
     title = "Maxwell's daemon JSON (data + old = changed columns only)"
     capabilities = Capabilities(
-        before_image="changed columns (old), merged over data",
-        types="none",
-        position="position (binlog file:offset), else ts, xid; then commit, xoffset",
+        before_image=Capabilities.Before.CHANGED,
+        types=Capabilities.Types.NONE,
         key_names=True,
+        truncate=False,
+        tx_markers=False,
+        heartbeats=False,
+        before_detail="`old`, merged over `data`",
+        position="`position` (binlog file:offset), else `ts`, `xid`; then commit, `xoffset`",
+        key_detail="`primary_key_columns` or `primary_key=`",
+        notes=(
+            "untyped: every value is stored as the vendor's text (OceanBase's text rules, as "
+            "oms-json)",
+            "no TRUNCATE, BEGIN/COMMIT markers (commit flags a transaction's last row) or "
+            "heartbeats; the snapshot as bootstrap-insert rows",
+        ),
     )
 
     # ---- detection

@@ -129,11 +129,22 @@ class OggJson(Format):
     vendor: ClassVar[str] = "Oracle GoldenGate"
     title: ClassVar[str] = "GoldenGate JSON formatter (op_type, op_ts, pos, before/after)"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        before_image="full, or key + changed columns (compressed updates; _isMissing flags)",
-        types="none",
-        position="pos (trail sequence number + RBA)",
+        before_image=Capabilities.Before.VARIES,
+        types=Capabilities.Types.NONE,
         key_names=True,
         ddl=False,
+        tx_markers=False,
+        heartbeats=False,
+        snapshots=False,
+        owner_as_schema=True,
+        before_detail="full, or key + changed columns (compressed updates: `_isMissing` flags, "
+        "or `compressed_updates=true`)",
+        position="`pos` (trail sequence number + RBA)",
+        key_detail="`primary_keys`",
+        notes=(
+            "untyped: every value is stored as the vendor's text",
+            "no DDL, markers or heartbeats; snapshot rows are inserts",
+        ),
     )
     extra_options: ClassVar[tuple[OptionSpec, ...]] = (
         OptionSpec(

@@ -986,10 +986,14 @@ class OmsJson(_OmsFormat):
     vendor = "OceanBase OMS"
     title = "OMS Default JSON (prevStruct / postStruct / allMetaData)"
     capabilities = Capabilities(
-        before_image="full",
-        types="none",
-        position="allMetaData.storeDataSequence",
+        before_image=Capabilities.Before.FULL,
+        types=Capabilities.Types.NONE,
         key_names=True,
+        truncate=False,
+        tx_markers=False,
+        position="`allMetaData.storeDataSequence`",
+        key_detail="`record_primary_key`",
+        notes=("untyped: every value is stored as the vendor's text",),
     )
 
     @classmethod
@@ -1007,10 +1011,14 @@ class OmsExtendJson(_OmsFormat):
     vendor = "OceanBase OMS"
     title = "OMS DefaultExtendColumnType JSON (Default + __light_type column types)"
     capabilities = Capabilities(
-        before_image="full",
-        types="vendor type names (__light_type schemaType)",
-        position="allMetaData.storeDataSequence",
+        before_image=Capabilities.Before.FULL,
+        types=Capabilities.Types.VENDOR,
         key_names=True,
+        truncate=False,
+        tx_markers=False,
+        types_detail="`__light_type` schemaType",
+        position="`allMetaData.storeDataSequence`",
+        key_detail="`record_primary_key`",
     )
     typed = True
     _LIGHT_PLANS: ClassVar[int] = 256

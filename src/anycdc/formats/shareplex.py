@@ -172,10 +172,20 @@ class SharePlexJson(Format):
     vendor = "Quest SharePlex / Alibaba DTS / OceanBase OMS"
     title = "SharePlex JSON (meta + data + key; update data = changed columns only)"
     capabilities = Capabilities(
-        before_image="update: key image (whole row from DTS/OMS, maybe key columns only)",
-        types="none",
-        position="meta.scn, meta.seq",
+        before_image=Capabilities.Before.KEY_ONLY,
+        types=Capabilities.Types.NONE,
         key_names=False,
+        ddl=False,
+        tx_markers=False,
+        heartbeats=False,
+        snapshots=False,
+        partial_updates=True,
+        owner_as_schema=True,
+        before_detail="the `key` image (the whole row from DTS/OMS, maybe the key columns only); "
+        "`data` = changed columns",
+        position="`meta.scn`, then trans + `meta.seq`",
+        key_detail="`primary_key=`",
+        notes=("untyped; key names need the pipeline's primary_keys", "no DDL"),
     )
     extra_options = (
         OptionSpec(

@@ -47,6 +47,7 @@ from anycdc.naming import (
     source_comment,
     source_of,
 )
+from anycdc.schedule import TableIdent
 from anycdc.spark.ledger import INGEST_BATCH
 from anycdc.spark.maintenance import LAST_VACUUM_PROPERTY, TableDetail, table_detail
 from anycdc.spark.sql_types import cast_sql, settle_type
@@ -224,45 +225,111 @@ def settled_types(
     return settled_all
 
 
-def build_plans(
-    summary_rows: Iterable[Any], config: PipelineConfig
-) -> dict[tuple[Any, ...], TablePlan]:
-    """Merge the batch's summary rows into one plan per table.
+@dataclass(frozen=True)
+class TableSummary:
+    """What an apply's pending rows say of one source table: the hand-off from the plan
+    job (one aggregate over every due table's rows) to :func:`build_plans`.
 
-    A summary row holds, per table, every distinct column list with the first source
+    >>> row = {"database": "shop", "schema": None, "table": "orders", "rows": 2,
+    ...        "sightings": [{"position": "7", "columns": [{"name": "id", "type": "int64"}]}],
+    ...        "key": ["id"], "ddl": [], "image_columns": ["id", "note"]}
+    >>> summary = TableSummary.from_row(row)
+    >>> summary.ident, summary.sightings, summary.urgency
+    (('shop', None, 'orders'), (('7', (('id', 'int64'),)),), None)
+    """
+
+    database: str | None
+    schema: str | None
+    table: str
+    rows: int = 0
+    sightings: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    """Each distinct column list (name, logical type) with the first position it came at."""
+    ddl: tuple[tuple[str, str], ...] = ()
+    """Each DDL statement with its position."""
+    image_columns: tuple[str, ...] = ()
+    """Every column an image names (formats without types still name their columns)."""
+    key: tuple[str, ...] | None = None
+    has_row_id: bool = False
+    truncate_position: str | None = None
+    has_rows: bool = False
+
+    @property
+    def ident(self) -> TableIdent:
+        return (self.database, self.schema, self.table)
+
+    @property
+    def urgency(self) -> str | None:
+        """Why the table is due at once whatever its freshness (DDL, TRUNCATE), or None."""
+        return "ddl" if self.ddl else "truncate" if self.truncate_position else None
+
+    @classmethod
+    def from_row(cls, row: Any) -> TableSummary:
+        """From a row of the plan job (a Spark ``Row`` or a mapping with its fields)."""
+
+        def field_of(name: str) -> Any:
+            try:
+                return row[name]
+            except (KeyError, ValueError):  # a Row raises ValueError for a missing field
+                return None
+
+        return cls(
+            row["database"],
+            row["schema"],
+            row["table"],
+            rows=int(field_of("rows") or 0),
+            sightings=tuple(
+                (s["position"] or "", tuple((c["name"], c["type"]) for c in s["columns"]))
+                for s in field_of("sightings") or ()
+                if s["columns"]
+            ),
+            ddl=tuple((d["position"] or "", d["ddl"]) for d in field_of("ddl") or () if d["ddl"]),
+            image_columns=tuple(field_of("image_columns") or ()),
+            key=tuple(field_of("key")) if field_of("key") else None,
+            has_row_id=bool(field_of("has_row_id")),
+            truncate_position=field_of("truncate_position"),
+            has_rows=bool(field_of("has_rows")),
+        )
+
+
+def build_plans(
+    summaries: Iterable[TableSummary], config: PipelineConfig
+) -> dict[TableIdent, TablePlan]:
+    """Merge the apply's table summaries into one plan per table.
+
+    A summary holds every distinct column list of its table with the first source
     position it came at (``sightings``) and the DDL statements with theirs: column types
     and DDL are folded in source order, so a table ends with the same schema however its
     stream is cut into batches.
     """
-    plans: dict[tuple[Any, ...], TablePlan] = {}
-    for row in summary_rows:
-        ident = (row["database"], row["schema"], row["table"])
+    plans: dict[TableIdent, TablePlan] = {}
+    for summary in summaries:
+        ident = summary.ident
         plan = plans.get(ident)
         if plan is None:
             plan = plans[ident] = TablePlan(*ident)
         steps: list[tuple[str, int, Any]] = [
-            (s["position"] or "", 0, s["columns"]) for s in row["sightings"] or () if s["columns"]
+            (position, 0, columns) for position, columns in summary.sightings
         ]
-        steps += [(d["position"] or "", 1, d["ddl"]) for d in row["ddl"] or () if d["ddl"]]
+        steps += [(position, 1, text) for position, text in summary.ddl]
         for _, kind, item in sorted(steps, key=lambda step: step[:2]):
             if kind == 0:
-                for col in item:
-                    plan.see(col["name"], col["type"])
+                for name, logical in item:
+                    plan.see(name, logical)
             else:
                 _apply_ddl(plan, item)
         gone = set(plan.dropped) | {old for old, _ in plan.renamed}
-        for name in row["image_columns"] or ():
+        for name in summary.image_columns:
             if name not in plan.columns and name not in gone:
                 plan.see(name, "unknown")  # untyped: kept as text
-        plan.has_rows = plan.has_rows or bool(row["has_rows"])
-        if row["key"]:
-            plan.key = tuple(row["key"])
-        if row["has_row_id"]:
+        plan.has_rows = plan.has_rows or summary.has_rows
+        if summary.key:
+            plan.key = summary.key
+        if summary.has_row_id:
             plan.row_id = True
-        if row["truncate_position"] and (
-            plan.truncate_position is None or row["truncate_position"] > plan.truncate_position
+        if summary.truncate_position and (
+            plan.truncate_position is None or summary.truncate_position > plan.truncate_position
         ):
-            plan.truncate_position = row["truncate_position"]
+            plan.truncate_position = summary.truncate_position
     for plan in plans.values():
         override = config.key_override(plan.database, plan.table, plan.schema)
         if override:
@@ -895,6 +962,7 @@ __all__: Sequence[str] = [
     "TableApplier",
     "TablePlan",
     "TableResult",
+    "TableSummary",
     "build_plans",
     "fold_actions",
     "ingest_batch",

@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final, NamedTuple
 
 from anycdc.config import PipelineConfig
 from anycdc.schedule import Schedule, TableIdent, qualified_name
@@ -53,9 +53,27 @@ class Applied:
     freshness_s: float | None = None
 
 
-def write_options(app_id: str, version: int) -> dict[str, str]:
-    """Delta's idempotent-write options of one append (a replay with the same pair is skipped)."""
-    return {"txnAppId": app_id, "txnVersion": str(int(version))}
+class WriteId(NamedTuple):
+    """Delta's idempotent-write identity of a write: a replay of the same pair is skipped
+    (a micro-batch's system-table appends use ``(query, batch id)``, an apply outside a
+    batch ``(query:flush, its start in ms)``).
+
+    >>> WriteId("anycdc", 7).options()
+    {'txnAppId': 'anycdc', 'txnVersion': '7'}
+    >>> WriteId("anycdc", 7).of("failed:/t")
+    WriteId(app_id='anycdc:failed:/t', version=7)
+    """
+
+    app_id: str
+    version: int
+
+    def options(self) -> dict[str, str]:
+        """The writer options (``.options(**...)``) that make the write idempotent."""
+        return {"txnAppId": self.app_id, "txnVersion": str(int(self.version))}
+
+    def of(self, part: str) -> WriteId:
+        """The same version under an app id of its own (a write per table of one apply)."""
+        return WriteId(f"{self.app_id}:{part}", self.version)
 
 
 class Ledger:
@@ -142,9 +160,7 @@ class Ledger:
         return only_pending(frame, idents, schedule, self.spark)
 
     # ------------------------------------------------------------------ write
-    def record(
-        self, applied: Iterable[Applied], watermark: int | None, app: tuple[str, int]
-    ) -> None:
+    def record(self, applied: Iterable[Applied], watermark: int | None, app: WriteId) -> None:
         """Append one row per table applied (and the watermark, when nothing is pending)."""
         from pyspark.sql import functions as F
 
@@ -165,7 +181,7 @@ class Ledger:
         frame = self.spark.createDataFrame(rows, self.SCHEMA).withColumn(
             "applied_at", F.current_timestamp()
         )
-        frame.write.format("delta").mode("append").options(**write_options(*app)).save(self.path)
+        frame.write.format("delta").mode("append").options(**app.options()).save(self.path)
 
 
 def only_pending(
@@ -187,4 +203,4 @@ def only_pending(
     return joined.filter(F.col(INGEST_BATCH) > F.col("_p_through")).select(*frame.columns)
 
 
-__all__ = ["INGEST_BATCH", "Applied", "Ledger", "only_pending", "write_options"]
+__all__ = ["INGEST_BATCH", "Applied", "Ledger", "WriteId", "only_pending"]

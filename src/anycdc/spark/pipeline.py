@@ -48,6 +48,7 @@ from anycdc.spark.apply import (
     TableApplier,
     TablePlan,
     TableResult,
+    TableSummary,
     build_plans,
     fold_actions,
     q,
@@ -55,7 +56,7 @@ from anycdc.spark.apply import (
 )
 from anycdc.spark.decode import decode_frame
 from anycdc.spark.key_bound import KEY_NUMBER_TYPE, KeyBound, bound_column, log_version, read_bound
-from anycdc.spark.ledger import INGEST_BATCH, Applied, Ledger, only_pending, write_options
+from anycdc.spark.ledger import INGEST_BATCH, Applied, Ledger, WriteId, only_pending
 from anycdc.spark.maintenance import AUTO_COMPACT, TableDetail, Upkeep, table_properties
 from anycdc.spark.scd2 import Scd2Applier
 from anycdc.spark.source import raw_stream
@@ -83,7 +84,11 @@ BATCHES_SCHEMA: Final = (
 DETAIL_EVERY: Final = 16
 """A table's size (DESCRIBE DETAIL: whether its MERGE is key-bounded) is read on its first
 apply in a run, then every so many applies; properties and schema are known in between."""
+APPLIERS: Final[dict[str, type[TableApplier]]] = {"scd1": TableApplier, "scd2": Scd2Applier}
+"""The applier of each ``mode``: the one place the mode is read."""
 FLUSH_APP: Final = ":flush"
+APPLY_APP: Final = ":apply"
+"""The app id suffix of the tables' MERGEs: their version is the ingest batch applied through."""
 
 
 def _first(frame: DataFrame) -> Row:
@@ -246,6 +251,8 @@ class Pipeline:
         self.known: dict[str, KnownTable] = {}
         """Per table path: what this run knows of it (schema, properties, size)."""
         self._failure: BaseException | None = None  # what stopped a batch (run-wide)
+        self.applier_kind = APPLIERS[self.config.mode]
+        """How a table is written: its current row per key (scd1) or every version (scd2)."""
 
     # ------------------------------------------------------------------ query
     def start(self) -> StreamingQuery:
@@ -327,7 +334,7 @@ class Pipeline:
             started = time.monotonic()
             through = max(max(schedule.pending[ident].batches) for ident in due)
             metrics = BatchMetrics(through, flush=True, ending=ending)
-            app = (self.config.query_name + FLUSH_APP, int(time.time() * 1000))
+            app = WriteId(self.config.query_name + FLUSH_APP, int(time.time() * 1000))
             with self._session_settings(self.spark):
                 self._apply(self.spark, due, through, None, None, app, metrics)
             metrics.deferred = len(schedule.pending)
@@ -444,7 +451,7 @@ class Pipeline:
         metrics.heartbeat_ts_ms = counts["hb"]
         metrics.source_ts_ms = counts["ts"]
         metrics.messages = int(counts["messages"] or 0)
-        app = (self.config.query_name, batch_id)
+        app = WriteId(self.config.query_name, batch_id)
         with metrics.timed("schema"):
             self._system_upkeep(spark)
         with metrics.timed("plan"):
@@ -452,12 +459,9 @@ class Pipeline:
             wanted = decoded.filter(F.col("error").isNull() & F.col("table").isNotNull())
             summary = self._summary(wanted)
             now_ms = int(time.time() * 1000)
-            for row in summary:
-                ident = (row["database"], row["schema"], row["table"])
-                if not self.config.wants_table(qualified_name(ident)):
-                    continue
-                urgent = "ddl" if row["ddl"] else "truncate" if row["truncate_position"] else None
-                schedule.ingested(ident, batch_id, int(row["rows"] or 0), now_ms, urgent)
+            for table in summary:
+                if self.config.wants_table(qualified_name(table.ident)):
+                    schedule.ingested(table.ident, batch_id, table.rows, now_ms, table.urgency)
         with metrics.timed("log"):
             # the batch made durable: its events, then its bad messages (each once per batch)
             logged = decoded.filter(F.col("error").isNull())
@@ -481,10 +485,9 @@ class Pipeline:
             self._record_batch(spark, metrics, app)
         return metrics
 
-    def _summary(self, wanted: DataFrame) -> list[Any]:
-        """Per table: its distinct column lists with the first position each came at, the
-        image column names, key, truncate and DDL (see :func:`build_plans`), and its
-        number of rows."""
+    def _summary(self, wanted: DataFrame) -> list[TableSummary]:
+        """The plan job: per table, its distinct column lists with the first position each
+        came at, the image column names, key, truncate and DDL, and its number of rows."""
         from pyspark.sql import functions as F
 
         table = ("database", "schema", "table")
@@ -518,7 +521,7 @@ class Pipeline:
                 ).alias("ddl"),
             )
         )
-        return (
+        rows = (
             per_columns.groupBy(*table)
             .agg(
                 F.sum("rows").alias("rows"),
@@ -532,6 +535,7 @@ class Pipeline:
             )
             .collect()
         )
+        return [TableSummary.from_row(row) for row in rows]
 
     # ------------------------------------------------------------------ apply
     def _apply(
@@ -540,8 +544,8 @@ class Pipeline:
         due: list[TableIdent],
         through: int,
         current: DataFrame | None,
-        summary: list[Any] | None,
-        app: tuple[str, int],
+        summary: list[TableSummary] | None,
+        app: WriteId,
         metrics: BatchMetrics,
     ) -> None:
         """Bring the ``due`` tables up to date through ingest batch ``through``: their
@@ -567,13 +571,11 @@ class Pipeline:
             pending = only_pending(current, due, schedule, spark) if summary is None else current
         try:
             with metrics.timed("plan"):
-                rows = summary if summary is not None else self._summary(pending)
-                wanted_rows = [
-                    r for r in rows if (r["database"], r["schema"], r["table"]) in set(due)
-                ]
+                tables = summary if summary is not None else self._summary(pending)
+                wanted_tables = [t for t in tables if t.ident in set(due)]
                 plans = {
                     ident: plan
-                    for ident, plan in build_plans(wanted_rows, self.config).items()
+                    for ident, plan in build_plans(wanted_tables, self.config).items()
                     if self.config.wants_table(plan.qualified)
                 }
             with metrics.timed("schema"):
@@ -614,7 +616,7 @@ class Pipeline:
                 ledger.record(applied, watermark, app)
 
     def _prepare(
-        self, spark: SparkSession, plans: dict[Any, TablePlan], through: int
+        self, spark: SparkSession, plans: dict[TableIdent, TablePlan], through: int
     ) -> tuple[list[Prepared], list[tuple[TablePlan, str]]]:
         """Each due table's schema step (create, evolve), properties and TRUNCATE: all
         idempotent by themselves, so outside the idempotent-write window. What the run
@@ -671,9 +673,7 @@ class Pipeline:
         """One table's schema step, properties and TRUNCATE (see :meth:`_prepare`); None
         for DDL of a table that has no row yet. Its properties are added to ``properties``
         (for the VACUUMs that are due)."""
-        # scd2 keeps history rows; scd1 (default) the current row per key
-        kind = Scd2Applier if self.config.mode == "scd2" else TableApplier
-        applier = kind(spark, self.config, plan)
+        applier = self.applier_kind(spark, self.config, plan)
         known = self.known.get(applier.path)
         if not plan.has_rows and known is None and not applier.exists():
             return None  # DDL for a table we have no row of yet: its first rows carry the schema
@@ -708,7 +708,8 @@ class Pipeline:
         properties.append((applier.table_ref(), props))
         if changed:
             self._own_commits(applier.path)
-        column = bound_column(plan.key, types) if self.config.mode == "scd1" else None
+        # history tables insert a version per change: no key bound turns that into an append
+        column = None if applier.history else bound_column(plan.key, types)
         return Prepared(applier, types, floor, column)
 
     def _system_upkeep(self, spark: SparkSession) -> None:
@@ -739,10 +740,10 @@ class Pipeline:
             log.info("%s: in the catalog as %s", applier.plan.qualified, name)
 
     @contextmanager
-    def _txn(self, spark: SparkSession, app_id: str, version: int) -> Iterator[None]:
+    def _txn(self, spark: SparkSession, write: WriteId) -> Iterator[None]:
         """Delta's idempotent-write settings on the session (MERGE honours only those)."""
-        spark.conf.set(TXN_APP_ID, app_id)
-        spark.conf.set(TXN_VERSION, str(int(version)))
+        spark.conf.set(TXN_APP_ID, write.app_id)
+        spark.conf.set(TXN_VERSION, str(int(write.version)))
         try:
             yield
         finally:
@@ -754,7 +755,7 @@ class Pipeline:
         wanted: DataFrame,
         prepared: list[Prepared],
         through: int,
-        app: tuple[str, int],
+        app: WriteId,
     ) -> list[TableResult]:
         """Fold every prepared table's actions in one shuffle, MERGE each table with the
         version ``through`` (``<query>:apply``), then record the deleted keys (``app``)."""
@@ -769,7 +770,7 @@ class Pipeline:
         folded = None
         try:
             stats = self._action_stats(actions)
-            if self.config.mode == "scd1":
+            if not self.applier_kind.history:
                 store = Tombstones(wanted.sparkSession, self.config)
                 tables = store.table_ids([item.applier.path for item in prepared])
                 # one shuffle folds every table's keys and one read of the tombstones
@@ -790,7 +791,9 @@ class Pipeline:
                     return self._dead_letter_table(wanted, plan, reason, app)
 
             workers = min(self.config.max_concurrent_tables, len(prepared))
-            with self._txn(wanted.sparkSession, self.config.query_name + ":apply", through):
+            with self._txn(
+                wanted.sparkSession, WriteId(self.config.query_name + APPLY_APP, through)
+            ):
                 if workers == 1:
                     results = [apply_one(i) for i in range(len(prepared))]
                 else:
@@ -933,7 +936,7 @@ class Pipeline:
                     F.current_timestamp().alias("failed_at"),
                 ),
                 "dead_letter",
-                (f"{self.config.query_name}:dead:{applier.path}", through),
+                WriteId(f"{self.config.query_name}:dead:{applier.path}", through),
             )
         return TableResult(
             table=plan.qualified,
@@ -995,17 +998,17 @@ class Pipeline:
 
     # ------------------------------------------------------------------ system tables
     def _append(
-        self, frame: DataFrame, name: str, app: tuple[str, int], merge_schema: bool = False
+        self, frame: DataFrame, name: str, app: WriteId, merge_schema: bool = False
     ) -> None:
         """Append to a system table once per ``app`` (Delta skips a replayed pair)."""
         path = f"{self.config.system_dir}/{name}"
-        writer = frame.write.format("delta").mode("append").options(**write_options(*app))
+        writer = frame.write.format("delta").mode("append").options(**app.options())
         if merge_schema:  # a changelog written by an earlier version lacks newer columns
             writer = writer.option("mergeSchema", "true")
         writer.save(path)
 
     def _dead_letter_table(
-        self, frame: DataFrame, plan: TablePlan, reason: str, app: tuple[str, int]
+        self, frame: DataFrame, plan: TablePlan, reason: str, app: WriteId
     ) -> TableResult:
         """Dead-letter every event of ``plan``'s table in ``frame`` (its pending rows) with
         ``reason``: the table failed in this apply. Written once per table and apply (a
@@ -1025,12 +1028,10 @@ class Pipeline:
         )  # fmt: skip
         count = events.count()
         if count:
-            self._append(events, "dead_letter", (f"{app[0]}:failed:{path}", app[1]))
+            self._append(events, "dead_letter", app.of(f"failed:{path}"))
         return TableResult(plan.qualified, path, dead_letters=count, error=reason)
 
-    def _record_batch(
-        self, spark: SparkSession, metrics: BatchMetrics, app: tuple[str, int]
-    ) -> None:
+    def _record_batch(self, spark: SparkSession, metrics: BatchMetrics, app: WriteId) -> None:
         """One row per applied table, and one for the batch itself (no table)."""
         from pyspark.sql import functions as F
 

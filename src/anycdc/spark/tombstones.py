@@ -29,6 +29,8 @@ from anycdc.naming import partition_value
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from anycdc.spark.ledger import WriteId
+
 MAINTENANCE_EVERY: Final = 32  # batches between two purges (and the first batch of a run)
 
 
@@ -121,7 +123,7 @@ class Tombstones:
         tagged = folded.withColumn("_t", F.lit(table_tag(0)))
         return self.guard(tagged, self.table_ids([table_path])).drop("_t")
 
-    def record(self, deleted: DataFrame, app: tuple[str, int] | None = None) -> None:
+    def record(self, deleted: DataFrame, app: WriteId | None = None) -> None:
         """Append deleted keys (``table``, ``_key``, ``position``): one write, stamped now;
         ``app``: Delta's idempotent-write (app id, version) of the write."""
         from pyspark.sql import functions as F
@@ -133,7 +135,7 @@ class Tombstones:
             .partitionBy("table")
         )
         if app is not None:
-            writer = writer.option("txnAppId", app[0]).option("txnVersion", str(int(app[1])))
+            writer = writer.options(**app.options())
         writer.save(self.path)
 
     def maintain(self) -> None:

@@ -22,12 +22,15 @@ class DebeziumJson(DebeziumDecoder, DebeziumEncoder):
         "Debezium change event (JSON converter, schema + payload or payload only)"
     )
     capabilities: ClassVar[Capabilities] = Capabilities(
-        before_image="full (Postgres: key columns or none unless REPLICA IDENTITY FULL)",
-        types="Kafka Connect schema (when schemas.enable=true)",
+        before_image=Capabilities.Before.VARIES,
+        types=Capabilities.Types.SCHEMA,
+        key_names=False,
+        before_detail="full; Postgres: key columns or none unless REPLICA IDENTITY FULL",
+        types_detail="Kafka Connect schema (when schemas.enable=true)",
         position="SQL Server commit_lsn/change_lsn/event_serial_no; MySQL binlog file/pos/row; "
         "Postgres lsn; Oracle scn; MongoDB ts/ord",
-        key_names=False,
-        ddl=True,
+        key_detail="from the Kafka key or `primary_key=`",
+        notes=("key names from the Kafka message key; BIGINT UNSIGNED as DECIMAL(20,0)",),
     )
     extra_options: ClassVar[tuple[OptionSpec, ...]] = (
         OptionSpec(
