@@ -429,6 +429,27 @@ def epoch_micros(value: dt.datetime) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
+#: epoch seconds written as text, with an optional fraction (``"1624614713.201"``)
+EPOCH_TEXT: Final = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def epoch_seconds_text(value: dt.datetime) -> str:
+    """Epoch seconds with the non-zero fraction digits, exact (never through float), as
+    OMS, DataWorks 2.0 and Huawei DRS write MySQL ``TIMESTAMP``; zone-less = UTC.
+
+    >>> epoch_seconds_text(dt.datetime(2020, 11, 24, 16, 1, 2, 12345, tzinfo=dt.UTC))
+    '1606233662.012345'
+    >>> epoch_seconds_text(dt.datetime(1969, 12, 31, 23, 59, 59, 500000))
+    '-0.5'
+    """
+    micros = epoch_micros(value)
+    sign = "-" if micros < 0 else ""
+    seconds, fraction = divmod(abs(micros), 1_000_000)
+    if not fraction:
+        return f"{sign}{seconds}"
+    return f"{sign}{seconds}.{fraction:06d}".rstrip("0")
+
+
 def check_integer_range(value: int, ltype: LogicalType) -> int:
     """Raise ValueError when an integer does not fit its logical type."""
     bounds = INTEGER_RANGES.get(ltype.name)

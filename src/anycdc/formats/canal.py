@@ -47,8 +47,9 @@ Rules this decoder follows (seeds 000-003, FORMATS.md section 4):
   holding only the handle key (``_tidb.onlyHandleKey``) or a claim-check pointer
   (``_tidb.claimCheckLocation``) is an error: the row is not in it. ``gtid`` (a GTID set, not a transaction id) goes to
   ``extra``; ``ts`` (write time) is not kept.
-* detection: see :func:`is_canal_shaped`, :func:`is_drs_like` (Huawei DRS'
-  fields and renderings) and :func:`is_dts_certain` (the keys DTS leaves out).
+* detection: see :func:`is_canal_shaped`, :func:`drs_evidence` (Huawei DRS'
+  fields and renderings, read by every Canal-shaped sniffer) and :func:`is_dts_certain`
+  (the keys DTS leaves out).
 
 >>> fmt = CanalJson()
 >>> [e] = fmt.decode(b'{"data":[{"id":"1","price":"9.90"}],"database":"shop","es":1589373515000,'
@@ -99,6 +100,7 @@ from anycdc.typemap import jdbc_type, sql_type
 from anycdc.values import (
     BINARY,
     BOOLEAN,
+    EPOCH_TEXT,
     FLOAT64,
     INT64,
     INTEGER_RANGES,
@@ -107,7 +109,7 @@ from anycdc.values import (
     UINT64,
     UNKNOWN,
     LogicalType,
-    epoch_micros,
+    epoch_seconds_text,
     format_time,
     parse_base64,
     parse_bool,
@@ -139,6 +141,15 @@ F_SQL_TYPE: Final = "sqlType"
 F_IS_HEARTBEAT: Final = "isHeartbeat"
 F_SERVER_ID: Final = "serverId"
 F_DATA_SOURCE_NAME: Final = "dataSourceName"
+# Huawei DRS' own fields (:mod:`anycdc.formats.drs` reads them too): the GaussDB flavour's
+# type map and op, and the full-load fields
+F_COLUMN_TYPE: Final = "columnType"
+F_OP_TYPE: Final = "opType"
+F_JOB_ID: Final = "jobId"
+F_SHARD_ID: Final = "shardId"
+F_IDENTIFIER: Final = "identifier"
+F_EVENT_ID: Final = "eventId"
+FULL_LOAD_FIELDS: Final = (F_JOB_ID, F_SHARD_ID, F_IDENTIFIER, F_EVENT_ID)
 # TiCDC writes Canal-JSON with ``enable-tidb-extension=true``: ``_tidb`` holds the
 # transaction's TSO (``commitTs``; ``id`` is always 0), ``TIDB_WATERMARK`` messages a
 # ``watermarkTs`` (every change before it was sent); a message too large for Kafka is
@@ -205,7 +216,6 @@ BINARY_OPTION: Final = OptionSpec(
 _VALUE_ERRORS: Final = (ValueError, TypeError, OverflowError, ArithmeticError, UnicodeError)
 _INT64_MAX: Final = 2**63 - 1
 _UINT64_MAX: Final = 2**64 - 1
-EPOCH_TEXT: Final = re.compile(r"-?\d+(?:\.\d+)?")
 _ARGS: Final = re.compile(r"\(.*\)")
 _PRECISION: Final = re.compile(r"\(\s*(\d+)")
 _INT_RANK: Final = {"int8": 0, "int16": 1, "int32": 2, "int64": 3, "uint64": 4}
@@ -382,16 +392,6 @@ def plain_decimal(value: Decimal) -> str:
     return format(value, "f")
 
 
-def epoch_seconds_text(value: dt.datetime) -> str:
-    """Epoch seconds with the fraction OMS writes for ``TIMESTAMP`` (``1606233662.012345``)."""
-    micros = epoch_micros(value)
-    sign = "-" if micros < 0 else ""
-    seconds, fraction = divmod(abs(micros), 1_000_000)
-    if not fraction:
-        return f"{sign}{seconds}"
-    return f"{sign}{seconds}.{fraction:06d}".rstrip("0")
-
-
 # default vendor names/codes for events whose columns carry none (Canal's own choices)
 DEFAULT_VENDOR: Final[Mapping[str, tuple[str, int]]] = {
     "boolean": ("boolean", 16), "int8": ("tinyint", -6), "int16": ("smallint", 5),
@@ -550,6 +550,9 @@ class Envelope:
     ddl: str | None = None  # the statement of a DDL/TRUNCATE event
 
 
+# how the encoder renders one row of typed values as the vendor writes them
+RowRender = Callable[[Mapping[str, Any]], dict[str, Any]]
+
 # rows of ``data``/``old`` a vendor pairs (:meth:`CanalFamily.pair_rows`): the rows typed
 # first, the rows giving the other image (None: there is none) and whether the first are
 # the rows after the change
@@ -572,8 +575,10 @@ class CanalFamily(Format):
       then :meth:`_fast_events`); flags ``old_is_overlay``, ``widen_by_values``,
       ``invalid_per_row`` and ``schema_first``;
     * detection: :meth:`sniff` (Canal's: :func:`is_canal_shaped`, then :meth:`shape_score`);
-    * encoding: :meth:`encode_rows`, :meth:`encode_es`, :meth:`default_vendor`,
-      ``omit_nulls`` and ``ddl_type`` (DRS writes its own message: it overrides :meth:`encode`).
+    * encoding: :meth:`encode_header` (the vendor's fields and their order),
+      :meth:`encode_types` (type maps and row rendering), :meth:`encode_rows` (which
+      image goes to ``data``/``old``), :meth:`serialize`, :meth:`encode_es`,
+      :meth:`default_vendor`, ``omit_nulls`` and ``ddl_type``.
     """
 
     omit_nulls: ClassVar[bool] = False  # DTS examples leave null fields out
@@ -1062,7 +1067,20 @@ class CanalFamily(Format):
 
     # ------------------------------------------------------------------ encoding
     def encode(self, event: ChangeEvent) -> list[bytes]:
-        """One flat message per event, as the vendor writes it."""
+        """One flat message per event, as the vendor writes it: the header in the vendor's
+        field order (:meth:`encode_header`), then for a row change the type maps
+        (:meth:`encode_types`) and the rows they render (:meth:`encode_rows`), written by
+        :meth:`serialize`."""
+        msg = self.encode_header(event)
+        if msg is None:
+            return []
+        if event.op in _ROW_OPS:
+            self.encode_rows(event, msg, self.encode_types(event, msg))
+        return [self.serialize(msg)]
+
+    def encode_header(self, event: ChangeEvent) -> dict[str, Any] | None:
+        """The message without type maps and rows (their fields ``None`` where the vendor
+        places them), or ``None`` when the vendor writes no message for the event."""
         if event.patch is not None or event.split is not None:
             raise EncodeError(self.id, "Canal messages carry whole rows only (no split/patch)")
         position = event.position
@@ -1071,20 +1089,15 @@ class CanalFamily(Format):
         gtid = event.extra.get(F_GTID)
         if gtid is not None:
             msg[F_GTID] = gtid
-        mode = self.binary_mode
         if position is None:
             msg[F_ID] = None
         elif len(position.parts) == 1:
             msg[F_ID] = position.parts[0]
         elif len(position.parts) == 2 and event.ts_ms == position.parts[0]:
-            # OMS: no serial number; ordered by (es, ts)
+            # OMS: no serial number (so binary in base64, as OMS writes it); ordered by (es, ts)
             msg[F_ES] = position.parts[0]
-            if mode == BINARY_AUTO:
-                mode = BINARY_BASE64
         else:
             raise EncodeError(self.id, f"position {position} has no Canal form")
-        if mode == BINARY_AUTO:
-            mode = BINARY_LATIN1
         op = event.op
         msg[F_IS_DDL] = op in (Op.DDL, Op.TRUNCATE)
         msg[F_MYSQL_TYPE] = None
@@ -1097,26 +1110,28 @@ class CanalFamily(Format):
             position.parts[1] if position is not None and len(position.parts) == 2 else event.ts_ms
         )
         msg[F_TYPE] = self._encode_type(event)
-        if op in _ROW_OPS:
-            columns = event.columns
-            if columns is not None:
-                names, codes = self._encode_types(columns)
-                msg[F_MYSQL_TYPE], msg[F_SQL_TYPE] = names, codes
-            self.encode_rows(event, msg, lambda row: self._render_row(row, event, mode))
+        return msg
+
+    def encode_types(self, event: ChangeEvent, msg: dict[str, Any]) -> RowRender:
+        """Fill the type maps of a row change from its columns (Canal: ``mysqlType``/
+        ``sqlType``) and return how a row is rendered (binary as the header implies)."""
+        columns = event.columns
+        if columns is not None:
+            msg[F_MYSQL_TYPE], msg[F_SQL_TYPE] = self._encode_types(columns)
+        mode = self._binary_mode(msg)
+        return lambda row: self._render_row(row, event, mode)
+
+    def serialize(self, msg: dict[str, Any]) -> bytes:
+        """The message's bytes (DTS leaves null fields out)."""
         if self.omit_nulls:
             msg = {k: v for k, v in msg.items() if v is not None}
-        return [dumps(msg).encode("utf-8")]
+        return dumps(msg).encode("utf-8")
 
     def encode_es(self, ts_ms: int | None) -> int | None:
         """``es`` from the event time (Canal: milliseconds as they are)."""
         return ts_ms
 
-    def encode_rows(
-        self,
-        event: ChangeEvent,
-        msg: dict[str, Any],
-        render: Callable[[Mapping[str, Any]], dict[str, Any]],
-    ) -> None:
+    def encode_rows(self, event: ChangeEvent, msg: dict[str, Any], render: RowRender) -> None:
         """Fill ``data``/``old``: Canal puts the row in ``data`` and, for updates, the
         previous values of the changed columns in ``old``."""
         if event.op is Op.UPDATE:
@@ -1323,13 +1338,24 @@ def _partial(
 
 # --------------------------------------------------------------------------- detection
 _SHAPE_FIELDS: Final = (F_DATA, F_OLD, F_IS_DDL, F_MYSQL_TYPE, F_SQL_TYPE, F_PK_NAMES)
-_DRS_FIELDS: Final = frozenset(
-    {"jobId", "shardId", "identifier", "eventId", "columnType", "opType"}
-)
+_DRS_FIELDS: Final = frozenset({F_COLUMN_TYPE, F_OP_TYPE, *FULL_LOAD_FIELDS})
 _DATAARTS_FIELDS: Final = (F_SERVER_ID, F_DATA_SOURCE_NAME, F_IS_HEARTBEAT)
-_BYTE_LIST: Final = re.compile(r"\[(?:-?\d{1,3}(?:, -?\d{1,3})*)?\]")
 _BINARY_NAMES: Final = ("binary", "varbinary", "blob", "tinyblob", "mediumblob", "longblob")
+_BYTE_LIST_TEXT: Final = re.compile(r"\[(?:-?\d{1,3}(?:, ?-?\d{1,3})*)?\]")
+_DATETIME_TEXT: Final = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}")
+_FIRST_WORD: Final = re.compile(r"[\s(\[]")
 _DML_DTS_FIELDS: Final = (F_DATABASE, F_TABLE, F_ES, F_ID, F_TS)
+
+# how much of Huawei DRS a message shows (:func:`drs_evidence`)
+NOT_FLAT: Final = 0  #: not a flat message DRS could write (no type map field ...)
+FLAT: Final = 1  #: a flat message with nothing of DRS
+DRS_LIKE: Final = 2  #: a sign of DRS that proves nothing: Canal-shaped vendors step aside
+DRS_ONLY: Final = 3  #: what only DRS writes: DRS claims the message
+
+
+def type_word(name: str) -> str:
+    """The first word of a vendor type name, lower case (``varbinary(16)`` -> ``varbinary``)."""
+    return _FIRST_WORD.split(name.strip().lower(), maxsplit=1)[0]
 
 
 def is_canal_shaped(msg: Any) -> bool:
@@ -1346,35 +1372,85 @@ def is_canal_shaped(msg: Any) -> bool:
     return any(field in msg for field in _SHAPE_FIELDS)
 
 
-def is_drs_like(msg: dict[str, Any]) -> bool:
-    """Huawei DRS JSON (a Canal-like shape): its own fields or renderings.
+def drs_evidence(message: Any) -> tuple[int, int]:
+    """How much of Huawei DRS' JSON a flat message shows, and which DRS variant it proves:
+    the one rule every Canal-shaped sniffer reads (DRS' to claim, the others to step aside).
 
-    DRS writes ``jobId``/``shardId``/``identifier``/``eventId`` (full load),
-    ``columnType``/``opType`` (non-MySQL sources), ``INIT_DDL``, starts with
-    ``mysqlType``, renders binary as ``"[106, 103]"`` and MySQL ``TIMESTAMP`` as
-    epoch seconds while carrying an ``id`` (OMS, the other epoch writer, has none).
+    Returns ``(strength, variant)``. ``strength`` is :data:`DRS_ONLY` when every row
+    value is text (DRS writes nothing else; Canal by OMS/DataArts does) and the message
+    has a sign of DRS: a GaussDB-flavour field (``columnType``/``opType``), a full-load
+    field (``jobId`` ...), ``INIT_DDL``, DRS' field order (``mysqlType``/``columnType``
+    first; the others start with ``data`` or ``database``) or a binary column written as
+    a byte list (``"[106, 103]"``). It is :data:`DRS_LIKE` for such a sign beside a value
+    that is not text or outside DRS' shape, and for a MySQL ``TIMESTAMP`` in epoch
+    seconds beside an ``id`` (DRS JSON's rendering; OMS, the other epoch writer, has no
+    ``id``) without other sign; :data:`FLAT` for a flat message with none of these and
+    :data:`NOT_FLAT` for anything else. ``variant`` is +1 when the message proves JSON-C
+    (a DELETE row in ``data``, a MySQL TIMESTAMP as datetime text), -1 when it proves
+    JSON (a DELETE row in ``old``, an epoch-seconds TIMESTAMP, the GaussDB flavour that
+    JSON-C does not support), 0 when one message cannot tell.
+
+    >>> drs_evidence({"mysqlType": {"b": "varbinary"}, "type": "INSERT", "data": [{"b": "[1]"}]})
+    (3, 0)
+    >>> drs_evidence({"data": [{"b": "[1]"}], "type": "DELETE", "mysqlType": {"b": "blob"}})
+    (3, 1)
+    >>> drs_evidence({"data": [{"b": "x"}], "type": "INSERT", "mysqlType": {"b": "blob"}})
+    (1, 0)
     """
-    if _DRS_FIELDS.intersection(msg) or msg.get(F_TYPE) == OP_INIT_DDL:
-        return True
-    if next(iter(msg)) == F_MYSQL_TYPE:
-        return True
-    names = msg.get(F_MYSQL_TYPE)
-    if not isinstance(names, dict):
-        return False
-    for field in (F_DATA, F_OLD):
-        rows = msg.get(field)
-        if not rows or not isinstance(rows[0], dict):
+    if not isinstance(message, dict) or not isinstance(message.get(F_TYPE), str):
+        return NOT_FLAT, 0
+    signed = (
+        not _DRS_FIELDS.isdisjoint(message)
+        or next(iter(message)) in (F_MYSQL_TYPE, F_COLUMN_TYPE)
+        or message.get(F_TYPE) == OP_INIT_DDL
+    )
+    types = message.get(F_MYSQL_TYPE, message.get(F_COLUMN_TYPE, False))
+    data, old = message.get(F_DATA), message.get(F_OLD)
+    if (
+        types is False
+        or (types is not None and not isinstance(types, dict))
+        or not isinstance(data, (list, type(None)))
+        or not isinstance(old, (list, type(None)))
+    ):
+        return (DRS_LIKE if signed else NOT_FLAT), 0
+    rows = [r for r in (data or [])[:4] + (old or [])[:4] if isinstance(r, dict)]
+    text = all(v is None or isinstance(v, str) for r in rows for v in r.values())
+    proofs: set[int] = set()
+    if F_COLUMN_TYPE in message or F_OP_TYPE in message:
+        proofs.add(-1)  # JSON-C exists for MySQL/TaurusDB sources only
+    if message.get(F_TYPE) == OP_DELETE:
+        if data and not old:
+            proofs.add(1)
+        elif old and not data:
+            proofs.add(-1)
+    epoch_with_id = False
+    heads = [r[0] for r in (data, old) if r]  # the first rows: an epoch there is DRS-like
+    mysql = types is message.get(F_MYSQL_TYPE)
+    for name, vendor in (types or {}).items():
+        if not isinstance(vendor, str):
             continue
-        for col, value in rows[0].items():
-            vendor = names.get(col)
-            if not isinstance(value, str) or not isinstance(vendor, str):
-                continue
-            base = vendor.split("(", 1)[0].strip().lower()
-            if base in _BINARY_NAMES and _BYTE_LIST.fullmatch(value):
-                return True
-            if base == "timestamp" and F_ID in msg and EPOCH_TEXT.fullmatch(value):
-                return True
-    return False
+        word = type_word(vendor)
+        if word in _BINARY_NAMES:
+            if any(_is_byte_list(r.get(name)) for r in rows):
+                signed = True
+        elif word == "timestamp" and mysql:
+            bare = vendor.split("(", 1)[0].strip().lower() == word  # not "timestamp with ..."
+            for row in rows:
+                value = row.get(name)
+                if isinstance(value, str):
+                    if EPOCH_TEXT.fullmatch(value):
+                        proofs.add(-1)
+                        if bare and F_ID in message and any(row is h for h in heads):
+                            epoch_with_id = True
+                    elif _DATETIME_TEXT.match(value):
+                        proofs.add(1)
+    if signed and text:
+        return DRS_ONLY, next(iter(proofs)) if len(proofs) == 1 else 0
+    return (DRS_LIKE if signed or epoch_with_id else FLAT), 0
+
+
+def _is_byte_list(value: Any) -> bool:
+    return isinstance(value, str) and _BYTE_LIST_TEXT.fullmatch(value) is not None
 
 
 def is_dts_certain(msg: dict[str, Any]) -> bool:
@@ -1416,7 +1492,7 @@ class CanalJson(CanalFamily):
 
     @classmethod
     def shape_score(cls, msg: dict[str, Any]) -> float:
-        if is_drs_like(msg):
+        if drs_evidence(msg)[0] >= DRS_LIKE:
             return 0.2
         if is_dts_certain(msg):
             return 0.4

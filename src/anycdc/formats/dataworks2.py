@@ -71,7 +71,6 @@ split update cannot be written (pair the halves first).
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, ClassVar, Final
@@ -131,6 +130,7 @@ from anycdc.values import (
     BOOLEAN,
     DATE,
     DECIMAL,
+    EPOCH_TEXT,
     FLOAT32,
     FLOAT64,
     INT8,
@@ -143,7 +143,7 @@ from anycdc.values import (
     TIMESTAMP,
     TIMESTAMPTZ,
     LogicalType,
-    epoch_micros,
+    epoch_seconds_text,
     format_time,
     parse_date,
     parse_datetime,
@@ -221,7 +221,6 @@ _TYPE_FOR_LOGICAL: Final[Mapping[str, str]] = {
     "json": TYPE_VARCHAR, "binary": TYPE_BLOB, "decimal": TYPE_DECIMAL, "date": TYPE_DATE,
     "time": TYPE_TIME, "timestamp": TYPE_DATETIME, "timestamptz": TYPE_ZONED_DATETIME,
 }  # fmt: skip
-_EPOCH_TEXT: Final = re.compile(r"-?\d+(?:\.\d+)?")
 _MARKER_CODES: Final[Mapping[Op, str]] = {
     Op.BEGIN: OP_TRANSACTION_BEGIN,
     Op.COMMIT: OP_TRANSACTION_END,
@@ -385,7 +384,7 @@ class DataWorks2Json(DataWorksFamily):
         """TIMESTAMP / ZONED_DATETIME: epoch ms number, epoch seconds text, or zoned text."""
         if _is_number(raw):
             return parse_epoch_millis(raw)
-        if isinstance(raw, str) and _EPOCH_TEXT.fullmatch(raw.strip()):
+        if isinstance(raw, str) and EPOCH_TEXT.fullmatch(raw.strip()):
             return parse_epoch_seconds(raw.strip())
         value = parse_datetime(raw, self.options.timezone)
         if value.tzinfo is None:
@@ -500,7 +499,7 @@ class DataWorks2Json(DataWorksFamily):
             return int(value)  # OMS: BOOL/BOOLEAN true = 1, false = 0
         if isinstance(value, dt.datetime):
             if ltype == TIMESTAMPTZ and vendor_type.upper() == TYPE_TIMESTAMP:
-                return _epoch_seconds_text(value)
+                return epoch_seconds_text(value)
             return _datetime_text(value)
         if isinstance(value, dt.date):
             return value.isoformat()
@@ -541,14 +540,6 @@ def _datetime_text(value: dt.datetime) -> str:
     sign = "-" if offset < dt.timedelta(0) else "+"
     minutes = abs(offset) // dt.timedelta(minutes=1)
     return f"{text} {sign}{minutes // 60:02d}:{minutes % 60:02d}"
-
-
-def _epoch_seconds_text(value: dt.datetime) -> str:
-    """``[epoch seconds][.ffffff]`` as OMS writes TIMESTAMP."""
-    micros = epoch_micros(value)
-    sign = "-" if micros < 0 else ""
-    seconds, rest = divmod(abs(micros), 1_000_000)
-    return f"{sign}{seconds}{_fraction(rest)}"
 
 
 __all__ = ["DataWorks2Json"]

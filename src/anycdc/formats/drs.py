@@ -66,7 +66,6 @@ Position(parts=(7,))
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar, Final
@@ -91,20 +90,28 @@ from anycdc.formats.base import (
     optional_str,
 )
 from anycdc.formats.canal import (
-    EPOCH_TEXT,
+    DRS_ONLY,
+    F_COLUMN_TYPE,
     F_DATA,
     F_DATABASE,
     F_ES,
+    F_EVENT_ID,
     F_ID,
+    F_IDENTIFIER,
     F_IS_DDL,
+    F_JOB_ID,
     F_MYSQL_TYPE,
     F_OLD,
+    F_OP_TYPE,
     F_PK_NAMES,
+    F_SHARD_ID,
     F_SQL,
     F_SQL_TYPE,
     F_TABLE,
     F_TS,
     F_TYPE,
+    FLAT,
+    FULL_LOAD_FIELDS,
     OP_DDL,
     OP_DELETE,
     OP_INIT,
@@ -116,10 +123,12 @@ from anycdc.formats.canal import (
     FlatPlan,
     FlatSchema,
     Pairing,
+    RowRender,
     cache_items,
-    epoch_seconds_text,
+    drs_evidence,
     java_double,
     plain_decimal,
+    type_word,
 )
 from anycdc.typemap import sql_type
 from anycdc.values import (
@@ -132,6 +141,7 @@ from anycdc.values import (
     UNKNOWN,
     LogicalType,
     check_integer_range,
+    epoch_seconds_text,
     parse_byte_list,
     parse_epoch_seconds,
     parse_hex,
@@ -141,15 +151,9 @@ from anycdc.values import (
 
 # --------------------------------------------------------------------------- wire names
 # (the fields and op codes every Canal-shaped message has come from anycdc.formats.canal)
-F_COLUMN_TYPE: Final = "columnType"
+# (and DRS' own fields detection reads, ``columnType``/``opType`` and the full-load ones)
 F_DB_TYPE: Final = "dbType"
 F_SCHEMA: Final = "schema"
-F_OP_TYPE: Final = "opType"
-F_JOB_ID: Final = "jobId"
-F_SHARD_ID: Final = "shardId"
-F_IDENTIFIER: Final = "identifier"
-F_EVENT_ID: Final = "eventId"
-FULL_LOAD_FIELDS: Final = (F_JOB_ID, F_SHARD_ID, F_IDENTIFIER, F_EVENT_ID)
 
 ROW_OPS: Final[dict[str, Op]] = {
     OP_INSERT: Op.INSERT,
@@ -184,9 +188,6 @@ _MYSQL: Final = "mysql"
 _COLUMN: Final = "column"  # the GaussDB / PostgreSQL / Oracle / SQL Server flavour
 
 _BIT_STRINGS: Final = frozenset({"bit", "varbit"})  # GaussDB/PG: "101" bit-string text
-_FIRST_WORD: Final = re.compile(r"[\s(\[]")
-_DATETIME_TEXT: Final = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}")
-_BYTE_LIST_TEXT: Final = re.compile(r"\[(?:-?\d{1,3}(?:, ?-?\d{1,3})*)?\]")
 _MAX_CACHED_TYPES: Final = 4096
 
 # Type names (and java.sql.Types codes, as in the seed: FLOAT = 6, DATETIME = 94) the
@@ -230,10 +231,6 @@ def gson_json(obj: Any) -> bytes:
         if raw in data:
             data = data.replace(raw, escaped)
     return data
-
-
-def _first_word(name: str) -> str:
-    return _FIRST_WORD.split(name.strip().lower(), maxsplit=1)[0]
 
 
 def _parse_binary_text(raw: Any) -> bytes:
@@ -298,73 +295,6 @@ def _offset_text(value: dt.datetime) -> str:
     minutes = abs(int(offset.total_seconds())) // 60
     hours, minutes = divmod(minutes, 60)
     return f"{sign}{hours:02d}" + (f":{minutes:02d}" if minutes else "")
-
-
-# --------------------------------------------------------------------------- detection
-NOT_FLAT: Final = 0  # not a flat (Canal-shaped) message
-FLAT: Final = 1  # Canal-shaped, nothing DRS-only
-DRS_ONLY: Final = 2  # shows a feature only DRS writes
-
-
-def _drs_evidence(message: Any) -> tuple[int, int]:
-    """How DRS-like ``message`` is, and which variant it proves.
-
-    Returns ``(strength, variant)``: ``strength`` is :data:`NOT_FLAT`,
-    :data:`FLAT` or :data:`DRS_ONLY` (a GaussDB-flavour or full-load field, the
-    DRS field order with ``mysqlType`` first, a binary column written as a
-    byte list); ``variant`` is +1 when the message proves JSON-C (a DELETE row
-    in ``data``, a MySQL TIMESTAMP written as datetime text), -1 when it proves
-    JSON (a DELETE row in ``old``, an epoch-seconds TIMESTAMP, the GaussDB
-    flavour that JSON-C does not support), 0 when one message cannot tell.
-    """
-    if not isinstance(message, dict) or not isinstance(message.get(F_TYPE), str):
-        return NOT_FLAT, 0
-    types = message.get(F_MYSQL_TYPE, message.get(F_COLUMN_TYPE, False))
-    if types is False or (types is not None and not isinstance(types, dict)):
-        return NOT_FLAT, 0
-    data, old = message.get(F_DATA), message.get(F_OLD)
-    if not isinstance(data, (list, type(None))) or not isinstance(old, (list, type(None))):
-        return NOT_FLAT, 0
-    rows = [r for r in (data or [])[:4] + (old or [])[:4] if isinstance(r, dict)]
-    if any(v is not None and not isinstance(v, str) for r in rows for v in r.values()):
-        return FLAT, 0  # DRS writes every value as a string (Canal by OMS/DataArts does not)
-    first_key = next(iter(message), None)
-    drs_only = (
-        F_COLUMN_TYPE in message
-        or F_OP_TYPE in message
-        or any(name in message for name in FULL_LOAD_FIELDS)
-        or first_key in (F_MYSQL_TYPE, F_COLUMN_TYPE)  # Canal/DTS/OMS write "data"/"database" first
-        or message.get(F_TYPE) == OP_INIT_DDL
-    )
-    proofs: set[int] = set()
-    if F_COLUMN_TYPE in message or F_OP_TYPE in message:
-        proofs.add(-1)  # JSON-C exists for MySQL/TaurusDB sources only
-    if message.get(F_TYPE) == OP_DELETE:
-        if data and not old:
-            proofs.add(1)
-        elif old and not data:
-            proofs.add(-1)
-    for name, vendor in (types or {}).items():
-        if not isinstance(vendor, str):
-            continue
-        word = _first_word(vendor)
-        if word in ("binary", "varbinary", "blob", "tinyblob", "mediumblob", "longblob"):
-            if any(_is_byte_list(r.get(name)) for r in rows):
-                drs_only = True
-        elif word == "timestamp" and types is message.get(F_MYSQL_TYPE):
-            for row in rows:
-                value = row.get(name)
-                if isinstance(value, str):
-                    if EPOCH_TEXT.fullmatch(value):
-                        proofs.add(-1)
-                    elif _DATETIME_TEXT.match(value):
-                        proofs.add(1)
-    variant = next(iter(proofs)) if len(proofs) == 1 else 0
-    return (DRS_ONLY if drs_only else FLAT), variant
-
-
-def _is_byte_list(value: Any) -> bool:
-    return isinstance(value, str) and _BYTE_LIST_TEXT.fullmatch(value) is not None
 
 
 # --------------------------------------------------------------------------- the formats
@@ -438,13 +368,14 @@ class _DrsJsonBase(CanalFamily):
 
     @classmethod
     def sniff(cls, message: Any) -> float:
-        """DRS-only features decide (see :func:`_drs_evidence`), then the variant."""
+        """DRS-only features decide (the family's rule,
+        :func:`~anycdc.formats.canal.drs_evidence`), then the variant."""
         try:
-            strength, variant = _drs_evidence(message)
+            strength, variant = drs_evidence(message)
         except Exception:  # a sniffer never raises
             return 0.0
         if strength != DRS_ONLY:
-            return cls.sniff_scores[0] if strength == FLAT else 0.0
+            return cls.sniff_scores[0] if strength >= FLAT else 0.0
         return cls.sniff_scores[2 + (variant > 0) - (variant < 0)]
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
@@ -613,7 +544,7 @@ class _DrsJsonBase(CanalFamily):
         if name is None:
             return UNKNOWN, _GENERIC
         ltype = sql_type(name)
-        word = _first_word(name)
+        word = type_word(name)
         if flavour == _MYSQL:
             if word == "timestamp":
                 return (TIMESTAMPTZ, _EPOCH) if self.epoch_timestamps else (TIMESTAMP, _GENERIC)
@@ -687,10 +618,12 @@ class _DrsJsonBase(CanalFamily):
             self._schemas.put(cache_key, found)
         return found
 
-    # ---- encoding
-    def encode(self, event: ChangeEvent) -> list[bytes]:
+    # ---- hooks of the Canal family: encoding
+    def encode_header(self, event: ChangeEvent) -> dict[str, Any] | None:
+        """DRS' fields in DRS' order (full-load fields, then the type map, the GaussDB
+        fields ...); no message for transaction markers and heartbeats."""
         if event.op in (Op.BEGIN, Op.COMMIT, Op.HEARTBEAT):
-            return []  # DRS writes no message for transaction markers or heartbeats
+            return None  # DRS writes no message for transaction markers or heartbeats
         if event.op is Op.TRUNCATE:
             raise EncodeError(self.id, "DRS JSON has no TRUNCATE message")
         flavour = self._flavour(event)
@@ -700,18 +633,13 @@ class _DrsJsonBase(CanalFamily):
             for name in FULL_LOAD_FIELDS:
                 msg[name] = event.extra.get(name)
             msg[F_EVENT_ID] = msg[F_EVENT_ID] or ""  # the seed writes "" (never null) when unknown
-        type_field = F_COLUMN_TYPE if flavour == _COLUMN else F_MYSQL_TYPE
         if event.op is Op.DDL:
             code = OP_INIT_DDL if full_load else OP_DDL
-            types: dict[str, str] | None = None
-            codes: dict[str, int] | None = None
-            renderers: dict[str, str] = {}
         else:
             code = {Op.INSERT: OP_INSERT, Op.UPDATE: OP_UPDATE, Op.DELETE: OP_DELETE}.get(
                 event.op, OP_INIT
             )
-            types, codes, renderers = self._encode_columns(event, flavour)
-        msg[type_field] = types
+        msg[F_COLUMN_TYPE if flavour == _COLUMN else F_MYSQL_TYPE] = None
         if flavour == _COLUMN:
             msg[F_DB_TYPE] = event.extra.get(F_DB_TYPE) or DEFAULT_DB_TYPE
             msg[F_SCHEMA] = event.schema
@@ -724,12 +652,39 @@ class _DrsJsonBase(CanalFamily):
         msg[F_TYPE] = code
         msg[F_IS_DDL] = event.op is Op.DDL
         msg[F_SQL] = (event.ddl or "") if event.op is Op.DDL else ""
-        msg[F_SQL_TYPE] = codes
-        data, old = self._encode_rows(event, renderers)
-        msg[F_DATA] = data
-        msg[F_OLD] = old
+        msg[F_SQL_TYPE] = None
+        msg[F_DATA] = None
+        msg[F_OLD] = None
         msg[F_PK_NAMES] = list(event.key) if event.key and event.op is not Op.DDL else None
-        return [gson_json(msg)]
+        return msg
+
+    def encode_types(self, event: ChangeEvent, msg: dict[str, Any]) -> RowRender:
+        """``mysqlType`` (``columnType``) and ``sqlType`` from the columns; values rendered
+        as DRS writes each column's type (every value a string)."""
+        flavour = self._flavour(event)
+        types, codes, renderers = self._encode_columns(event, flavour)
+        msg[F_COLUMN_TYPE if flavour == _COLUMN else F_MYSQL_TYPE] = types
+        msg[F_SQL_TYPE] = codes
+        default = _BINARY_TEXT if flavour == _COLUMN else _GENERIC
+        render = self._render
+        return lambda row: {k: render(v, renderers.get(k, default)) for k, v in row.items()}
+
+    def encode_rows(self, event: ChangeEvent, msg: dict[str, Any], render: RowRender) -> None:
+        """A DELETE row in ``old`` (JSON) or ``data`` (JSON-C); otherwise ``data`` the row
+        after the change and, for UPDATE, ``old`` the whole row before."""
+        if event.op is Op.DELETE:
+            row = event.before if event.before is not None else event.after
+            if row is not None:
+                msg[F_DATA if self.delete_in_data else F_OLD] = [render(row)]
+            return
+        if event.after is not None:
+            msg[F_DATA] = [render(event.after)]
+        if event.op is Op.UPDATE and event.before is not None:
+            msg[F_OLD] = [render(event.before)]
+
+    def serialize(self, msg: dict[str, Any]) -> bytes:
+        """Compact JSON as DRS' Gson writes it (:func:`gson_json`)."""
+        return gson_json(msg)
 
     def _flavour(self, event: ChangeEvent) -> str:
         if self.delete_in_data:
@@ -770,25 +725,8 @@ class _DrsJsonBase(CanalFamily):
     @staticmethod
     def _vendor_code(flavour: str, vendor: str) -> int | None:
         if flavour == _MYSQL:
-            return _MYSQL_CODES.get(_first_word(vendor), 1111)
+            return _MYSQL_CODES.get(type_word(vendor), 1111)
         return _GAUSS_CODES.get(" ".join(vendor.lower().split()))
-
-    def _encode_rows(
-        self, event: ChangeEvent, renderers: Mapping[str, str]
-    ) -> tuple[list[dict[str, str | None]] | None, list[dict[str, str | None]] | None]:
-        default = _BINARY_TEXT if self._flavour(event) == _COLUMN else _GENERIC
-
-        def render(image: Mapping[str, Any] | None) -> list[dict[str, str | None]] | None:
-            if image is None:
-                return None
-            return [{k: self._render(v, renderers.get(k, default)) for k, v in image.items()}]
-
-        if event.op is Op.DDL:
-            return None, None
-        if event.op is Op.DELETE:
-            row = render(event.before if event.before is not None else event.after)
-            return (row, None) if self.delete_in_data else (None, row)
-        return render(event.after), render(event.before if event.op is Op.UPDATE else None)
 
     def _render(self, value: Any, kind: str) -> str | None:
         """One typed value as the string DRS writes."""

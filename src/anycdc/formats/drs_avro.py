@@ -76,6 +76,7 @@ from anycdc.values import (
     BINARY,
     BOOLEAN,
     DATE,
+    EPOCH_TEXT,
     FLOAT32,
     FLOAT64,
     INT32,
@@ -141,7 +142,6 @@ _OPS: Final[Mapping[str, Op]] = {
     OP_HEARTBEAT: Op.HEARTBEAT, OP_BEGIN: Op.BEGIN, OP_COMMIT: Op.COMMIT,
 }  # fmt: skip
 _ROW_OPS: Final = frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT})
-_EPOCH_TEXT: Final = re.compile(r"-?\d+(?:\.\d+)?")
 _DATETIME_TEXT: Final = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}")
 _BIT_STRING: Final = re.compile(r"[01]+")
 _BIT_TYPES: Final = frozenset({"bit", "varbit"})
@@ -597,7 +597,7 @@ def _first_word(name: str) -> str:
 
 
 def _is_epoch(value: Any) -> bool:
-    return isinstance(value, str) and _EPOCH_TEXT.fullmatch(value.strip()) is not None
+    return isinstance(value, str) and EPOCH_TEXT.fullmatch(value.strip()) is not None
 
 
 def _typed_image(

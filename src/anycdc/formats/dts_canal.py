@@ -40,7 +40,6 @@ The shape is Canal's (:mod:`anycdc.formats.canal`), with DTS' own rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
 from anycdc.event import ChangeEvent, Op
@@ -48,11 +47,13 @@ from anycdc.formats.base import Capabilities, OptionSpec
 from anycdc.formats.canal import (
     BINARY_OPTION,
     DEFAULT_VENDOR,
+    DRS_LIKE,
     F_DATA,
     F_OLD,
     OP_DDL,
     CanalFamily,
-    is_drs_like,
+    RowRender,
+    drs_evidence,
     is_dts_certain,
 )
 from anycdc.typemap import jdbc_type, mysql_binlog_type
@@ -109,7 +110,7 @@ class DtsCanalJson(CanalFamily):
 
     @classmethod
     def shape_score(cls, msg: dict[str, Any]) -> float:
-        if is_drs_like(msg):
+        if drs_evidence(msg)[0] >= DRS_LIKE:
             return 0.1
         # everything else looks exactly like open-source Canal: leave it to canal-json
         return 0.9 if is_dts_certain(msg) else 0.3
@@ -119,12 +120,7 @@ class DtsCanalJson(CanalFamily):
         """DTS records the source time in seconds, padded with ``000``."""
         return None if ts_ms is None else ts_ms // 1000 * 1000
 
-    def encode_rows(
-        self,
-        event: ChangeEvent,
-        msg: dict[str, Any],
-        render: Callable[[Mapping[str, Any]], dict[str, Any]],
-    ) -> None:
+    def encode_rows(self, event: ChangeEvent, msg: dict[str, Any], render: RowRender) -> None:
         """New layout: ``data`` = after (the deleted row for DELETE), ``old`` = full before;
         legacy: the two keys swapped (in place, as DTS' legacy example orders them)."""
         op = event.op

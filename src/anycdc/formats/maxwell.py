@@ -79,15 +79,9 @@ from typing import Any, Final
 
 from anycdc.errors import EncodeError, type_name
 from anycdc.event import ChangeEvent, Op, Position, dumps
-from anycdc.formats.base import (
-    Capabilities,
-    Format,
-    expect_object,
-    expect_str,
-    optional_str,
-    require,
-)
-from anycdc.formats.oms import bounded_int, optional_image
+from anycdc.formats.base import Capabilities, expect_str, optional_str
+from anycdc.formats.flow import DDL, UPDATE, Header, Images, RowFlow, RowOp
+from anycdc.formats.oms import bounded_int
 from anycdc.formats.oms import render_value as render_text_value
 
 # --------------------------------------------------------------------------- wire strings
@@ -147,6 +141,8 @@ _DDL_KEYWORDS: Final = (
 
 # fields kept in ChangeEvent.extra under their own names (``query`` too), in Maxwell's order
 EXTRA_FIELDS: Final = (F_GTID, F_SERVER_ID, F_THREAD_ID, F_SCHEMA_ID, F_COMMENT)
+_EXTRA_ORDER: Final = (F_QUERY, *EXTRA_FIELDS)
+_EXTRA_SET: Final = frozenset(_EXTRA_ORDER)
 X_TYPE: Final = F_TYPE  # extra: Maxwell's type of a DDL or bootstrap marker event
 
 # the first part of a position: which fields it comes from
@@ -156,9 +152,15 @@ BINLOG_FILE: Final = "mysql-bin"  # the binlog file name the encoder writes
 _BINLOG_POSITION: Final = re.compile(r"(.*)\.([0-9]{1,10}):([0-9]{1,19})")
 _INT64_MAX: Final = 2**63 - 1
 _MAX_TS: Final = _INT64_MAX // 1000  # seconds whose milliseconds fit a BIGINT
+_TS_PATH: Final = f"$.{F_TS}"
+_XID_PATH: Final = f"$.{F_XID}"
+_XOFFSET_PATH: Final = f"$.{F_XOFFSET}"
 
 
-class MaxwellJson(Format):
+OPS: Final[Mapping[str, RowOp]] = {code: RowOp(op) for code, op in TYPES.items()}
+
+
+class MaxwellJson(RowFlow):
     """Maxwell's daemon JSON: one row change (or DDL, or bootstrap marker) per message."""
 
     id = "maxwell-json"
@@ -181,6 +183,9 @@ class MaxwellJson(Format):
             "heartbeats; the snapshot as bootstrap-insert rows",
         ),
     )
+    op_field = F_TYPE
+    ops = OPS
+    rowless_key = False  # DDL and bootstrap markers carry no key
 
     # ---- detection
     @classmethod
@@ -204,54 +209,45 @@ class MaxwellJson(Format):
             return 0.95 if named or timed else 0.8
         return 0.6 if timed and named else 0.2
 
-    # ---- decoding
-    def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
+    # ---- decoding (the flow is RowFlow's; these are its hooks)
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
         fid = self.id
-        msg = expect_object(fid, obj, "$")
-        kind = expect_str(fid, require(fid, msg, F_TYPE, "$"), f"$.{F_TYPE}")
-        op = TYPES.get(kind)
-        if op is None:
-            raise self.error(f"$.{F_TYPE}", f"unknown type {kind!r}")
-        ts = bounded_int(fid, msg.get(F_TS), f"$.{F_TS}", _MAX_TS)
-        ddl = op is Op.DDL
-        xid = bounded_int(fid, msg.get(F_XID), f"$.{F_XID}")
+        ts = bounded_int(fid, msg.get(F_TS), _TS_PATH, _MAX_TS)
+        ddl = rule.op is DDL
+        xid = bounded_int(fid, msg.get(F_XID), _XID_PATH)
         extra = self._extra(msg)
-        if ddl or kind in MARKER_TYPES:
-            extra[X_TYPE] = kind
+        if ddl or code in MARKER_TYPES:
+            extra[X_TYPE] = code
         seconds = ts // 1000 if ddl and ts is not None else ts
-        common: dict[str, Any] = {
-            "format": fid,
-            "database": self._name(msg, F_DATABASE),
-            "table": self._name(msg, F_TABLE),
-            "ts_ms": ts if ddl or ts is None else ts * 1000,
-            "position": None if kind in BOOTSTRAP_TYPES else self._position(msg, seconds, xid),
-            "tx": None if xid is None else str(xid),
-            "extra": extra,
-        }
-        if ddl:
-            sql = optional_str(fid, msg.get(F_SQL), f"$.{F_SQL}")
-            return [ChangeEvent(op=op, ddl=sql, **common)]
-        if op is Op.HEARTBEAT:
-            return [ChangeEvent(op=op, **common)]
-        if msg.get(F_DATA) is None:
-            raise self.error("$", f"missing {F_DATA!r} when {F_TYPE!r} is {kind!r}")
-        data = expect_object(fid, msg[F_DATA], f"$.{F_DATA}")
-        key_names = self.primary_key(self._key_names(msg))
-        if op is Op.DELETE:
-            return [ChangeEvent(op=op, key=key_names, before=data, **common)]
-        if op is not Op.UPDATE:
-            return [ChangeEvent(op=op, key=key_names, after=data, **common)]
-        old = optional_image(fid, msg.get(F_OLD), f"$.{F_OLD}")
-        before = {**data, **old} if old else dict(data)
-        return [ChangeEvent(op=op, key=key_names, before=before, after=data, **common)]
+        return Header(
+            database=self._name(msg, F_DATABASE),
+            table=self._name(msg, F_TABLE),
+            ts_ms=ts if ddl or ts is None else ts * 1000,
+            position=None if code in BOOTSTRAP_TYPES else self._position(msg, seconds, xid),
+            tx=None if xid is None else str(xid),
+            ddl=optional_str(fid, msg.get(F_SQL), f"$.{F_SQL}") if ddl else None,
+            extra=extra,
+        )
+
+    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
+        data = self.required_image(msg, F_DATA, code)
+        if rule.op is not UPDATE:
+            return self.one_row(rule, data)
+        old = self.image(msg, F_OLD)
+        return ({**data, **old} if old else dict(data), data, ())
 
     def _name(self, msg: Mapping[str, Any], field: str) -> str | None:
-        return optional_str(self.id, msg.get(field), f"$.{field}") or None
+        value = msg.get(field)
+        if type(value) is str:
+            return value or None
+        return optional_str(self.id, value, f"$.{field}") or None
 
-    def _key_names(self, msg: Mapping[str, Any]) -> list[str] | None:
+    def key_names(
+        self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
+    ) -> list[str] | None:
         names = msg.get(F_PK_COLUMNS)
-        if names is None:
-            return None
+        if names is None or (type(names) is list and all(type(n) is str for n in names)):
+            return names
         path = f"$.{F_PK_COLUMNS}"
         if not isinstance(names, list):
             raise self.error(path, f"expected array, got {type_name(names)}")
@@ -261,7 +257,9 @@ class MaxwellJson(Format):
 
     def _extra(self, msg: Mapping[str, Any]) -> dict[str, Any]:
         extra: dict[str, Any] = {}
-        for name in (F_QUERY, *EXTRA_FIELDS):
+        if _EXTRA_SET.isdisjoint(msg):
+            return extra
+        for name in _EXTRA_ORDER:
             value = msg.get(name)
             if value is None:
                 continue
@@ -278,7 +276,7 @@ class MaxwellJson(Format):
         if commit is not None and not isinstance(commit, bool):
             raise self.error(f"$.{F_COMMIT}", f"expected boolean, got {type_name(commit)}")
         flag = 1 if commit else 0
-        xoffset = bounded_int(fid, msg.get(F_XOFFSET), f"$.{F_XOFFSET}") or 0
+        xoffset = bounded_int(fid, msg.get(F_XOFFSET), _XOFFSET_PATH) or 0
         raw = msg.get(F_POSITION)
         if raw is not None:
             text = expect_str(fid, raw, f"$.{F_POSITION}")

@@ -73,20 +73,12 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from anycdc.errors import DecodeError, EncodeError, OptionError
+from anycdc.errors import EncodeError, OptionError
 from anycdc.event import ChangeEvent, Op, Position, dumps
-from anycdc.formats.base import (
-    Capabilities,
-    Format,
-    OptionSpec,
-    expect_list,
-    expect_object,
-    expect_str,
-    optional_str,
-    require,
-)
+from anycdc.formats.base import Capabilities, OptionSpec, expect_list, expect_str, optional_str
+from anycdc.formats.flow import DELETE, INSERT, Header, Images, RowFlow, RowOp
 from anycdc.formats.oms import bounded_int, optional_image, render_value
-from anycdc.values import EPOCH, epoch_ms, parse_datetime
+from anycdc.values import EPOCH
 
 # --------------------------------------------------------------------------- wire strings
 F_TABLE: Final = "table"
@@ -118,11 +110,11 @@ X_CURRENT_TS: Final = F_CURRENT_TS
 X_TOKENS: Final = F_TOKENS
 
 _IMAGES: Final = (F_BEFORE, F_AFTER)
-_IMAGE_PATHS: Final = {name: f"$.{name}" for name in _IMAGES}
+_OP_TS_PATH: Final = f"$.{F_OP_TS}"
 _META_FIELDS: Final = (F_TABLE, F_OP_TS, F_POS, F_CURRENT_TS)
 
 
-class OggJson(Format):
+class OggJson(RowFlow):
     """Oracle GoldenGate for Big Data JSON formatter messages (operation modeled)."""
 
     id: ClassVar[str] = "ogg-json"
@@ -161,6 +153,7 @@ class OggJson(Format):
             default="false",
         ),
     )
+    op_field = F_OP_TYPE  # the codes are options: ``ops`` is set per instance
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
@@ -170,13 +163,13 @@ class OggJson(Format):
                 f"{self.id}: option {OPT_OP_KEYS}: expected 4 distinct values "
                 f"(insert,update,delete,truncate), got {self.options.get(OPT_OP_KEYS)!r}"
             )
-        self._ops: dict[str, Op] = dict(zip(keys, OP_ORDER, strict=True))
+        self.ops = {code: RowOp(op) for code, op in zip(keys, OP_ORDER, strict=True)}
         self._codes: dict[Op, str] = dict(zip(OP_ORDER, keys, strict=True))
         try:
             self._compressed = self.options.flag(OPT_COMPRESSED)
         except ValueError as exc:
             raise OptionError(f"{self.id}: option {OPT_COMPRESSED}: {exc}") from None
-        self._zone: dt.tzinfo = self.options.timezone or dt.UTC
+        self.time_zone = self.options.timezone or dt.UTC
 
     # ---- detection
     @classmethod
@@ -193,58 +186,56 @@ class OggJson(Format):
         # renamed op keys (option op_keys), or an unknown op of a GoldenGate message
         return 0.55 if meta >= 2 else 0.1
 
-    # ---- decoding
-    def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
+    # ---- decoding (the flow is RowFlow's; these are its hooks)
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
         fid = self.id
-        msg = expect_object(fid, obj, "$")
-        code = expect_str(fid, require(fid, msg, F_OP_TYPE, "$"), f"$.{F_OP_TYPE}")
-        op = self._ops.get(code)
-        if op is None:
-            raise self.error(f"$.{F_OP_TYPE}", f"unknown op_type {code!r}")
         database, schema, table = split_table(optional_str(fid, msg.get(F_TABLE), f"$.{F_TABLE}"))
-        common: dict[str, Any] = {
-            "format": fid,
-            "database": database,
-            "schema": schema,
-            "table": table,
-            "key": self.primary_key(self._key_names(msg.get(F_PRIMARY_KEYS))),
-            "ts_ms": self._ts_ms(msg.get(F_OP_TS)),
-            "position": self._position(msg.get(F_POS)),
-            "extra": self._extra(msg),
-        }
-        if op is Op.TRUNCATE:
-            return [ChangeEvent(op=op, **common)]
+        return Header(
+            database=database,
+            schema=schema,
+            table=table,
+            ts_ms=self.datetime_ms(msg.get(F_OP_TS), _OP_TS_PATH, "timestamp"),
+            position=self._position(msg.get(F_POS)),
+            extra=self._extra(msg),
+        )
+
+    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
         before, before_flags = self._image(msg, F_BEFORE)
         after, after_flags = self._image(msg, F_AFTER)
-        partial: tuple[str, ...]
-        if op is Op.DELETE:
+        op = rule.op
+        if op is DELETE:
             if before is None:
-                raise self._missing(F_BEFORE, code)
-            partial = (F_BEFORE,) if before_flags else ()
-            return [ChangeEvent(op=op, before=before, partial=partial, **common)]
+                self.missing(F_BEFORE, code)
+            return self.one_row(rule, before, (F_BEFORE,) if before_flags else ())
         if after is None:
-            raise self._missing(F_AFTER, code)
-        if op is Op.INSERT:
-            partial = (F_AFTER,) if after_flags else ()
-            return [ChangeEvent(op=op, after=after, partial=partial, **common)]
+            self.missing(F_AFTER, code)
+        if op is INSERT:
+            return self.one_row(rule, after, (F_AFTER,) if after_flags else ())
         lacking = (
             before is not None and self._lacks_columns(before, before_flags, after),
             self._lacks_columns(after, after_flags, before),
         )
         partial = tuple(name for name, lacks in zip(_IMAGES, lacking, strict=True) if lacks)
-        return [ChangeEvent(op=op, before=before, after=after, partial=partial, **common)]
+        return (before, after, partial)
 
-    def _missing(self, image: str, code: str) -> DecodeError:
-        return self.error("$", f"missing {image!r} when {F_OP_TYPE!r} is {code!r}")
+    def key_names(
+        self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
+    ) -> list[str] | None:
+        raw = msg.get(F_PRIMARY_KEYS)
+        if raw is None:
+            return None
+        path = f"$.{F_PRIMARY_KEYS}"
+        names = expect_list(self.id, raw, path)
+        return [expect_str(self.id, n, f"{path}[{i}]") for i, n in enumerate(names)] or None
 
     def _image(
         self, msg: Mapping[str, Any], name: str
     ) -> tuple[dict[str, Any] | None, bool | None]:
         """An image without its ``_isMissing`` flags, and whether a column was flagged
         missing (None: the image has no flags)."""
-        image = optional_image(self.id, msg.get(name), _IMAGE_PATHS[name])
-        if image is None:
-            return None, None
+        image = self.image(msg, name)
+        if image is None or MISSING_SUFFIX not in "\0".join(image):
+            return image, None
         flags = {
             column: value
             for column, value in image.items()
@@ -266,22 +257,6 @@ class OggJson(Format):
         if flagged is not None:
             return flagged
         return self._compressed or not set(other or ()) <= set(image)
-
-    def _key_names(self, raw: Any) -> list[str] | None:
-        if raw is None:
-            return None
-        path = f"$.{F_PRIMARY_KEYS}"
-        names = expect_list(self.id, raw, path)
-        return [expect_str(self.id, n, f"{path}[{i}]") for i, n in enumerate(names)] or None
-
-    def _ts_ms(self, raw: Any) -> int | None:
-        if raw is None or raw == "":
-            return None
-        path = f"$.{F_OP_TS}"
-        try:
-            return epoch_ms(parse_datetime(expect_str(self.id, raw, path), self._zone))
-        except ValueError:
-            raise self.error(path, f"invalid timestamp {raw!r}") from None
 
     def _position(self, raw: Any) -> Position | None:
         pos = bounded_int(self.id, raw, f"$.{F_POS}", MAX_POS)
@@ -334,7 +309,7 @@ class OggJson(Format):
         if ts_ms is None:
             return None
         try:
-            t = (EPOCH + dt.timedelta(milliseconds=ts_ms)).astimezone(self._zone)
+            t = (EPOCH + dt.timedelta(milliseconds=ts_ms)).astimezone(self.time_zone)
         except OverflowError:
             raise EncodeError(self.id, f"ts_ms {ts_ms} out of range") from None
         # written by hand: strftime does not zero-pad years below 1000

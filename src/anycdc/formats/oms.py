@@ -109,6 +109,7 @@ from anycdc.values import (
     BOOLEAN,
     DATE,
     DECIMAL,
+    EPOCH_TEXT,
     FLOAT32,
     FLOAT64,
     INT8,
@@ -123,7 +124,7 @@ from anycdc.values import (
     UNKNOWN,
     LogicalType,
     check_integer_range,
-    epoch_micros,
+    epoch_seconds_text,
     parse_datetime,
     parse_epoch_seconds,
     parse_int,
@@ -246,7 +247,6 @@ _DERIVED_ORACLE: Final[dict[str, str]] = {
     "timestamptz": "TIMESTAMP WITH TIME ZONE",
 }
 _PARENS: Final = re.compile(r"\([^)]*\)")
-_EPOCH_TEXT: Final = re.compile(r"-?\d+(?:\.\d+)?")
 _INT_TEXT: Final = re.compile(r"-?\d{1,40}")
 _MAX_INT_DIGITS: Final = 40
 
@@ -331,10 +331,7 @@ def render_value(value: Any, kind: str = KIND_VALUE) -> Any:
 def _render_datetime(value: dt.datetime, kind: str) -> str:
     aware = value.tzinfo is not None
     if kind == KIND_EPOCH or (kind == KIND_VALUE and aware and not _named_zone(value)):
-        micros = epoch_micros(value)
-        sign = "-" if micros < 0 else ""
-        seconds, fraction = divmod(abs(micros), 1_000_000)
-        return f"{sign}{seconds}{_fraction(fraction)}"
+        return epoch_seconds_text(value)
     text = f"{value.year:04d}-{value.month:02d}-{value.day:02d} " + _clock(
         value.hour, value.minute, value.second, value.microsecond
     )
@@ -376,6 +373,10 @@ def bounded_int(format_id: str, value: Any, path: str, maximum: int = 2**63 - 1)
     """
     if type(value) is int and 0 <= value <= maximum:
         return value
+    if type(value) is str and len(value) <= 18 and value.isascii() and value.isdigit():
+        number = int(value)  # the common digit text (below 10**18: no huge literal)
+        if number <= maximum:
+            return number
     if value is None or value == "" or value == "null":
         return None
     try:
@@ -829,7 +830,7 @@ class _OmsFormat(Format):
         """TIMESTAMP epoch seconds (``1606233662.012345``) or datetime text with a zone."""
         if isinstance(raw, (int, Decimal)) and not isinstance(raw, bool):
             return parse_epoch_seconds(raw)
-        if isinstance(raw, str) and _EPOCH_TEXT.fullmatch(raw.strip()):
+        if isinstance(raw, str) and EPOCH_TEXT.fullmatch(raw.strip()):
             return parse_epoch_seconds(raw)
         value = parse_datetime(raw, self.options.timezone)
         if value.tzinfo is None:

@@ -62,25 +62,16 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 import msgspec
 
 from anycdc.errors import EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Op, Position, dumps
-from anycdc.formats.base import (
-    Cache,
-    Capabilities,
-    Format,
-    NotFast,
-    OptionSpec,
-    expect_object,
-    expect_str,
-    optional_str,
-    require,
-)
-from anycdc.formats.oms import KEY_SEPARATOR, bounded_int, optional_image, render_value
-from anycdc.values import EPOCH, epoch_ms, parse_datetime
+from anycdc.formats.base import Capabilities, NotFast, OptionSpec, optional_str
+from anycdc.formats.flow import DDL, UPDATE, Header, Images, RowFlow, RowOp
+from anycdc.formats.oms import KEY_SEPARATOR, bounded_int, render_value
+from anycdc.values import EPOCH
 
 # --------------------------------------------------------------------------- wire strings
 F_META: Final = "meta"
@@ -112,32 +103,39 @@ OP_UPDATE_AFTER: Final = "UPDATE AFTER"
 
 SPLIT_BEFORE: Final = "before"
 SPLIT_AFTER: Final = "after"
-OPS: Final[Mapping[str, tuple[Op, str | None]]] = {
-    OP_INS: (Op.INSERT, None),
-    OP_UPD: (Op.UPDATE, None),
-    OP_DEL: (Op.DELETE, None),
-    OP_INSERT: (Op.INSERT, None),
-    OP_UPDATE: (Op.UPDATE, None),
-    OP_DELETE: (Op.DELETE, None),
-    OP_TRUNCATE: (Op.TRUNCATE, None),
-    OP_DROP_COLUMN: (Op.DDL, None),
-    OP_UPDATE_BEFORE: (Op.UPDATE, SPLIT_BEFORE),
-    OP_UPDATE_AFTER: (Op.UPDATE, SPLIT_AFTER),
+OPS: Final[Mapping[str, RowOp]] = {
+    OP_INS: RowOp(Op.INSERT),
+    OP_UPD: RowOp(Op.UPDATE),
+    OP_DEL: RowOp(Op.DELETE),
+    OP_INSERT: RowOp(Op.INSERT),
+    OP_UPDATE: RowOp(Op.UPDATE),
+    OP_DELETE: RowOp(Op.DELETE),
+    OP_TRUNCATE: RowOp(Op.TRUNCATE),
+    OP_DROP_COLUMN: RowOp(Op.DDL),
+    OP_UPDATE_BEFORE: RowOp(Op.UPDATE, SPLIT_BEFORE),
+    OP_UPDATE_AFTER: RowOp(Op.UPDATE, SPLIT_AFTER),
 }
 ROWID_SEPARATOR: Final = "-"  # OMS rowid: {db}.{table}-{pk values joined by U+0001}
 
 # meta fields kept in ChangeEvent.extra under their own names, in meta order
 EXTRA_FIELDS: Final = (M_USERID, M_SEQ, M_SIZE, M_IDX, M_POSTTIME)
+_EXTRA_SET: Final = frozenset(EXTRA_FIELDS)
 X_OP: Final = "op"  # extra: the vendor op of a DROP COLUMN event
 X_DATA: Final = "data"  # extra: the data sent with a DROP COLUMN event
 
 OPT_FULL_KEY: Final = "full_key_image"
 
+_META_PATH: Final = f"$.{F_META}"
+_TIME_PATH: Final = f"{_META_PATH}.{M_TIME}"
+_SCN_PATH: Final = f"{_META_PATH}.{M_SCN}"
+_SEQ_PATH: Final = f"{_META_PATH}.{M_SEQ}"
+_INT64_MAX: Final = 2**63 - 1
+
 
 # --------------------------------------------------------------------------- fast path
-# The common row change, read without the generic field helpers: msgspec decodes
-# the three top-level fields as plain JSON (what parse_json gives); anything the
-# fast reading does not cover raises and :meth:`Format.decode_slow` decides.
+# The common row change's envelope, read by msgspec without a dict of the whole message
+# (the three top-level fields, no other); the flow after it is RowFlow's, as for any
+# message. Anything else raises a fast-path refusal and decode_slow decides.
 class _FastMessage(msgspec.Struct, forbid_unknown_fields=True):
     """The top level of a message (field names are the wire names)."""
 
@@ -147,25 +145,10 @@ class _FastMessage(msgspec.Struct, forbid_unknown_fields=True):
 
 
 _FAST_DECODER: Final = msgspec.json.Decoder(_FastMessage, float_hook=Decimal)
-_ROW_OPS: Final[Mapping[str, tuple[Op, str | None]]] = {
-    code: found for code, found in OPS.items() if found[0] in (Op.INSERT, Op.UPDATE, Op.DELETE)
-}
-_TIMES_CACHED: Final = 1024
+_ROW_OPS: Final[Mapping[str, RowOp]] = {code: rule for code, rule in OPS.items() if rule.rows}
 
 
-def _fast_number(value: Any) -> int | None:
-    """:func:`bounded_int` for the common renderings (else: slow path)."""
-    if type(value) is int:
-        if 0 <= value <= 2**63 - 1:
-            return value
-    elif value is None:
-        return None
-    elif type(value) is str and value.isascii() and value.isdigit() and len(value) <= 18:
-        return int(value)
-    raise NotFast
-
-
-class SharePlexJson(Format):
+class SharePlexJson(RowFlow):
     """SharePlex JSON (``meta`` / ``data`` / ``key``) from SharePlex, DTS and OMS."""
 
     id = "shareplex-json"
@@ -196,6 +179,9 @@ class SharePlexJson(Format):
             default="false",
         ),
     )
+    header_field = F_META
+    op_field = M_OP
+    ops = OPS
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
@@ -203,8 +189,6 @@ class SharePlexJson(Format):
             self._full_key = self.options.flag(OPT_FULL_KEY)
         except ValueError as exc:
             raise OptionError(f"{self.id}: option {OPT_FULL_KEY}: {exc}") from None
-        # commit time text -> ts_ms (fast path)
-        self._times: Cache[str, int | None] = Cache(self._TIMES)
 
     # ---- detection
     @classmethod
@@ -221,146 +205,90 @@ class SharePlexJson(Format):
         known = OPS.get(op)
         if known is None:
             return 0.55 if has_body else 0.2
-        return 0.95 if has_body or known[0] in (Op.TRUNCATE, Op.DDL) else 0.6
+        return 0.95 if has_body or known.op in (Op.TRUNCATE, Op.DDL) else 0.6
 
-    # ---- decoding
+    # ---- decoding (the flow is RowFlow's; these are its hooks)
     fast_path = True
-    _TIMES: ClassVar[int] = _TIMES_CACHED
 
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
-        """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
+        """The common row change: its envelope read by msgspec, then :meth:`RowFlow.flow`."""
         msg = _FAST_DECODER.decode(value)
         meta, data, key_image = msg.meta, msg.data, msg.key
         if type(meta) is not dict or type(data) is not dict:
             raise NotFast
         if key_image is not None and type(key_image) is not dict:
             raise NotFast
-        try:
-            op, split = _ROW_OPS[meta[M_OP]]
-        except (KeyError, TypeError):
-            raise NotFast from None  # no op, or another one: the slow path decides
-        get = meta.get
-        qualified, row_id, trans, time = get(M_TABLE), get(M_ROWID), get(M_TRANS), get(M_TIME)
-        for text in (qualified, row_id, trans):
-            if text is not None and type(text) is not str:
-                raise NotFast
-        schema, table = _split_table(qualified)
-        extra: dict[str, Any] = {}
-        for name in EXTRA_FIELDS:
-            found = get(name)
-            if found is not None:
-                if not isinstance(found, (str, int, Decimal)):
-                    raise NotFast
-                extra[name] = found
-        scn, seq = _fast_number(get(M_SCN)), _fast_number(get(M_SEQ))
-        if time is None or time == "":
-            ts_ms = None
-        else:
-            # a topic's messages share few commit seconds: parse each text once
-            ts_ms = self._times.get(time) if type(time) is str else None
-            if ts_ms is None:
-                ts_ms = self._ts_ms(meta)  # DecodeError: the slow path reports it
-                if type(time) is str:
-                    self._times.put(time, ts_ms)
-        position = None if scn is None else Position((scn,) if seq is None else (scn, seq))
-        if op is not Op.UPDATE:
-            return [
-                ChangeEvent(
-                    op=op, format=self.id, schema=schema, table=table,
-                    key=self.unnamed_key, before=data if op is Op.DELETE else None,
-                    after=None if op is Op.DELETE else data, ts_ms=ts_ms, position=position,
-                    tx=trans, row_id=row_id, extra=extra,
-                )
-            ]  # fmt: skip
-        names = self._key_names(qualified, row_id, key_image)
-        common: dict[str, Any] = {
-            "format": self.id,
-            "schema": schema,
-            "table": table,
-            "key": self.primary_key(names),
-            "ts_ms": ts_ms,
-            "position": position,
-            "tx": trans,
-            "row_id": row_id,
-        }
-        return [self._update(data, key_image, split, extra, common)]
+        code = meta.get(M_OP)
+        if not isinstance(code, str) or (rule := _ROW_OPS.get(code)) is None:
+            raise NotFast  # no op, or another one: the slow path decides
+        return [self.flow({F_DATA: data, F_KEY: key_image}, meta, code, rule)]
 
-    def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
-        fid = self.id
-        msg = expect_object(fid, obj, "$")
-        meta = expect_object(fid, require(fid, msg, F_META, "$"), f"$.{F_META}")
-        code = expect_str(fid, require(fid, meta, M_OP, f"$.{F_META}"), f"$.{F_META}.{M_OP}")
-        found = OPS.get(code)
-        if found is None:
-            raise self.error(f"$.{F_META}.{M_OP}", f"unknown op {code!r}")
-        op, split = found
-        data = optional_image(fid, msg.get(F_DATA), f"$.{F_DATA}")
-        key_image = optional_image(fid, msg.get(F_KEY), f"$.{F_KEY}")
-        qualified = optional_str(fid, meta.get(M_TABLE), f"$.{F_META}.{M_TABLE}")
-        schema, table = _split_table(qualified)
-        row_id = optional_str(fid, meta.get(M_ROWID), f"$.{F_META}.{M_ROWID}")
-        extra = self._extra(meta)
-        names = self._key_names(qualified, row_id, key_image) if op is Op.UPDATE else None
-        common: dict[str, Any] = {
-            "format": fid,
-            "schema": schema,
-            "table": table,
-            "key": self.primary_key(names),
-            "ts_ms": self._ts_ms(meta),
-            "position": self._position(meta),
-            "tx": optional_str(fid, meta.get(M_TRANS), f"$.{F_META}.{M_TRANS}"),
-            "row_id": row_id,
-        }
-        if op is Op.TRUNCATE:
-            return [ChangeEvent(op=op, extra=extra, **common)]
-        if op is Op.DDL:
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
+        data = msg.get(F_DATA)
+        if type(data) is not dict:
+            data = self.image(msg, F_DATA)
+        if type(msg.get(F_KEY)) is not dict:
+            self.image(msg, F_KEY)  # checked for every op, as data
+        get = head.get
+        qualified, row_id = get(M_TABLE), get(M_ROWID)
+        if qualified is not None and type(qualified) is not str:
+            qualified = self._text(head, M_TABLE)
+        if row_id is not None and type(row_id) is not str:
+            row_id = self._text(head, M_ROWID)
+        schema: str | None = None
+        table = qualified
+        if qualified and "." in qualified:
+            schema, table = qualified.split(".", 1)  # OWNER.TABLE
+        extra = {} if _EXTRA_SET.isdisjoint(head) else self._extra(head)
+        if rule.op is DDL:
             extra[X_OP] = code
             if data:
                 extra[X_DATA] = data
-            return [ChangeEvent(op=op, extra=extra, **common)]
-        if data is None:
-            raise self.error("$", f"missing {F_DATA!r} when {M_OP!r} is {code!r}")
-        if op is Op.INSERT:
-            return [ChangeEvent(op=op, after=data, extra=extra, **common)]
-        if op is Op.DELETE:
-            return [ChangeEvent(op=op, before=data, extra=extra, **common)]
-        return [self._update(data, key_image, split, extra, common)]
-
-    def _update(
-        self,
-        data: dict[str, Any],
-        key_image: dict[str, Any] | None,
-        split: str | None,
-        extra: dict[str, Any],
-        common: dict[str, Any],
-    ) -> ChangeEvent:
-        merged = {**(key_image or {}), **data}
-        whole = self._full_key and key_image is not None
-        partial: tuple[str, ...]
-        if split is not None:
-            partial = () if whole else (split,)
-            return ChangeEvent(
-                op=Op.UPDATE,
-                before=merged if split == SPLIT_BEFORE else None,
-                after=merged if split == SPLIT_AFTER else None,
-                split=split,
-                partial=partial,
-                extra=extra,
-                **common,
-            )
-        if key_image is None:
-            partial = ("after",)
-        else:
-            partial = () if whole else ("before", "after")
-        return ChangeEvent(
-            op=Op.UPDATE, before=key_image, after=merged, partial=partial, extra=extra, **common
+        time = get(M_TIME)
+        ts_ms = self.times.get(time) if type(time) is str else None
+        if ts_ms is None:
+            ts_ms = self.datetime_ms(time, _TIME_PATH, "time")
+        trans = get(M_TRANS)
+        return Header(
+            schema=schema,
+            table=table,
+            ts_ms=ts_ms,
+            position=self._position(get(M_SCN), get(M_SEQ)),
+            tx=trans if trans is None or type(trans) is str else self._text(head, M_TRANS),
+            row_id=row_id,
+            extra=extra,
         )
 
-    def _key_names(
-        self, qualified: str | None, row_id: str | None, key_image: Mapping[str, Any] | None
+    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
+        data = self.required_image(msg, F_DATA, code)
+        if rule.op is not UPDATE:
+            return self.one_row(rule, data)
+        key_image = msg.get(F_KEY)
+        if key_image is not None and type(key_image) is not dict:
+            key_image = self.image(msg, F_KEY)
+        merged = {**(key_image or {}), **data}
+        whole = self._full_key and key_image is not None
+        split = rule.split
+        if split is not None:
+            partial = () if whole else (split,)
+            if split == SPLIT_BEFORE:
+                return (merged, None, partial)
+            return (None, merged, partial)
+        if key_image is None:
+            return (None, merged, ("after",))
+        return (key_image, merged, () if whole else ("before", "after"))
+
+    def key_names(
+        self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
     ) -> list[str] | None:
         """Key names from an update's ``key`` when the OMS rowid proves it holds only them."""
-        if not key_image or not qualified or not row_id:
+        key_image = msg.get(F_KEY)
+        if rule.op is not UPDATE or not key_image or type(key_image) is not dict:
+            return None  # (a key that is not an object failed the header)
+        qualified, row_id = head.get(M_TABLE), head.get(M_ROWID)
+        if type(qualified) is not str or type(row_id) is not str:
+            qualified, row_id = self._text(head, M_TABLE), self._text(head, M_ROWID)
+        if not qualified or not row_id:
             return None
         prefix = qualified + ROWID_SEPARATOR
         if not row_id.startswith(prefix):
@@ -368,19 +296,21 @@ class SharePlexJson(Format):
         count = row_id[len(prefix) :].count(KEY_SEPARATOR) + 1
         return list(key_image) if len(key_image) == count else None
 
-    def _ts_ms(self, meta: Mapping[str, Any]) -> int | None:
-        raw = meta.get(M_TIME)
-        if raw is None or raw == "":
-            return None
-        path = f"$.{F_META}.{M_TIME}"
-        try:
-            return epoch_ms(parse_datetime(expect_str(self.id, raw, path), dt.UTC))
-        except ValueError:
-            raise self.error(path, f"invalid time {raw!r}") from None
+    def _text(self, meta: Mapping[str, Any], name: str) -> str | None:
+        value = meta.get(name)
+        if value is None or type(value) is str:
+            return value
+        return optional_str(self.id, value, f"{_META_PATH}.{name}")
 
-    def _position(self, meta: Mapping[str, Any]) -> Position | None:
-        scn = bounded_int(self.id, meta.get(M_SCN), f"$.{F_META}.{M_SCN}")
-        seq = bounded_int(self.id, meta.get(M_SEQ), f"$.{F_META}.{M_SEQ}")
+    def _position(self, raw_scn: Any, raw_seq: Any) -> Position | None:
+        # bounded_int's common cases first, without its call: digit text, an int, None
+        if type(raw_scn) is str and len(raw_scn) <= 18 and raw_scn.isdigit() and raw_scn.isascii():
+            scn: int | None = int(raw_scn)
+        else:
+            scn = bounded_int(self.id, raw_scn, _SCN_PATH)
+        seq = raw_seq
+        if seq is not None and (type(seq) is not int or not 0 <= seq <= _INT64_MAX):
+            seq = bounded_int(self.id, raw_seq, _SEQ_PATH)
         if scn is None:
             return None
         return Position((scn,) if seq is None else (scn, seq))
@@ -393,7 +323,7 @@ class SharePlexJson(Format):
                 continue
             if not isinstance(value, (str, int, Decimal)):
                 raise self.error(
-                    f"$.{F_META}.{name}", f"expected string or number, got {type_name(value)}"
+                    f"{_META_PATH}.{name}", f"expected string or number, got {type_name(value)}"
                 )
             extra[name] = value
         return extra
@@ -469,15 +399,6 @@ class SharePlexJson(Format):
             raise EncodeError(self.id, f"ts_ms {ts_ms} out of range") from None
         # written by hand: strftime does not zero-pad years below 1000
         return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
-
-
-def _split_table(qualified: str | None) -> tuple[str | None, str | None]:
-    if qualified is None:
-        return None, None
-    if "." in qualified:
-        owner, table = qualified.split(".", 1)
-        return owner, table
-    return None, qualified
 
 
 def _rendered(format_id: str, image: Mapping[str, Any] | None, name: str) -> dict[str, Any]:

@@ -1,0 +1,292 @@
+"""The flow of the single-row JSON formats, once: message -> op -> header -> images -> event.
+
+Maxwell, GoldenGate and SharePlex (and any format that writes one row change per JSON
+object) share one flow, as Apache Paimon's CDC ``RecordParser`` owns ``extractRecords``
+and each format fills a few hooks. :class:`RowFlow` owns it and its errors:
+
+1. the message is an object; the op code is a string field of the root or of a header
+   object (``op_field`` in ``header_field``); an unknown code is ``unknown <op_field>``;
+2. the format reads its metadata (:meth:`RowFlow.header`: names, time, position, ...);
+3. a row change (insert, update, delete, snapshot) gets its images
+   (:meth:`RowFlow.images`: pairing before/after, partial marking); an image the op
+   needs and the message lacks is ``missing '<field>' when '<op_field>' is '<code>'``
+   (:meth:`RowFlow.missing`);
+4. the key: the names the message gives (:meth:`RowFlow.key_names`), where the
+   configured key wins (:meth:`Format.primary_key`);
+5. typed formats type both images by their columns (:meth:`RowFlow.columns_of`,
+   :meth:`Format.convert_image`: invalid values are marked, never a crash);
+6. the event is built in one place (:meth:`RowFlow.flow`, steps 2 to 6), which a format's
+   fast path (:meth:`Format.decode_fast`, refusing with :class:`~anycdc.formats.base.NotFast`)
+   calls too, after reading the common message's envelope its own quicker way.
+
+A format is its wire names (constants), an op table (``ops``: code -> :class:`RowOp`)
+and these hooks:
+
+>>> from typing import Any
+>>> from anycdc.formats.base import Capabilities
+>>> class Tiny(RowFlow):
+...     id, vendor, title = "tiny-json", "example", "one row per message"
+...     capabilities = Capabilities(Capabilities.Before.FULL, Capabilities.Types.NONE,
+...                                 key_names=True)
+...     op_field = "op"
+...     ops = {"c": RowOp(Op.INSERT), "d": RowOp(Op.DELETE), "t": RowOp(Op.TRUNCATE)}
+...     @classmethod
+...     def sniff(cls, message: Any) -> float:
+...         return 0.0
+...     def header(self, msg: Any, head: Any, code: str, rule: RowOp) -> Header:
+...         return Header(table=msg.get("table"))
+...     def images(self, msg: Any, head: Any, code: str, rule: RowOp) -> Images:
+...         return self.one_row(rule, self.required_image(msg, "row", code))
+...     def key_names(self, msg: Any, head: Any, rule: RowOp, images: Images) -> Any:
+...         return msg.get("pk")
+>>> [e] = Tiny().decode('{"op":"c","table":"t","pk":["id"],"row":{"id":1}}')
+>>> e.op.value, e.table, e.key, e.after
+('insert', 't', ('id',), {'id': 1})
+>>> Tiny({"primary_key": "no"}).decode('{"op":"t","table":"t"}')[0].key
+('no',)
+>>> Tiny().decode('{"op":"d"}')
+Traceback (most recent call last):
+anycdc.errors.DecodeError: tiny-json: $: missing 'row' when 'op' is 'd'
+>>> Tiny().decode('{"op":"x"}')
+Traceback (most recent call last):
+anycdc.errors.DecodeError: tiny-json: $.op: unknown op 'x'
+
+A typed format says its columns' types; values that do not parse stay as sent, marked:
+
+>>> from anycdc.values import INT64
+>>> class TypedTiny(Tiny):
+...     def columns_of(self, msg: Any, head: Any) -> Any:
+...         return {"id": Column(INT64), "n": Column(INT64)}
+>>> [e] = TypedTiny().decode('{"op":"c","row":{"id":"7","n":"x"}}')
+>>> e.after, e.invalid, e.columns["id"].type.name
+({'id': 7, 'n': 'x'}, ('n',), 'int64')
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final, NoReturn
+
+import msgspec
+
+from anycdc.event import ChangeEvent, Column, Op, Position
+from anycdc.formats.base import Cache, Format, expect_object, expect_str, require
+from anycdc.values import epoch_ms, parse_datetime
+
+# the ops for hooks' hot paths: ``Op.INSERT`` is an enum lookup (~65 ns), a global is not
+INSERT: Final = Op.INSERT
+UPDATE: Final = Op.UPDATE
+DELETE: Final = Op.DELETE
+DDL: Final = Op.DDL
+ROW_OPS: Final = frozenset({INSERT, UPDATE, DELETE, Op.SNAPSHOT})
+"""The ops whose events carry images (:meth:`RowFlow.images` is asked for them only)."""
+
+_TIMES_CACHED: Final = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class RowOp:
+    """What an op code means: the canonical op, and the half of a split update it is;
+    ``rows``: whether its events carry images (the op is one of :data:`ROW_OPS`)."""
+
+    op: Op
+    split: str | None = None
+    rows: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rows", self.op in ROW_OPS)
+
+
+Images = tuple[dict[str, Any] | None, dict[str, Any] | None, tuple[str, ...]]
+"""The images of a row change as the format pairs them: (before, after, the names of
+those that are partial). A plain tuple: one is built per message."""
+
+NO_IMAGES: Final[Images] = (None, None, ())
+
+
+class Header(msgspec.Struct, gc=False):
+    """The event's fields a format reads from a message's metadata (any op); see
+    :class:`~anycdc.event.ChangeEvent` (a struct: built in C, one per message, untracked by
+    the garbage collector: it holds no cycle)."""
+
+    database: str | None = None
+    schema: str | None = None
+    table: str | None = None
+    ts_ms: int | None = None
+    position: Position | None = None
+    tx: str | None = None
+    row_id: str | None = None
+    ddl: str | None = None
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class RowFlow(Format):
+    """The flow of a single-row JSON format (see the module docstring); formats fill hooks.
+
+    Class attributes: ``op_field`` (the op code's wire name), ``header_field`` (the object
+    holding it, None: the root), ``ops`` (code -> :class:`RowOp`; a format whose codes are
+    options sets it per instance) and ``rowless_key`` (False: events without images, such
+    as DDL and markers, carry no key, not even the configured one).
+    """
+
+    op_field: ClassVar[str]
+    header_field: ClassVar[str | None] = None
+    rowless_key: ClassVar[bool] = True
+    ops: Mapping[str, RowOp]
+
+    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+        super().__init__(options)
+        self.header_path: Final = "$" if self.header_field is None else f"$.{self.header_field}"
+        self.op_path: Final = f"{self.header_path}.{self.op_field}"
+        self._typed = type(self).columns_of is not RowFlow.columns_of
+        self.time_zone: dt.tzinfo = dt.UTC
+        """The zone of zone-less datetime texts (:meth:`datetime_ms`; set it once, in
+        ``__init__``: parsed times are kept by text)."""
+        self.times: Cache[str, int] = Cache(_TIMES_CACHED)
+        """Datetime text -> ts_ms, kept by :meth:`datetime_ms` (a topic's messages share
+        few commit times); a hook on a hot path may look a text up here first."""
+
+    # ------------------------------------------------------------------ hooks
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
+        """The event's metadata fields (names, time, position, tx, extra, ddl) of a message;
+        ``head`` is the object holding the op code (``msg`` itself without ``header_field``)."""
+        return Header()
+
+    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
+        """The images of a row change (ops in :data:`ROW_OPS`), paired and marked partial
+        where they lack columns; :meth:`missing` for an image the op needs."""
+        raise NotImplementedError
+
+    def key_names(
+        self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
+    ) -> Sequence[str] | None:
+        """The key column names the message gives (None: it names none)."""
+        return None
+
+    def columns_of(self, msg: dict[str, Any], head: dict[str, Any]) -> Mapping[str, Column] | None:
+        """The columns' types where the message carries them (typed formats override it);
+        None: values stay as sent."""
+        return None
+
+    # ------------------------------------------------------------------ the flow
+    def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
+        msg = obj if type(obj) is dict else expect_object(self.id, obj, "$")
+        head = msg
+        if self.header_field is not None:
+            head = expect_object(
+                self.id, require(self.id, msg, self.header_field, "$"), self.header_path
+            )
+        code = head.get(self.op_field)
+        if type(code) is not str:
+            found = require(self.id, head, self.op_field, self.header_path)
+            code = expect_str(self.id, found, self.op_path)
+        rule = self.ops.get(code)
+        if rule is None:
+            raise self.error(self.op_path, f"unknown {self.op_field} {code!r}")
+        return [self.flow(msg, head, code, rule)]
+
+    def flow(
+        self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp
+    ) -> ChangeEvent:
+        """The event of a message whose op is known: header, images, key, types, and the
+        event, built here only (a fast path that read the envelope its own way hands the
+        message here)."""
+        h = self.header(msg, head, code, rule)
+        columns: Mapping[str, Column] | None = None
+        if rule.rows:
+            images = self.images(msg, head, code, rule)
+            names = self.key_names(msg, head, rule, images)
+            before, after, partial = images
+            if self._typed:
+                columns = self.columns_of(msg, head)
+                if columns is not None:
+                    invalid: list[str] = []
+                    if before is not None:
+                        before = self.convert_image(before, columns, "$.before", invalid)
+                    if after is not None:
+                        after = self.convert_image(after, columns, "$.after", invalid)
+        elif self.rowless_key:
+            names = self.key_names(msg, head, rule, NO_IMAGES)
+            before = after = None
+            partial = ()
+        else:  # the format's rowless events carry no key
+            event = ChangeEvent(
+                op=rule.op, format=self.id, database=h.database, schema=h.schema, table=h.table,
+                ts_ms=h.ts_ms, position=h.position, tx=h.tx, ddl=h.ddl, split=rule.split,
+                row_id=h.row_id, extra=h.extra,
+            )  # fmt: skip
+            return event
+        key = self.unnamed_key if names is None else self.primary_key(names)
+        if rule.split is None and h.ddl is None:  # the common event: 14 keywords (up to
+            # 15, msgspec matches keywords fast; above, 3x slower)
+            event = ChangeEvent(
+                op=rule.op, format=self.id, database=h.database, schema=h.schema,
+                table=h.table, key=key, before=before, after=after, ts_ms=h.ts_ms,
+                position=h.position, tx=h.tx, partial=partial, row_id=h.row_id, extra=h.extra,
+            )  # fmt: skip
+        else:
+            event = ChangeEvent(
+                op=rule.op, format=self.id, database=h.database, schema=h.schema,
+                table=h.table, key=key, before=before, after=after, ts_ms=h.ts_ms,
+                position=h.position, tx=h.tx, ddl=h.ddl, partial=partial, split=rule.split,
+                row_id=h.row_id, extra=h.extra,
+            )  # fmt: skip
+        if columns is not None:
+            event = event.with_changes(columns=columns, invalid=tuple(invalid))
+        return event
+
+    # ------------------------------------------------------------------ helpers
+    def missing(self, field: str, code: str) -> NoReturn:
+        """Raise the error of an image (or field) the op needs and the message lacks."""
+        raise self.error("$", f"missing {field!r} when {self.op_field!r} is {code!r}")
+
+    def image(self, obj: Mapping[str, Any], field: str, path: str = "$") -> dict[str, Any] | None:
+        """The row image ``obj[field]``: an object, or None when absent or null."""
+        value = obj.get(field)
+        if value is None or type(value) is dict:
+            return value
+        return expect_object(self.id, value, f"{path}.{field}")
+
+    def one_row(self, rule: RowOp, row: dict[str, Any], partial: tuple[str, ...] = ()) -> Images:
+        """The images of a change carrying one row: a delete's before image, else the after."""
+        return (row, None, partial) if rule.op is DELETE else (None, row, partial)
+
+    def required_image(self, msg: Mapping[str, Any], field: str, code: str) -> dict[str, Any]:
+        """The row image ``msg[field]`` the op ``code`` needs (:meth:`missing` without it)."""
+        image = msg.get(field)
+        if type(image) is dict:
+            return image
+        if image is None:
+            self.missing(field, code)
+        return expect_object(self.id, image, f"$.{field}")
+
+    def datetime_ms(self, raw: Any, path: str, what: str) -> int | None:
+        """``ts_ms`` of a datetime text (zone-less: in :attr:`time_zone`), parsed once per
+        text; None when absent or empty; else ``invalid <what> '<text>'``."""
+        if raw is None or raw == "":
+            return None
+        if type(raw) is str:
+            found = self.times.get(raw)
+            if found is not None:
+                return found
+        try:
+            ms = epoch_ms(parse_datetime(expect_str(self.id, raw, path), self.time_zone))
+        except ValueError:
+            raise self.error(path, f"invalid {what} {raw!r}") from None
+        return self.times.put(raw, ms)
+
+
+__all__ = [
+    "DDL",
+    "DELETE",
+    "INSERT",
+    "NO_IMAGES",
+    "ROW_OPS",
+    "UPDATE",
+    "Header",
+    "Images",
+    "RowFlow",
+    "RowOp",
+]
