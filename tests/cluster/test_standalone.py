@@ -9,6 +9,13 @@ JSON) are applied in local mode. Every Delta table of both targets (source table
 ``_anycdc`` changelog, tombstones and batches) must hold the same rows, and the source tables
 must equal the simulator's ground truth.
 
+Every process of the cluster (daemons, driver, executors, Python workers) runs with
+``TZ=Asia/Shanghai``, as on our users' machines: the driver is started in UTC the way the
+README tells (``--conf spark.driver.extraJavaOptions=-Duser.timezone=UTC``), and anycdc itself
+adds ``-Duser.timezone=UTC`` to the executors' options (the test gives them options of its
+own, without a zone): each executor's command line must carry it (Delta re-reads a table's
+state after every commit outside UTC), and the tables must still equal local mode's.
+
 The executors import anycdc from this checkout's virtualenv (``spark.pyspark.python``), which
 works because every "node" is this machine; on a real cluster the package is installed on the
 nodes or shipped with ``--py-files`` (see :mod:`anycdc.spark.submit`).
@@ -56,6 +63,7 @@ RUN_SPECIFIC = {
 }  # fmt: skip
 # small-machine settings, like get_spark(for_tests=True) gives the local session
 FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m -XX:+UseSerialGC"
+MACHINE_ZONE = "Asia/Shanghai"  # the zone of every process of the cluster
 SUBMIT_CONF = {
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
@@ -137,6 +145,7 @@ def _daemon_env(home: Path) -> dict[str, str]:
             "SPARK_DAEMON_JAVA_OPTS": FAST_JVM,
             "PYSPARK_PYTHON": sys.executable,
             "PYSPARK_DRIVER_PYTHON": sys.executable,
+            "TZ": MACHINE_ZONE,
         }
     )
     return env
@@ -267,7 +276,7 @@ def _spark_submit(
         "--conf", f"spark.pyspark.python={sys.executable}",
         "--conf", f"spark.pyspark.driver.python={sys.executable}",
         "--conf", f"spark.sql.warehouse.dir={cluster.home / 'warehouse'}",
-        "--conf", f"spark.driver.extraJavaOptions={FAST_JVM} "
+        "--conf", f"spark.driver.extraJavaOptions={FAST_JVM} -Duser.timezone=UTC "
         f"-Dderby.system.home={cluster.home / 'derby'}",
     ]  # fmt: skip
     for key, value in SUBMIT_CONF.items():
@@ -320,6 +329,17 @@ def _read_tables(spark: Any, target: Path) -> dict[str, Rows]:
     return tables
 
 
+def _executor_commands(cluster: Standalone) -> list[str]:
+    """The command line of every executor the workers started (the first lines of its
+    stderr: ``Spark Executor Command: "java" ...``)."""
+    commands = []
+    for log in sorted(cluster.home.glob("work-*/app-*/*/stderr")):
+        for line in log.read_text(errors="replace").splitlines()[:20]:
+            if line.startswith("Spark Executor Command:"):
+                commands.append(line)
+    return commands
+
+
 def _executor_tasks(cluster: Standalone) -> dict[str, int]:
     """Per worker: tasks its executors finished (from the executors' stderr logs)."""
     done = {}
@@ -358,6 +378,10 @@ def test_spark_submit_to_standalone_cluster_matches_local_mode(
     assert [a.get("state") for a in apps] == ["FINISHED"], f"{state}\n{_tail(submit_log)}"
     tasks = _executor_tasks(standalone)
     assert all(tasks.values()), f"both workers' executors must run tasks: {tasks}"
+    commands = _executor_commands(standalone)
+    assert len(commands) >= WORKERS, commands
+    for command in commands:  # the test's own executor options, and anycdc's zone after them
+        assert "-XX:+UseSerialGC" in command and '"-Duser.timezone=UTC"' in command, command
     print(
         f"[cluster run {cluster_seconds:.1f}s (tasks per worker {tasks}), "
         f"local run {local_seconds:.1f}s, concurrently]"

@@ -15,7 +15,16 @@ started meanwhile outside a group) are counted from Spark's status tracker. The 
 ``--warmup`` rounds compile the plans and are not counted.
 
 Run: ``python -m anycdc.bench.merge_probe [--tables 8] [--rounds 5] [--rows 4000]
-[--table-rows 20000] [--master local[2]] [--json] [--stages]``
+[--table-rows 20000] [--master local[2]] [--conf K=V]... [--jfr FILE] [--json] [--stages]``
+
+Over the measured rounds it also reads the driver JVM's CPU seconds per thread (Linux
+``/proc``), summed into groups (executor tasks, the driver's Python-facing thread, Spark's
+query-stage threads, JIT compilers, GC, other) and divided by the MERGEs: where a difference
+between two stacks or two settings goes. ``--jfr FILE`` records the same rounds with Java
+Flight Recorder (JDK 11+; the ``profile`` settings: a stack sample of each running Java thread
+every 10-20 ms); read it with ``jfr summary FILE`` or ``jfr print --events
+jdk.ExecutionSample FILE``. ``--conf`` adds Spark settings to the session (e.g. a candidate
+setting, or ``spark.driver.extraJavaOptions=-XX:FlightRecorderOptions:stackdepth=256``).
 
 It prints the versions (pyspark, the Delta jar), the JVM's default time zone, and the
 median seconds and jobs per MERGE, e.g.::
@@ -28,11 +37,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
@@ -70,6 +82,7 @@ class MergeSample:
     seconds: float
     jobs: int
     stages: tuple[str, ...] = ()
+    cpu_seconds: float | None = None  # the driver JVM's CPU (Linux /proc), all its threads
 
 
 @dataclass(frozen=True)
@@ -80,8 +93,8 @@ class Summary:
     ...                MergeSample(0, 2, 4.0, 13)])
     >>> (s.merges, s.median_seconds, s.min_seconds, s.max_seconds, s.median_jobs)
     (3, 2.0, 1.0, 4.0, 12)
-    >>> (s.min_jobs, s.max_jobs)
-    (12, 13)
+    >>> (s.min_jobs, s.max_jobs, s.median_cpu_seconds)
+    (12, 13, None)
     """
 
     merges: int
@@ -91,6 +104,105 @@ class Summary:
     median_jobs: float
     min_jobs: int
     max_jobs: int
+    median_cpu_seconds: float | None = None
+
+
+# /proc shows a thread's name cut to 15 characters; the groups a CPU difference is read in
+THREAD_GROUPS = (
+    ("executor tasks", ("Executor task",)),
+    ("driver thread (py4j: planning, Delta)", ("Thread",)),
+    ("query-stage threads (AQE)", ("ResultQueryStag", "shuffle-exchang", "broadcast-excha",
+                                   "QueryStageCreat")),
+    ("JIT compilers", ("C2 CompilerThre", "C1 CompilerThre")),
+    ("GC", ("GC Thread", "G1 ", "VM Thread")),
+    ("JFR", ("JFR ",)),
+)  # fmt: skip
+
+
+def thread_group(name: str) -> str:
+    """The group of a thread's name as ``/proc/<pid>/task/<tid>/comm`` shows it.
+
+    >>> [thread_group(n) for n in ("Executor task l", "Thread-4", "C2 CompilerThre", "G1 Conc#0")]
+    ['executor tasks', 'driver thread (py4j: planning, Delta)', 'JIT compilers', 'GC']
+    >>> thread_group("dag-scheduler-e")
+    'other'
+    """
+    bare = re.sub(r"[-#]?\d+$", "", name).strip()
+    for group, prefixes in THREAD_GROUPS:
+        for prefix in prefixes:
+            if bare == prefix.strip() or name.startswith(prefix):
+                return group
+    return "other"
+
+
+def thread_cpu_ticks(pid: int) -> dict[str, tuple[str, int]]:
+    """CPU clock ticks (user + system) of each thread of ``pid``, with its name (``/proc``)."""
+    ticks: dict[str, tuple[str, int]] = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return ticks
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as handle:
+                name = handle.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the thread ended meanwhile
+        ticks[tid] = (name, int(fields[11]) + int(fields[12]))
+    return ticks
+
+
+def cpu_by_group(
+    before: dict[str, tuple[str, int]], after: dict[str, tuple[str, int]], merges: int
+) -> dict[str, float]:
+    """CPU seconds per MERGE of each thread group between two :func:`thread_cpu_ticks`
+    (threads that ended in between are not counted), largest first."""
+    total: dict[str, int] = defaultdict(int)
+    for tid, (name, ticks) in after.items():
+        total[thread_group(name)] += ticks - before.get(tid, (name, 0))[1]
+    per_tick = 1 / os.sysconf("SC_CLK_TCK") / max(1, merges)
+    return {
+        group: round(ticks * per_tick, 3)
+        for group, ticks in sorted(total.items(), key=lambda item: -item[1])
+        if ticks
+    }
+
+
+class Recorder:
+    """What the driver JVM does during the measured rounds: CPU seconds per thread group
+    (:func:`cpu_by_group`) and, given a file, a Java Flight Recorder recording of the same
+    rounds (``jdk.jfr.Recording`` with the JDK's ``profile`` settings, through py4j)."""
+
+    def __init__(self, jfr: Path | None = None) -> None:
+        self.jfr = jfr
+        self._recording: Any = None
+        self._pid: int | None = None
+        self._before: dict[str, tuple[str, int]] = {}
+        self.started = False
+
+    def start(self, spark: SparkSession) -> None:
+        proc = getattr(spark.sparkContext._gateway, "proc", None)
+        self._pid = getattr(proc, "pid", None)
+        if self.jfr is not None:
+            jvm: Any = spark.sparkContext._jvm
+            settings = jvm.jdk.jfr.Configuration.getConfiguration("profile")
+            self._recording = jvm.jdk.jfr.Recording(settings)
+            self._recording.start()
+        if self._pid is not None:
+            self._before = thread_cpu_ticks(self._pid)
+        self.started = True
+
+    def stop(self, spark: SparkSession, merges: int) -> dict[str, float] | None:
+        after = thread_cpu_ticks(self._pid) if self._pid is not None else {}
+        if self._recording is not None and self.jfr is not None:
+            jvm: Any = spark.sparkContext._jvm
+            self._recording.stop()
+            self._recording.dump(jvm.java.io.File(str(self.jfr)).toPath())
+            self._recording.close()
+            self._recording = None
+        return cpu_by_group(self._before, after, merges) if after else None
 
 
 def summarize(samples: Sequence[MergeSample]) -> Summary:
@@ -99,6 +211,7 @@ def summarize(samples: Sequence[MergeSample]) -> Summary:
         raise ValueError("no MERGE was measured")
     seconds = [s.seconds for s in samples]
     jobs = [s.jobs for s in samples]
+    cpu = [s.cpu_seconds for s in samples if s.cpu_seconds is not None]
     return Summary(
         merges=len(samples),
         median_seconds=statistics.median(seconds),
@@ -107,6 +220,7 @@ def summarize(samples: Sequence[MergeSample]) -> Summary:
         median_jobs=statistics.median(jobs),
         min_jobs=min(jobs),
         max_jobs=max(jobs),
+        median_cpu_seconds=statistics.median(cpu) if len(cpu) == len(samples) else None,
     )
 
 
@@ -125,6 +239,8 @@ class ProbeReport:
     session_zone: str
     summary: Summary
     samples: list[MergeSample] = field(default_factory=list)
+    conf: dict[str, str] = field(default_factory=dict)
+    thread_cpu_seconds: dict[str, float] | None = None  # per MERGE, by thread group
 
     def lines(self) -> list[str]:
         """The human-readable report.
@@ -137,14 +253,21 @@ class ProbeReport:
         """
         s = self.summary
         jobs = f"{s.median_jobs:g}"
-        return [
+        cpu = "" if s.median_cpu_seconds is None else f", JVM CPU {s.median_cpu_seconds:.2f} s"
+        lines = [
             f"pyspark {self.pyspark}, {self.delta_jar}, master {self.master}, "
             f"JVM zone {self.jvm_zone}, session zone {self.session_zone}",
             f"{s.merges} MERGEs ({self.tables} tables x {self.rounds} rounds, {self.rows:,} rows "
             f"into {self.table_rows:,}): median {s.median_seconds:.2f} s "
             f"(min {s.min_seconds:.2f}, max {s.max_seconds:.2f}), "
-            f"jobs {jobs} ({s.min_jobs}-{s.max_jobs})",
+            f"jobs {jobs} ({s.min_jobs}-{s.max_jobs}){cpu}",
         ]
+        if self.conf:
+            lines.insert(1, "settings: " + ", ".join(f"{k}={v}" for k, v in self.conf.items()))
+        if self.thread_cpu_seconds:
+            groups = ", ".join(f"{k} {v:.2f}" for k, v in self.thread_cpu_seconds.items())
+            lines.append(f"JVM CPU s per MERGE by thread: {groups}")
+        return lines
 
     def as_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -253,18 +376,33 @@ def measure(
     group = f"{GROUP_PREFIX}{table}-{round_no}"
     before = _ungrouped_jobs(spark)
     context.setJobGroup(group, f"merge probe table {table} round {round_no}")
+    cpu_before = jvm_cpu_seconds(spark)
     started = time.perf_counter()
     try:
         spark.sql(merge_sql(path, view))
         seconds = time.perf_counter() - started
+        cpu_after = jvm_cpu_seconds(spark)
     finally:
         context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
         context.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
     jobs = set(context.statusTracker().getJobIdsForGroup(group))
     jobs |= _ungrouped_jobs(spark) - before
+    cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
     return MergeSample(
-        table, round_no, seconds, len(jobs), _job_names(spark, jobs) if stages else ()
+        table, round_no, seconds, len(jobs), _job_names(spark, jobs) if stages else (), cpu
     )
+
+
+def jvm_cpu_seconds(spark: SparkSession) -> float | None:
+    """CPU seconds the driver JVM has used, all threads (``/proc``; None elsewhere): less
+    sensitive than wall time to other work on a shared machine."""
+    proc = getattr(spark.sparkContext._gateway, "proc", None)
+    try:
+        with open(f"/proc/{proc.pid}/stat") as handle:  # type: ignore[union-attr]
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except (AttributeError, OSError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def delta_jar(spark: SparkSession) -> str:
@@ -294,10 +432,12 @@ def run(
     stages: bool = False,
     properties: dict[str, str] | None = None,
     alternate: bool = False,
+    recorder: Recorder | None = None,
 ) -> list[MergeSample]:
     """Load the tables, then ``warmup + rounds`` rounds of one MERGE per table; the samples
-    of the measured rounds. ``properties`` go to every table, or (``alternate``) to every
-    odd one only: the two kinds measured side by side, in the same rounds."""
+    of the measured rounds (``recorder`` started before the first of them). ``properties``
+    go to every table, or (``alternate``) to every odd one only: the two kinds measured
+    side by side, in the same rounds."""
     paths = [str(work / f"t{n}") for n in range(tables)]
     for n, path in enumerate(paths):
         load(spark, path, table_rows, properties if not alternate or n % 2 else None)
@@ -311,6 +451,8 @@ def run(
         spark.conf.set(TXN_VERSION, str(round_no))
         try:
             for table, path in enumerate(paths):
+                if recorder is not None and round_no >= warmup and not recorder.started:
+                    recorder.start(spark)
                 sample = measure(spark, path, view, table, round_no, stages=stages)
                 if round_no >= warmup:
                     samples.append(sample)
@@ -345,10 +487,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--alternate", action="store_true",
         help="give the properties to every other table only, and summarize both kinds",
     )  # fmt: skip
+    parser.add_argument(
+        "--conf", action="append", default=[], metavar="K=V", help="a Spark setting (repeat)"
+    )
+    parser.add_argument(
+        "--jfr", type=Path, metavar="FILE", help="a Java Flight Recorder recording of the rounds"
+    )
     args = parser.parse_args(argv)
     properties = dict(item.split("=", 1) for item in args.table_property)
     if min(args.tables, args.rounds, args.rows, args.table_rows) < 1 or args.warmup < 0:
         parser.error("--tables, --rounds, --rows and --table-rows must be positive")
+    if any("=" not in item for item in args.conf):
+        parser.error("--conf takes KEY=VALUE")
+    conf = dict(item.split("=", 1) for item in args.conf)
 
     from anycdc.spark.session import get_spark
 
@@ -356,19 +507,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = (args.work_dir or Path(tempfile.mkdtemp(prefix="anycdc-merge-probe-"))).resolve()
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    spark = get_spark("anycdc-merge-probe", master=args.master)
+    spark = get_spark("anycdc-merge-probe", master=args.master, conf=conf)
+    recorder = Recorder(args.jfr.resolve() if args.jfr else None)
     try:
         samples = run(
             spark, work, tables=args.tables, rounds=args.rounds, rows=args.rows,
             table_rows=args.table_rows, warmup=args.warmup, stages=args.stages,
-            properties=properties, alternate=args.alternate,
+            properties=properties, alternate=args.alternate, recorder=recorder,
         )  # fmt: skip
+        thread_cpu = recorder.stop(spark, len(samples)) if recorder.started else None
         report = ProbeReport(
             tables=args.tables, rounds=args.rounds, rows=args.rows, table_rows=args.table_rows,
             master=args.master, pyspark=metadata.version("pyspark"), delta_jar=delta_jar(spark),
             jvm_zone=jvm_zone(spark),
             session_zone=str(spark.conf.get("spark.sql.session.timeZone")),
-            summary=summarize(samples), samples=samples,
+            summary=summarize(samples), samples=samples, conf=conf,
+            thread_cpu_seconds=thread_cpu,
         )  # fmt: skip
     finally:
         spark.stop()

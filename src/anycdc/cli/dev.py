@@ -18,6 +18,9 @@ Developer tooling for a checkout of anycdc (after `make setup`):
   anycdc dev registry status | stop
   anycdc dev jars [list|comma|check]            the Spark jars given as spark.jars
                                                 (`comma` is ready for spark-submit --jars)
+  anycdc dev jars fetch [DIR]                   Spark resolves the pinned jars from Maven into
+                                                DIR (default: the user cache), for offline use
+  anycdc dev jars packages                      the spark-submit --packages/--exclude-packages
   anycdc dev demo                               the shop demo: six vendor formats -> Kafka -> anycdc run -> Delta, checked
   anycdc dev config-table [--update README.md]  the README's table of `anycdc run` settings,
                                                 from their declarations in anycdc/config.py
@@ -42,9 +45,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         description="The project's local schema registry (Apicurio Registry, Confluent API).",
     )
     schema_registry.add_arguments(registry_parser)
-    jars_parser = sub.add_parser("jars", help="list or check the Spark jars from `make setup`")
+    jars_parser = sub.add_parser(
+        "jars", help="list, check or fetch the Spark jars (Delta, Kafka source, Avro)"
+    )
     jars_parser.add_argument(
-        "action", nargs="?", default="list", choices=("list", "comma", "check")
+        "action",
+        nargs="?",
+        default="list",
+        choices=("list", "comma", "check", "fetch", "packages"),
+    )
+    jars_parser.add_argument(
+        "directory", nargs="?", help="fetch: the folder to fill (default: the user cache)"
     )
     demo_parser = sub.add_parser(
         "demo", help="the shop demo: six vendor formats -> Kafka -> anycdc run -> Delta, checked"
@@ -73,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dev_command == "jars":
         from anycdc.spark import jars
 
-        return jars.main([args.action])
+        return jars.main([args.action, *([args.directory] if args.directory else [])])
     if args.dev_command == "config-table":
         return config_table(args.update)
     from anycdc import demo

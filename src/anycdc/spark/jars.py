@@ -1,11 +1,20 @@
 """The JVM jars anycdc gives Spark: Kafka source/sink, Avro, Delta Lake.
 
-``make setup`` copies them from Maven Central (``jvm/pom.xml``) into ``.build/jars/`` and then
-runs ``python -m anycdc.spark.jars prune``, which deletes every jar whose *artifact* pyspark
-already ships in ``pyspark/jars/`` (whatever the version: Spark's own copy wins, so there are
-no two copies of a class on the classpath). What is left is handed to Spark as ``spark.jars``,
-comma-joined local paths: nothing is resolved through Ivy (``--packages``) at run
-time, so a pipeline starts with no network.
+Three ways to get them, tried in this order by :func:`anycdc.spark.session.get_spark`:
+
+1. **A prepared folder** (offline; clusters without network): ``$ANYCDC_JARS_DIR``, else the
+   checkout's ``.build/jars`` (``make setup`` copies them from Maven Central with
+   ``jvm/pom.xml``), else the user cache that ``python -m anycdc.spark.jars fetch`` fills
+   (``~/.cache/anycdc/spark-jars/<versions>``). Given to Spark as ``spark.jars``, local paths.
+2. **Maven coordinates** (an installed wheel, nothing prepared): ``spark.jars.packages`` =
+   :data:`MAVEN_PACKAGES`, the exact versions this anycdc is pinned to, and
+   ``spark.jars.excludes`` = :data:`MAVEN_EXCLUDES`, what Spark already ships. Spark resolves
+   them itself on first use and keeps them in its Ivy cache (``~/.ivy2.5.2``), as delta-spark's
+   ``configure_spark_with_delta_pip`` does.
+
+In a folder, every jar whose *artifact* pyspark already ships in ``pyspark/jars/`` is left out
+(whatever the version: Spark's own copy wins, so there are no two copies of a class on the
+classpath); ``make setup`` deletes them (``prune``).
 
 Command line::
 
@@ -13,30 +22,84 @@ Command line::
     python -m anycdc.spark.jars comma     # comma-joined, for spark-submit --jars
     python -m anycdc.spark.jars prune     # drop jars pyspark ships (make setup does it)
     python -m anycdc.spark.jars check     # exit 1 when the jars are missing
-
-Where the jars are: ``$ANYCDC_JARS_DIR`` if set, else ``<project root>/.build/jars``.
+    python -m anycdc.spark.jars fetch [DIR]   # resolve the Maven coordinates into DIR
+                                              # (default: the user cache), for offline use
+    python -m anycdc.spark.jars packages  # the --packages / --exclude-packages values
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import unquote, urlparse
 
 # artifact-version[-classifier].jar; the version is the first "-<digits>.<digits>..." part
 # counted from the left that leaves a well-formed artifact id, so that
 # "spark-sql-kafka-0-10_2.13-4.0.1.jar" is ("spark-sql-kafka-0-10_2.13", "4.0.1").
 _JAR_RE = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d+(?:\.\d+)+[^/]*)\.jar$")
 
+# The Spark line and the versions anycdc is pinned to (pyproject.toml's `spark` extra and
+# jvm/pom.xml say the same; tests/infra/test_session.py checks that they agree).
+SPARK_VERSION = "4.2.0"
+DELTA_VERSION = "4.4.0"
+SCALA_BINARY = "2.13"
+SPARK_JACKSON_VERSION = "2.21.2"  # the jackson-databind in pyspark/jars
+DELTA_ARTIFACT = f"delta-spark_{SPARK_VERSION.rsplit('.', 1)[0]}_{SCALA_BINARY}"
+
+# What spark.jars.packages asks for: the rest comes with them (delta-storage, the Kafka
+# token provider and kafka-clients, Delta's kernel modules); jackson-datatype-jdk8 at Spark's
+# jackson version, as jvm/pom.xml pins it (Delta's kernel asks for 2.13.5).
+MAVEN_PACKAGES = (
+    f"io.delta:{DELTA_ARTIFACT}:{DELTA_VERSION}",
+    f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY}:{SPARK_VERSION}",
+    f"org.apache.spark:spark-avro_{SCALA_BINARY}:{SPARK_VERSION}",
+    f"com.fasterxml.jackson.datatype:jackson-datatype-jdk8:{SPARK_JACKSON_VERSION}",
+)
+# What those bring that Spark already ships (any version: Spark's copy wins) or that nothing
+# needs: not resolved, not downloaded (spark.jars.excludes). The same jars `make setup` prunes.
+MAVEN_EXCLUDES = (
+    "org.apache.hadoop:hadoop-client-api",
+    "org.apache.hadoop:hadoop-client-runtime",
+    "org.scala-lang:scala-library",
+    f"org.scala-lang.modules:scala-parallel-collections_{SCALA_BINARY}",
+    "at.yawk.lz4:lz4-java",
+    "org.xerial.snappy:snappy-java",
+    "com.github.luben:zstd-jni",
+    "io.airlift:aircompressor",
+    "org.tukaani:xz",
+    "org.slf4j:slf4j-api",
+    "org.apache.logging.log4j:log4j-api",
+    "org.apache.logging.log4j:log4j-core",
+    "org.apache.logging.log4j:log4j-slf4j2-impl",
+    "com.google.code.findbugs:jsr305",
+    "commons-pool:commons-pool",
+    "org.roaringbitmap:RoaringBitmap",
+    "org.roaringbitmap:shims",
+    "com.fasterxml.jackson.core:jackson-annotations",
+    "com.fasterxml.jackson.core:jackson-core",
+    "com.fasterxml.jackson.core:jackson-databind",
+    "org.apache.parquet:parquet-column",
+    "org.apache.parquet:parquet-common",
+    "org.apache.parquet:parquet-encoding",
+    "org.apache.parquet:parquet-format-structures",
+    "org.apache.parquet:parquet-hadoop",
+    "org.apache.parquet:parquet-jackson",
+    "org.locationtech.jts:jts-core",
+    "javax.annotation:javax.annotation-api",
+)
+
 # jars whose presence tells that a jars dir is complete enough to run the pipeline
 REQUIRED_ARTIFACTS = (
-    "delta-spark_2.13",
+    DELTA_ARTIFACT,
     "delta-storage",
-    "spark-sql-kafka-0-10_2.13",
-    "spark-avro_2.13",
+    f"spark-sql-kafka-0-10_{SCALA_BINARY}",
+    f"spark-avro_{SCALA_BINARY}",
 )
 
 
@@ -71,13 +134,99 @@ def project_root() -> Path | None:
     return None
 
 
+def user_cache_dir() -> Path:
+    """Where ``fetch`` puts the jars by default: one folder per Spark and Delta version
+    (``$XDG_CACHE_HOME``, else ``~/.cache``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "anycdc" / "spark-jars" / f"spark-{SPARK_VERSION}-delta-{DELTA_VERSION}"
+
+
 def jars_dir() -> Path | None:
-    """Where ``make setup`` put the Spark jars (``$ANYCDC_JARS_DIR`` overrides)."""
+    """The prepared jars folder: ``$ANYCDC_JARS_DIR``, else the checkout's ``.build/jars``
+    (``make setup``), else the user cache if ``fetch`` filled it; None when there is none
+    (then Spark resolves :data:`MAVEN_PACKAGES` itself)."""
     env = os.environ.get("ANYCDC_JARS_DIR")
     if env:
         return Path(env)
     root = project_root()
-    return root / ".build" / "jars" if root else None
+    if root is not None:
+        return root / ".build" / "jars"
+    cache = user_cache_dir()
+    return cache if cache.is_dir() else None
+
+
+def maven_conf() -> dict[str, str]:
+    """The Spark settings that make Spark resolve the jars from Maven itself.
+
+    >>> conf = maven_conf()
+    >>> conf["spark.jars.packages"].split(",")[0]
+    'io.delta:delta-spark_4.2_2.13:4.4.0'
+    >>> "org.apache.hadoop:hadoop-client-runtime" in conf["spark.jars.excludes"]
+    True
+    """
+    return {
+        "spark.jars.packages": ",".join(MAVEN_PACKAGES),
+        "spark.jars.excludes": ",".join(MAVEN_EXCLUDES),
+    }
+
+
+def ivy_file_name(path: str) -> str:
+    """A jar as Spark's Ivy names it (``group_artifact-version.jar``) -> ``artifact-version.jar``.
+
+    >>> ivy_file_name("file:///home/u/.ivy2.5.2/jars/io.delta_delta-spark_4.2_2.13-4.4.0.jar")
+    'delta-spark_4.2_2.13-4.4.0.jar'
+    >>> ivy_file_name("/x/org.apache.spark_spark-avro_2.13-4.2.0.jar")
+    'spark-avro_2.13-4.2.0.jar'
+    >>> ivy_file_name("/x/commons-pool2-2.13.1.jar")
+    'commons-pool2-2.13.1.jar'
+    """
+    name = Path(unquote(urlparse(path).path) if "://" in path else path).name
+    group, sep, rest = name.partition("_")
+    return rest if sep and "." in group else name  # artifact ids have no dot before a "_"
+
+
+def fetch(directory: Path | None = None, *, out: TextIO | None = None) -> list[Path]:
+    """Let Spark resolve :data:`MAVEN_PACKAGES` (its Ivy, its cache, its settings such as
+    ``spark.jars.ivySettings`` from ``$SPARK_CONF_DIR``) and copy the jars into *directory*
+    (default :func:`user_cache_dir`) under their Maven names: a folder for ``$ANYCDC_JARS_DIR``
+    or ``spark-submit --jars`` on machines without network. Returns the copied jars."""
+    from pyspark import SparkConf
+    from pyspark.java_gateway import launch_gateway
+
+    stream = out if out is not None else sys.stdout
+    target = directory if directory is not None else user_cache_dir()
+    conf = SparkConf(loadDefaults=False)
+    for key, value in maven_conf().items():
+        conf.set(key, value)
+    print(f"    resolving {', '.join(MAVEN_PACKAGES)}", file=stream)
+    gateway = launch_gateway(conf)  # type: ignore[no-untyped-call]
+    try:
+        resolved = str(gateway.jvm.System.getProperty("spark.jars") or "")
+    finally:
+        gateway.shutdown()
+        proc = getattr(gateway, "proc", None)
+        if proc is not None:
+            proc.stdin.close()
+            proc.wait(timeout=60)
+    sources = [p for p in resolved.split(",") if p]
+    missing = missing_artifacts([ivy_file_name(p) for p in sources])
+    if missing:
+        raise SystemExit(f"Spark did not resolve {', '.join(missing)} (got: {resolved!r})")
+    staging = Path(tempfile.mkdtemp(prefix=".fetch-", dir=_parent_made(target)))
+    copied = []
+    for source in sources:
+        local = Path(unquote(urlparse(source).path)) if "://" in source else Path(source)
+        copied.append(Path(shutil.copy2(local, staging / ivy_file_name(source))))
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)  # whole or not at all: a half-filled folder is never found
+    paths = sorted(target / p.name for p in copied)
+    print(f"    {len(paths)} jars in {target}", file=stream)
+    return paths
+
+
+def _parent_made(target: Path) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target.parent
 
 
 def pyspark_jars_dir() -> Path | None:
@@ -154,6 +303,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if verb == "prune":
         prune()
         return 0
+    if verb == "fetch":
+        fetch(Path(args[1]) if len(args) > 1 else None)
+        return 0
+    if verb == "packages":
+        conf = maven_conf()
+        print(f"--packages {conf['spark.jars.packages']}")
+        print(f"--exclude-packages {conf['spark.jars.excludes']}")
+        return 0
     paths = spark_jars()
     if verb == "list":
         print("\n".join(paths))
@@ -165,14 +322,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         missing = missing_artifacts(paths)
         if missing:
             print(
-                f"missing Spark jars: {', '.join(missing)} (in {jars_dir()}); run `make setup`",
+                f"missing Spark jars: {', '.join(missing)} (in {jars_dir()}); run `make setup` "
+                "(a checkout) or `python -m anycdc.spark.jars fetch`",
                 file=sys.stderr,
             )
             return 1
         print(f"{len(paths)} jars in {jars_dir()}: ok")
         return 0
     print(
-        f"usage: python -m anycdc.spark.jars [list|comma|prune|check], not {verb!r}",
+        "usage: python -m anycdc.spark.jars [list|comma|prune|check|fetch [DIR]|packages], "
+        f"not {verb!r}",
         file=sys.stderr,
     )
     return 2

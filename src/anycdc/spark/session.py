@@ -5,10 +5,13 @@
 
 Two situations, told apart automatically:
 
-* **Plain ``python`` (local development, tests, the demo).** No JVM is running yet, so this
-  function starts one: master ``local[*]`` (or ``master=`` / ``$ANYCDC_SPARK_MASTER``), the
-  Delta SQL extension and catalog, and ``spark.jars`` = the jars ``make setup`` put in
-  ``.build/jars`` (see :mod:`anycdc.spark.jars`) - local paths, no Ivy, no network.
+* **Plain ``python`` (local development, tests, the demo, ``anycdc run``).** No JVM is running
+  yet, so this function starts one: master ``local[*]`` (or ``master=`` /
+  ``$ANYCDC_SPARK_MASTER``), the Delta SQL extension and catalog, and the jars
+  (:mod:`anycdc.spark.jars`): ``spark.jars`` = a prepared folder (``make setup``'s
+  ``.build/jars``, ``$ANYCDC_JARS_DIR``, or the user cache ``python -m anycdc.spark.jars
+  fetch`` fills) - local paths, no network; with no folder (an installed wheel) the exact Maven
+  coordinates as ``spark.jars.packages``, which Spark resolves on first use and caches.
 * **Under ``spark-submit`` / ``pyspark`` shell / a notebook with a session.** The JVM was
   started by someone else with their ``--master``, ``--jars`` / ``--packages`` and ``--conf``.
   Nothing they set is overridden: ``spark.jars``, ``--packages`` and the master are left
@@ -30,7 +33,8 @@ Environment:
 
 ``ANYCDC_SPARK_MASTER``        master when ``master=`` is not given (default ``local[*]``)
 ``ANYCDC_SPARK_DRIVER_MEMORY`` driver heap for a local JVM (default 4g, tests 1g)
-``ANYCDC_JARS_DIR``            where the jars are (default ``<checkout>/.build/jars``)
+``ANYCDC_JARS_DIR``            where the jars are (default ``<checkout>/.build/jars``, else the
+                             user cache of ``python -m anycdc.spark.jars fetch``, else Maven)
 """
 
 from __future__ import annotations
@@ -217,20 +221,11 @@ def get_spark(
     settings = base_conf(for_tests=for_tests, local=local)
     # the caller's own jar settings (spark.jars, or Maven coordinates) win over ours
     submit_args = os.environ.get("PYSPARK_SUBMIT_ARGS", "")
-    user_supplies_jars = any(k.startswith("spark.jars") for k in user_conf) or (
+    user_supplies_jars = bool({"spark.jars", "spark.jars.packages"} & set(user_conf)) or (
         "--jars" in submit_args or "--packages" in submit_args
     )
     if not user_supplies_jars:
-        paths = _jars.spark_jars()
-        missing = _jars.missing_artifacts(paths)
-        if missing:
-            log.warning(
-                "Spark jars missing (%s) in %s: run `make setup`; Delta/Kafka will not load",
-                ", ".join(missing),
-                _jars.jars_dir(),
-            )
-        if paths:
-            settings["spark.jars"] = ",".join(paths)
+        settings.update(_jar_settings())
     if "spark.sql.extensions" in user_conf:
         user_conf["spark.sql.extensions"] = _merge_extensions(user_conf["spark.sql.extensions"])
     settings.update(user_conf)
@@ -248,6 +243,29 @@ def get_spark(
     if for_tests:
         spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+def _jar_settings() -> dict[str, str]:
+    """``spark.jars`` from the prepared folder, or (none there) the Maven coordinates for
+    Spark to resolve itself (:mod:`anycdc.spark.jars`)."""
+    directory = _jars.jars_dir()
+    if directory is None:
+        log.info(
+            "no Spark jars folder: Spark resolves %s from Maven (cached in its Ivy cache); "
+            "`python -m anycdc.spark.jars fetch` keeps a folder instead",
+            ", ".join(_jars.MAVEN_PACKAGES),
+        )
+        return _jars.maven_conf()
+    paths = _jars.spark_jars(directory)
+    missing = _jars.missing_artifacts(paths)
+    if missing:
+        log.warning(
+            "Spark jars missing (%s) in %s: run `make setup` (a checkout) or "
+            "`python -m anycdc.spark.jars fetch`; Delta/Kafka will not load",
+            ", ".join(missing),
+            directory,
+        )
+    return {"spark.jars": ",".join(paths)} if paths else {}
 
 
 def _attach(app_name: str, master: str | None, user_conf: dict[str, str]) -> SparkSession:

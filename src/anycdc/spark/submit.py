@@ -6,13 +6,16 @@ spark-submit runs a *file*, not a console script, so this module is that file::
         --jars "$(python -m anycdc.spark.jars comma)" \\
         --conf spark.pyspark.python=/path/to/venv/bin/python \\
         --conf spark.pyspark.driver.python=/path/to/venv/bin/python \\
+        --conf spark.driver.extraJavaOptions=-Duser.timezone=UTC \\
         src/anycdc/spark/submit.py run --source-dir captures/ --target lake/
 
 Everything after the script is ``anycdc``'s own command line (``run``, ``replay``, ...); the
 process exits with its exit code. Master, jars and ``--conf`` settings are spark-submit's:
 :func:`anycdc.spark.session.get_spark` sees the JVM spark-submit started and attaches to it
-without overriding them (it only adds the Delta extension / catalog when they are absent). Do
-not pass ``--master`` to ``anycdc run`` here: it is ignored with a warning.
+without overriding them (it only adds the Delta extension / catalog when they are absent, and
+``-Duser.timezone=UTC`` to the executors' Java options: the driver's must come with the
+command, as above, since its JVM already runs). Do not pass ``--master`` to ``anycdc run``
+here: it is ignored with a warning.
 
 Python code on the executors: the decoders run in Python workers on every executor, so
 ``anycdc`` must be importable there. On one machine (tests, a laptop "cluster") pointing
