@@ -57,6 +57,7 @@ DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
 DEFAULT_MASTER = "local[*]"
+TEST_DELTA_LOG_CACHE = 64  # Delta logs a test session keeps (see base_conf)
 DEFAULT_DRIVER_MEMORY = "4g"  # a 24 GiB machine shares it with Kafka and the OS
 TEST_DRIVER_MEMORY = "1g"
 CODEGEN_CACHE_ENTRIES = 4096  # compiled query classes kept (Spark: 100); see base_conf
@@ -124,6 +125,11 @@ def base_conf(*, for_tests: bool = False, local: bool = True) -> dict[str, str]:
                 "spark.default.parallelism": "2",
                 "spark.databricks.delta.snapshotPartitions": "2",
                 "spark.sql.sources.parallelPartitionDiscovery.parallelism": "2",
+                # Delta keeps every table's log and state it touched for an hour; a test
+                # session touches hundreds of throwaway tables, and on Delta 4.4 / Spark 4.2
+                # their cached state filled the 1 GiB heap: 629 full GCs, 696 s of a 41-min
+                # suite (jstat). Delta's own tests keep 3; a test here uses at most a few dozen
+                "spark.databricks.delta.delta.log.cacheSize": str(TEST_DELTA_LOG_CACHE),
                 # tests write and read back within milliseconds: no retention checks
                 "spark.databricks.delta.retentionDurationCheck.enabled": "false",
                 "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
@@ -133,7 +139,7 @@ def base_conf(*, for_tests: bool = False, local: bool = True) -> dict[str, str]:
                 # JVM stops compiling and runs interpreted): reserve more.
                 "spark.driver.extraJavaOptions": (
                     "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m -XX:+UseSerialGC "
-                    f"-Dderby.system.home={tmp}"
+                    f"-Ddelta.log.cacheSize={TEST_DELTA_LOG_CACHE} -Dderby.system.home={tmp}"
                 ),
             }
         )
