@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
+from pathlib import Path
 
 from anycdc.bench.pipeline import BenchSettings
 from anycdc.config import PipelineConfig
@@ -48,3 +50,37 @@ def test_hot_tables_get_their_own_freshness() -> None:
     assert [policy.target_s(f"bench.{n}") for n in names[:4]] == [15, 15, 15, 600]
     assert all(re.escape(n) in next(iter(mapping)) for n in names[:3])
     assert BenchSettings().table_freshness() == {}
+
+
+def test_pregenerated_stream_is_stamped_when_sent(tmp_path: Path) -> None:
+    """The sustained phase's stream is generated before it and each message gets the time
+    it is sent as its source time (the simulator's clock would make staleness meaningless)."""
+    from anycdc.bench.pipeline import (
+        STAMP_MS,
+        pregenerate,
+        stamped_messages,
+        workload_messages,
+    )
+    from anycdc.formats import get_format
+
+    settings = BenchSettings(events=10**9, tables=5, seed=3)
+    stream = tmp_path / "stream.bin"
+    assert pregenerate(settings, stream, 300)
+    expected = list(workload_messages(settings, stamp_ms=STAMP_MS))[:300]
+    before = int(time.time() * 1000)
+    sent = list(stamped_messages(stream))
+    after = int(time.time() * 1000)
+    assert len(sent) == 300
+    decoder = get_format("canal-json")
+    for (key, value, partition), (want_key, want_value, want_partition) in zip(
+        sent, expected, strict=True
+    ):
+        assert (key, partition) == (want_key, want_partition)
+        [event] = decoder.decode(value)
+        assert event.ts_ms is not None and before <= event.ts_ms <= after
+        # the stamp is the only change: the message is the one generated
+        assert value.replace(str(event.ts_ms).encode(), str(STAMP_MS).encode()) == want_value
+    # a binary format does not carry the time as digits: the phase generates while it sends
+    assert not pregenerate(
+        BenchSettings(events=10**9, tables=5, seed=3, format="dts-avro"), tmp_path / "b", 10
+    )

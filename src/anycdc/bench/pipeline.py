@@ -16,7 +16,11 @@
    tables are compared with the simulator's truth (missing, extra, wrong values).
 4. **Sustained**: a producer writes at ``rate`` events/s for ``seconds`` while the
    pipeline runs on an interval trigger; the latency of a batch is the time from
-   producing its oldest message to the batch being committed.
+   producing its oldest message to the batch being committed. The stream is generated
+   and encoded before the phase (:func:`pregenerate`) and each message's source time
+   stamped as it is sent: a real source database does not share the pipeline's cores,
+   so its simulation must not either (simulating and encoding 10,000 events/s takes a
+   quarter of a core and the driver's Python lock).
 
 Peak memory is sampled every 0.5 s from ``/proc``: the driver JVM and the
 Python workers (the Spark children of this process).
@@ -28,6 +32,7 @@ import dataclasses
 import os
 import re
 import statistics
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -210,9 +215,11 @@ class MemorySampler:
 
 # --------------------------------------------------------------------------- traffic
 def workload_messages(
-    settings: BenchSettings, stamp_now: bool = False
+    settings: BenchSettings, stamp_now: bool = False, stamp_ms: int | None = None
 ) -> Iterator[tuple[bytes | None, bytes, int]]:
-    """(key, message, partition) of the simulated stream, generated lazily (10M fits in no list)."""
+    """(key, message, partition) of the simulated stream, generated lazily (10M fits in no
+    list); ``stamp_now``: each event's source time is when it is generated; ``stamp_ms``:
+    this one for every event."""
     from anycdc.formats import get_format
 
     fmt = get_format(settings.format)
@@ -220,6 +227,8 @@ def workload_messages(
     for event in workload.events(settings.format):
         if stamp_now:
             event = _restamp(event, int(time.time() * 1000))
+        elif stamp_ms is not None:
+            event = _restamp(event, stamp_ms)
         key = fmt.encode_key(event)
         partition = partition_of(key, settings.partitions)
         for message in fmt.encode(event):
@@ -230,6 +239,48 @@ def _restamp(event: ChangeEvent, ts_ms: int) -> ChangeEvent:
     import msgspec
 
     return msgspec.structs.replace(event, ts_ms=ts_ms)
+
+
+STAMP_MS: Final = 4_102_444_800_123
+"""The source time a pre-generated message carries until it is sent (2100-01-01, ms): no
+simulated change has it, and the current time in ms has as many digits."""
+_STAMP: Final = str(STAMP_MS).encode()
+_RECORD: Final = struct.Struct(">iiI")  # partition, key length (-1: no key), value length
+
+
+def pregenerate(settings: BenchSettings, path: Path, count: int) -> bool:
+    """Write ``count`` messages of the sustained stream to ``path``, each carrying
+    :data:`STAMP_MS` as its source time; False when the format does not write that time
+    as the digits of milliseconds (binary formats, seconds): then nothing is usable."""
+    with path.open("wb") as out:
+        written = 0
+        for key, value, partition in workload_messages(settings, stamp_ms=STAMP_MS):
+            if written == 0 and _STAMP not in value:
+                return False
+            out.write(_RECORD.pack(partition, -1 if key is None else len(key), len(value)))
+            if key is not None:
+                out.write(key)
+            out.write(value)
+            written += 1
+            if written >= count:
+                break
+    return True
+
+
+def stamped_messages(path: Path) -> Iterator[tuple[bytes | None, bytes, int]]:
+    """The messages of :func:`pregenerate`, each stamped with the current time (ms) as it
+    is taken, which is when the paced producer sends it."""
+    header = _RECORD.size
+    with path.open("rb") as stream:
+        while True:
+            head = stream.read(header)
+            if len(head) < header:
+                return
+            partition, key_size, value_size = _RECORD.unpack(head)
+            key = stream.read(key_size) if key_size >= 0 else None
+            value = stream.read(value_size)
+            now = str(int(time.time() * 1000)).encode()
+            yield key, value.replace(_STAMP, now), partition
 
 
 # --------------------------------------------------------------------------- measurements
@@ -366,15 +417,23 @@ def sustained(
                 target = f"{policy.target_s(table.table):g}s"
                 staleness.setdefault(target, []).append(now - table.min_ts_ms / 1000)
 
+    stream_settings = dataclasses.replace(settings, events=10**9, seed=settings.seed + 1)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    stream_file = target.with_name(target.name + "-stream.bin")
+    count = int(settings.rate * settings.sustained_seconds * 1.05) + 1000
+    messages: Iterator[tuple[bytes | None, bytes, int]]
+    if pregenerate(stream_settings, stream_file, count):
+        messages = stamped_messages(stream_file)
+    else:  # a format without a millisecond time in digits: generated while sent
+        messages = workload_messages(stream_settings, stamp_now=True)
     pipeline = Pipeline(spark, config, on_batch=on_batch)
-    rich_settings = dataclasses.replace(settings, events=10**9, seed=settings.seed + 1)
     query = pipeline.start()
     produced = 0
     with MemorySampler() as memory:
         started = time.monotonic()
         try:
             produced = produce(
-                bootstrap, SUSTAINED_TOPIC, workload_messages(rich_settings, stamp_now=True),
+                bootstrap, SUSTAINED_TOPIC, messages,
                 rate=settings.rate,
                 until=started + settings.sustained_seconds, sent_at=sent_at,
             )  # fmt: skip
