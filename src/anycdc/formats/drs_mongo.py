@@ -47,6 +47,11 @@ as int32 when they fit (documented loss; top-level fields keep their type).
 Documents given in Extended JSON (any mode: v1 strict, v2 relaxed or canonical) are typed
 the same way by :func:`ejson_document`, which debezium-json's MongoDB events use too.
 
+The flow (op, header, images, key, the event) is :class:`~anycdc.formats.flow.RowFlow`'s:
+this format fills its hooks, reading each document's images and columns in one pass
+(:meth:`DrsMongoJson.typed_images`: parsing shell text types it) with an update's
+operators as the event's ``patch``.
+
 >>> from anycdc.formats import get_format
 >>> fmt = get_format("drs-mongo-json")
 >>> text = '{"_id": ObjectId("64650cf67dc36a464e76e583"), "n": NumberLong(5)}'
@@ -76,16 +81,10 @@ import msgspec
 
 from anycdc.errors import DecodeError, EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
-from anycdc.formats.base import (
-    FAST_REFUSALS,
-    Capabilities,
-    Format,
-    NotFast,
-    expect_object,
-    optional_str,
-)
+from anycdc.formats.base import FAST_REFUSALS, Capabilities, NotFast, optional_str
 from anycdc.formats.canal import java_double, plain_decimal
 from anycdc.formats.drs import gson_json, int_field
+from anycdc.formats.flow import DDL, DELETE, INSERT, Header, Images, RowFlow, RowOp
 from anycdc.values import (
     BINARY,
     BOOLEAN,
@@ -129,12 +128,26 @@ DB_TYPE_MONGO: Final = "MongoDB"
 ID_FIELD: Final = "_id"
 SET: Final = "$set"
 UNSET: Final = "$unset"
+OPS: Final[Mapping[str, RowOp]] = {
+    OP_INSERT: RowOp(Op.INSERT), OP_UPDATE: RowOp(Op.UPDATE), OP_DELETE: RowOp(Op.DELETE),
+    OP_DDL: RowOp(Op.DDL),
+}  # fmt: skip
+# the recordType each op implies (any other is kept in extra)
 _IMPLIED_RECORD_TYPES: Final[dict[str, frozenset[str]]] = {
     OP_INSERT: frozenset({RT_INSERT}),
     OP_UPDATE: frozenset({RT_UPDATE, RT_REPLACE}),
     OP_DELETE: frozenset({RT_DOC}),
     OP_DDL: frozenset(),
 }
+_ID_KEY: Final = (ID_FIELD,)
+_PARTIAL_BEFORE: Final = ("before",)  # a delete's and an update's before image: {_id}
+P_RECORD_TYPE: Final = f"$.{F_RECORD_TYPE}"
+P_EXTRA: Final = f"$.{F_EXTRA}"
+P_DB: Final = f"$.{F_DB}"
+P_COLL: Final = f"$.{F_COLL}"
+P_ES: Final = f"$.{F_ES}"
+P_VALUE: Final = f"$.{F_VALUE}"
+P_CLUSTER_TIME: Final = f"$.{F_CLUSTER_TIME}"
 
 #: most levels of nested documents/arrays accepted, the outer document included (as BSON)
 MAX_DEPTH: Final = 100
@@ -930,8 +943,14 @@ def update_patch(operators: Mapping[str, Any], format_id: str, path: str) -> dic
 
 
 # --------------------------------------------------------------------------- the format
-class DrsMongoJson(Format):
-    """Huawei Cloud DRS JSON for MongoDB (DDS) sources: shell-style documents as text."""
+class DrsMongoJson(RowFlow):
+    """Huawei Cloud DRS JSON for MongoDB (DDS) sources: shell-style documents as text.
+
+    The flow is :class:`~anycdc.formats.flow.RowFlow`'s; this class holds its hooks:
+    :meth:`header` (names, ``es``, ``clusterTime``, the DDL text), :meth:`typed_images`
+    (the documents read and typed in one pass, an update's operators as its patch) and
+    :meth:`key_names` (``_id``).
+    """
 
     id: ClassVar[str] = "drs-mongo-json"
     vendor: ClassVar[str] = "Huawei Cloud DRS"
@@ -951,6 +970,10 @@ class DrsMongoJson(Format):
         key_detail="`_id`",
         notes=("a MongoDB collection; updates as $set/$unset patches or replacements",),
     )
+    op_field = F_OP
+    ops = OPS
+    rowless_key = False  # a DDL event carries no key
+    null_missing = True  # DRS writes null for the fields a message lacks
 
     @classmethod
     def sniff(cls, message: Any) -> float:
@@ -966,97 +989,72 @@ class DrsMongoJson(Format):
         )
         return 0.97 if sure else 0.6
 
-    # ---- decoding
-    def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
+    # ---- decoding (the flow is RowFlow's; these are its hooks)
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
         fid = self.id
-        msg = expect_object(fid, obj, "$")
-        op_code = msg.get(F_OP)
-        if op_code is None:
-            raise self.error("$", f"missing required field {F_OP!r}")
-        if not isinstance(op_code, str):
-            raise self.error(f"$.{F_OP}", f"expected string, got {type_name(op_code)}")
-        if op_code not in _IMPLIED_RECORD_TYPES:
-            raise self.error(f"$.{F_OP}", f"unknown op {op_code!r}")
-        record_type = optional_str(fid, msg.get(F_RECORD_TYPE), f"$.{F_RECORD_TYPE}")
+        record_type = optional_str(fid, msg.get(F_RECORD_TYPE), P_RECORD_TYPE)
         extra: dict[str, Any] = {}
-        if record_type is not None and record_type not in _IMPLIED_RECORD_TYPES[op_code]:
+        if record_type is not None and record_type not in _IMPLIED_RECORD_TYPES[code]:
             extra[F_RECORD_TYPE] = record_type
         vendor_extra = msg.get(F_EXTRA)
         if vendor_extra is not None and vendor_extra != record_type:
-            extra[F_EXTRA] = optional_str(fid, vendor_extra, f"$.{F_EXTRA}")
-        common: dict[str, Any] = {
-            "format": fid,
-            "database": optional_str(fid, msg.get(F_DB), f"$.{F_DB}") or None,
-            "table": optional_str(fid, msg.get(F_COLL), f"$.{F_COLL}") or None,
-            "ts_ms": int_field(fid, msg.get(F_ES), f"$.{F_ES}"),
-            "position": self._position(msg.get(F_CLUSTER_TIME)),
-            "extra": extra,
-        }
-        if op_code == OP_DDL:
-            ddl = optional_str(fid, msg.get(F_VALUE), f"$.{F_VALUE}")
-            return [ChangeEvent(op=Op.DDL, ddl=ddl, **common)]
-        common["key"] = self.primary_key((ID_FIELD,))
+            extra[F_EXTRA] = optional_str(fid, vendor_extra, P_EXTRA)
+        return Header(
+            database=optional_str(fid, msg.get(F_DB), P_DB) or None,
+            table=optional_str(fid, msg.get(F_COLL), P_COLL) or None,
+            ts_ms=int_field(fid, msg.get(F_ES), P_ES),
+            position=self._position(msg.get(F_CLUSTER_TIME)),
+            extra=extra,
+            ddl=optional_str(fid, msg.get(F_VALUE), P_VALUE) if rule.op is DDL else None,
+        )
+
+    def typed_images(
+        self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp
+    ) -> tuple[Images, dict[str, Column], dict[str, Any] | None]:
+        """An insert's document, a delete's ``{_id}`` (partial), and an update's
+        ``where`` (``{_id}``, partial) with the new document or its operators (the patch)."""
         value = self._document(msg, F_VALUE)
-        if op_code == OP_INSERT:
+        op = rule.op
+        if op is INSERT:
             after, columns = _image(value)
-            return [ChangeEvent(op=Op.INSERT, after=after, columns=columns, **common)]
-        if op_code == OP_DELETE:
+            return (None, after, ()), columns, None
+        if op is DELETE:
             before, columns = _image(value)
-            return [
-                ChangeEvent(
-                    op=Op.DELETE, before=before, columns=columns, partial=("before",), **common
-                )
-            ]
+            return (before, None, _PARTIAL_BEFORE), columns, None
         before, before_columns = _image(self._document(msg, F_WHERE))
         operators = [k for k in value if k.startswith("$")]
-        if record_type == RT_REPLACE or not operators:
+        if not operators or msg.get(F_RECORD_TYPE) == RT_REPLACE:
             if operators:
-                raise self.error(f"$.{F_VALUE}", "a replacement document cannot hold operators")
+                raise self.error(P_VALUE, "a replacement document cannot hold operators")
             after, columns = _image(value)
-            return [
-                ChangeEvent(
-                    op=Op.UPDATE,
-                    before=before,
-                    after=after,
-                    columns={**before_columns, **columns},
-                    partial=("before",),
-                    **common,
-                )
-            ]
+            return (before, after, _PARTIAL_BEFORE), {**before_columns, **columns}, None
         if len(operators) != len(value):
-            raise self.error(f"$.{F_VALUE}", "an update mixes operators and fields")
-        return [
-            ChangeEvent(
-                op=Op.UPDATE,
-                before=before,
-                columns=before_columns,
-                partial=("before",),
-                patch=self._patch(value),
-                **common,
-            )
-        ]
+            raise self.error(P_VALUE, "an update mixes operators and fields")
+        patch = update_patch(value, self.id, P_VALUE)
+        return (before, None, _PARTIAL_BEFORE), before_columns, patch
+
+    def key_names(
+        self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
+    ) -> tuple[str, ...]:
+        return _ID_KEY
 
     def _document(self, msg: Mapping[str, Any], field: str) -> dict[str, Any]:
-        if msg.get(field) is None:
-            raise self.error("$", f"missing required field {field!r}")
-        text = msg[field]
-        if not isinstance(text, str):
+        """The shell-text document ``msg[field]``, parsed (a null one is missing)."""
+        text = msg.get(field)
+        if type(text) is not str:
+            if text is None:
+                raise self.error("$", f"missing required field {field!r}")
             raise self.error(f"$.{field}", f"expected string, got {type_name(text)}")
         return parse_shell(text, self.id, f"$.{field}")
-
-    def _patch(self, value: Mapping[str, Any]) -> dict[str, Any]:
-        """Update operators in canonical form: ``$unset`` as a list of field names."""
-        return update_patch(value, self.id, f"$.{F_VALUE}")
 
     def _position(self, raw: Any) -> Position | None:
         if raw is None:
             return None
-        path = f"$.{F_CLUSTER_TIME}"
         if not isinstance(raw, str):
-            raise self.error(path, f"expected string, got {type_name(raw)}")
+            raise self.error(P_CLUSTER_TIME, f"expected string, got {type_name(raw)}")
         seconds, sep, increment = raw.partition(":")
         if not sep or not seconds.isdigit() or not increment.isdigit() or len(raw) > 40:
-            raise self.error(path, f"expected 'seconds:increment', got {raw[:40]!r}")
+            raise self.error(P_CLUSTER_TIME, f"expected 'seconds:increment', got {raw[:40]!r}")
         return Position((int(seconds), int(increment)))
 
     # ---- encoding
