@@ -50,6 +50,9 @@ How the record maps onto the canonical event (see FORMATS.md section 2):
   bytes (``binary``) or WKT text (``string``).
 * Invalid dates (``0000-00-00``) and MySQL TIME beyond a day (``838:59:59``) are
   kept as the vendor's text and listed in ``invalid``.
+* The flow is :class:`~anycdc.formats.flow.RowFlow`'s (one row per record, DDL and
+  markers too); DTS fills its hooks: ``header``, ``images`` (values as union branches
+  by field name), ``key_names``, ``columns_of`` and ``value_parser`` (a branch as a value).
 
 The encoder writes the published schema with fastavro, naming every union branch
 explicitly. It floors ``ts_ms`` to seconds, writes a decimal column's precision
@@ -88,7 +91,8 @@ import fastavro
 
 from anycdc.errors import EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position
-from anycdc.formats.base import MAX_MESSAGE_BYTES, Capabilities, Format
+from anycdc.formats.base import MAX_MESSAGE_BYTES, Cache, Capabilities, Parser, convert_values
+from anycdc.formats.flow import DDL, DELETE, ROW_OPS, UPDATE, Header, Images, RowFlow, RowOp
 from anycdc.typemap import MYSQL_BINLOG_TYPES
 from anycdc.values import (
     BINARY,
@@ -669,16 +673,17 @@ def _writer_schema() -> Any:
 
 
 # =========================================================================== the format
-_ROW_OPS: Final[Mapping[str, Op]] = {
-    OP_INSERT: Op.INSERT, OP_UPDATE: Op.UPDATE, OP_DELETE: Op.DELETE, OP_INIT: Op.SNAPSHOT,
-}  # fmt: skip
-_MARKER_OPS: Final[Mapping[str, Op]] = {
-    OP_BEGIN: Op.BEGIN, OP_COMMIT: Op.COMMIT, OP_HEARTBEAT: Op.HEARTBEAT,
-}  # fmt: skip
 # records that carry no row: kept as heartbeats (progress only) naming the operation
 PROGRESS_OPS: Final = frozenset(
     {OP_ROLLBACK, OP_ABORT, OP_CHECKPOINT, OP_FILL, OP_FINISH, OP_CONTROL, OP_NOOP}
 )
+# COMMAND and RDB (Redis / MongoDB payloads) are absent: data anycdc cannot express
+OPS: Final[Mapping[str, RowOp]] = {
+    OP_INSERT: RowOp(Op.INSERT), OP_UPDATE: RowOp(Op.UPDATE), OP_DELETE: RowOp(Op.DELETE),
+    OP_INIT: RowOp(Op.SNAPSHOT), OP_DDL: RowOp(Op.DDL), OP_BEGIN: RowOp(Op.BEGIN),
+    OP_COMMIT: RowOp(Op.COMMIT), OP_HEARTBEAT: RowOp(Op.HEARTBEAT),
+    **{code: RowOp(Op.HEARTBEAT) for code in sorted(PROGRESS_OPS)},
+}  # fmt: skip
 _OP_TO_WIRE: Final[Mapping[Op, str]] = {
     Op.INSERT: OP_INSERT, Op.UPDATE: OP_UPDATE, Op.DELETE: OP_DELETE, Op.SNAPSHOT: OP_INIT,
     Op.DDL: OP_DDL, Op.BEGIN: OP_BEGIN, Op.COMMIT: OP_COMMIT, Op.HEARTBEAT: OP_HEARTBEAT,
@@ -687,9 +692,11 @@ _POSITION_BINLOG: Final = re.compile(r"(\d+)@(\d+)")
 _POSITION_NUMBER: Final = re.compile(r"\d+")
 _POSITION_LSN: Final = re.compile(r"([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})")
 _PRINTABLE: Final = re.compile(r"[^\x00-\x1f\x7f]*")
+_CACHED: Final = 256  # value parsers by type, key names by pk_uk_info text
+_NO_ROW: Final[Mapping[str, Any]] = {}
 
 
-class DtsAvro(Format):
+class DtsAvro(RowFlow):
     """Alibaba Cloud DTS "DTS Avro": schemaless Avro ``Record`` values (see module doc)."""
 
     id: ClassVar[str] = "dts-avro"
@@ -708,10 +715,21 @@ class DtsAvro(Format):
         key_detail="`pk_uk_info`",
         notes=("BOOLEAN carried as TINY 0/1",),
     )
+    op_field = F_OPERATION
+    ops = OPS
+    rowless_key = False  # DDL and markers carry no key
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
         _record_reader()  # loads the packaged schema (once per process) when first built
+        self._tz = self.options.timezone
+        self._parsers: Cache[LogicalType, Parser] = Cache(_CACHED)
+        self._keys: Cache[str, tuple[str, ...]] = Cache(_CACHED)
+        self._typing: tuple[Mapping[str, Column] | None, dict[str, Parser]] = (None, {})
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle by options (the memos hold closures; a clone builds its own)."""
+        return (type(self), (dict(self.options.values),))
 
     @property
     def avro_schema(self) -> Any:
@@ -730,7 +748,7 @@ class DtsAvro(Format):
             return 0.0
         return 0.95 if _plausible(record) else 0.05
 
-    # ---- decoding
+    # ---- decoding: the Avro record, then RowFlow's flow
     def decode_bytes(self, value: bytes, key: bytes | None) -> list[ChangeEvent]:
         if len(value) > MAX_MESSAGE_BYTES:
             raise self.error("$", f"message of {len(value)} bytes exceeds the limit")
@@ -740,42 +758,107 @@ class DtsAvro(Format):
             raise self.error(exc.path, f"invalid DTS Avro record: {exc.reason}") from None
         return [self.decode_record(record)]
 
-    def decode_record(self, record: Mapping[str, Any]) -> ChangeEvent:
+    def decode_record(self, record: dict[str, Any]) -> ChangeEvent:
         """One event from an already-deserialized Record (as fastavro would give it,
-        union values either plain or tagged ``(name, value)``)."""
-        operation = record[F_OPERATION]
-        source = record[F_SOURCE]
-        source_type = source[F_SOURCE_TYPE]
-        database, schema, table = self._object_name(record[F_OBJECT_NAME])
-        extra: dict[str, Any] = {F_SOURCE_TYPE: source_type}
-        born = record[F_BORN_TIMESTAMP]
+        union values either plain or tagged ``(name, value)``), by :meth:`RowFlow.flow`."""
+        code = record[F_OPERATION]
+        rule = self.ops.get(code)
+        if rule is None:
+            raise self.error(
+                self.op_path,
+                f"unsupported operation {code!r}: not a row change anycdc can express",
+            )
+        return self.flow(record, record, code, rule)
+
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
+        database, schema, table = self._object_name(msg[F_OBJECT_NAME])
+        extra: dict[str, Any] = {F_SOURCE_TYPE: msg[F_SOURCE][F_SOURCE_TYPE]}
+        born = msg[F_BORN_TIMESTAMP]
         if born:
             extra[F_BORN_TIMESTAMP] = born
-        if record[F_ID] < 0:
-            raise self.error("$.id", f"negative record id {record[F_ID]}")
-        common: dict[str, Any] = {
-            "format": self.id,
-            "database": database,
-            "schema": schema,
-            "table": table,
-            "ts_ms": record[F_SOURCE_TIMESTAMP] * 1000,
-            "position": _position(record[F_SOURCE_POSITION], record[F_ID]),
-            "tx": record[F_SOURCE_TXID] or None,
-        }
-        if operation in _ROW_OPS:
-            return self._row_event(_ROW_OPS[operation], record, source_type, common, extra)
-        if operation == OP_DDL:
-            return ChangeEvent(op=Op.DDL, ddl=_ddl_text(record), extra=extra, **common)
-        if operation in _MARKER_OPS:
-            return ChangeEvent(op=_MARKER_OPS[operation], extra=extra, **common)
-        if operation in PROGRESS_OPS:
-            extra[F_OPERATION] = operation
-            return ChangeEvent(op=Op.HEARTBEAT, extra=extra, **common)
-        raise self.error(
-            "$.operation",
-            f"unsupported operation {operation!r}: not a row change anycdc can express",
-        )
+        if code in PROGRESS_OPS:
+            extra[F_OPERATION] = code
+        record_id = msg[F_ID]
+        if record_id < 0:
+            raise self.error("$.id", f"negative record id {record_id}")
+        return Header(
+            database=database, schema=schema, table=table, ts_ms=msg[F_SOURCE_TIMESTAMP] * 1000,
+            position=_position(msg[F_SOURCE_POSITION], record_id), tx=msg[F_SOURCE_TXID] or None,
+            ddl=_ddl_text(msg) if rule.op is DDL else None, extra=extra,
+        )  # fmt: skip
 
+    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
+        """The images by field name: an UPDATE's both, a DELETE's before, else the after."""
+        names = self._names(msg)
+        op = rule.op
+        before = after = None
+        partial: tuple[str, ...] = ()
+        if op is UPDATE or op is DELETE:
+            before, lacking = self._image(msg, F_BEFORE, op, names)
+            if lacking:
+                partial = ("before",)
+        if op is not DELETE:
+            after, lacking = self._image(msg, F_AFTER, op, names)
+            if lacking:
+                partial = (*partial, "after")
+        if op is DELETE:
+            if before is None:
+                raise self.error("$.beforeImages", "DELETE record without beforeImages")
+        elif after is None:
+            raise self.error("$.afterImages", f"{code} record without afterImages")
+        return before, after, partial
+
+    def key_names(
+        self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
+    ) -> tuple[str, ...] | None:
+        """The ``PRIMARY`` columns of ``tags["pk_uk_info"]`` (unique keys are not keys)."""
+        info = msg[F_TAGS].get(TAG_PK_UK_INFO)
+        if not info:
+            return None
+        names = self._keys.get(info)
+        if names is None:
+            names = self._keys.put(info, self._pk_uk_info(info))
+        return names
+
+    def columns_of(
+        self, msg: dict[str, Any], head: dict[str, Any], images: Images
+    ) -> dict[str, Column]:
+        """Each field's column: its binlog code's type (MySQL family sources), refined by
+        the union branch of its values (:func:`_column_type`)."""
+        mysql = msg[F_SOURCE][F_SOURCE_TYPE] in MYSQL_FAMILY
+        before: Mapping[str, Any] = images[0] or _NO_ROW
+        after: Mapping[str, Any] = images[1] or _NO_ROW
+        columns: dict[str, Column] = {}
+        for field in msg[F_FIELDS] or ():
+            name = field[F_FIELD_NAME]
+            code = field[F_FIELD_TYPE]
+            items = [v for v in (before.get(name), after.get(name)) if v is not None]
+            if mysql:
+                vendor_name, base = MYSQL_BINLOG_TYPES.get(code, (str(code), UNKNOWN))
+                columns[name] = Column(_column_type(base, code, items), vendor_name, code)
+            else:
+                columns[name] = Column(_column_type(UNKNOWN, None, items), None, code)
+        return columns
+
+    def value_parser(self, ltype: LogicalType) -> Parser:
+        """A union branch ``(kind, payload)`` as a value of a ``ltype`` column (ValueError
+        where the kind's converter refuses it)."""
+        parser = self._parsers.get(ltype)
+        if parser is None:
+            parser = self._parsers.put(ltype, _branch_parser(ltype, self._tz))
+        return parser
+
+    def convert_image(
+        self, raw: Mapping[str, Any], columns: Mapping[str, Column], path: str, invalid: list[str]
+    ) -> dict[str, Any]:
+        """Type an image of union branches; a value its column refuses is kept as the
+        vendor's text (:func:`_as_sent`) and listed in ``invalid``."""
+        if columns is not self._typing[0]:  # an UPDATE's images share their columns
+            parsers = {name: self.value_parser(col.type) for name, col in columns.items()}
+            self._typing = (columns, parsers)
+        return convert_values(raw, self._typing[1], invalid, keep=_as_sent)
+
+    # ---- the record's parts
     def _object_name(self, name: str | None) -> tuple[str | None, str | None, str | None]:
         if not name:
             return None, None, None
@@ -790,10 +873,8 @@ class DtsAvro(Format):
             return parts[0], parts[1], parts[2]
         raise self.error("$.objectName", f"expected db, db.table or db.schema.table, got {name!r}")
 
-    def _key(self, tags: Mapping[str, str]) -> tuple[str, ...] | None:
-        info = tags.get(TAG_PK_UK_INFO)
-        if not info:
-            return self.primary_key(None)
+    def _pk_uk_info(self, info: str) -> tuple[str, ...]:
+        """The primary key columns ``pk_uk_info`` names (none: empty)."""
         path = f"$.tags.{TAG_PK_UK_INFO}"
         try:
             parsed = json.loads(info)
@@ -803,23 +884,17 @@ class DtsAvro(Format):
             raise self.error(path, f"expected object, got {type_name(parsed)}")
         primary = parsed.get(PK_PRIMARY)
         if primary is None:
-            return self.primary_key(None)
+            return ()
         if not isinstance(primary, list) or not all(isinstance(p, str) for p in primary):
             raise self.error(f"{path}.{PK_PRIMARY}", "expected array of column names")
-        return self.primary_key(primary)
+        return tuple(primary)
 
-    def _row_event(
-        self,
-        op: Op,
-        record: Mapping[str, Any],
-        source_type: str,
-        common: dict[str, Any],
-        extra: dict[str, Any],
-    ) -> ChangeEvent:
+    def _names(self, record: Mapping[str, Any]) -> list[str]:
+        """The column names of ``fields``, each once."""
         fields = record[F_FIELDS]
         if fields is None:
-            fields = []
-        elif not isinstance(fields, list):
+            return []
+        if not isinstance(fields, list):
             raise self.error("$.fields", f"expected array of fields, got {type_name(fields)}")
         names: list[str] = []
         for index, field in enumerate(fields):
@@ -827,58 +902,38 @@ class DtsAvro(Format):
             if name in names:
                 raise self.error(f"$.fields[{index}].name", f"duplicate column {name!r}")
             names.append(name)
-        before_raw = self._items(record, F_BEFORE, op, len(names), op in (Op.UPDATE, Op.DELETE))
-        after_raw = self._items(record, F_AFTER, op, len(names), op is not Op.DELETE)
-        if op is Op.DELETE:
-            after_raw = None
-            if before_raw is None:
-                raise self.error("$.beforeImages", "DELETE record without beforeImages")
-        elif op is not Op.UPDATE:
-            before_raw = None
-        if op is not Op.DELETE and after_raw is None:
-            raise self.error("$.afterImages", f"{record[F_OPERATION]} record without afterImages")
-        mysql = source_type in MYSQL_FAMILY
-        tz = self.options.timezone
-        columns: dict[str, Column] = {}
-        types: list[LogicalType] = []
-        for index, (name, field) in enumerate(zip(names, fields, strict=True)):
-            code = field[F_FIELD_TYPE]
-            vendor_name, base = (
-                MYSQL_BINLOG_TYPES.get(code, (str(code), UNKNOWN)) if mysql else (None, UNKNOWN)
-            )
-            items = [img[index] for img in (before_raw, after_raw) if img is not None]
-            ltype = _column_type(base, code if mysql else None, items)
-            types.append(ltype)
-            columns[name] = Column(ltype, vendor_name if mysql else None, code)
-        invalid: list[str] = []
-        partial: list[str] = []
-        before = _image(before_raw, names, types, tz, invalid, partial, "before")
-        after = _image(after_raw, names, types, tz, invalid, partial, "after")
-        return ChangeEvent(
-            op=op,
-            key=self._key(record[F_TAGS]),
-            before=before,
-            after=after,
-            columns=columns,
-            partial=tuple(partial),
-            invalid=tuple(invalid),
-            extra=extra,
-            **common,
-        )
+        return names
 
-    def _items(
-        self, record: Mapping[str, Any], field: str, op: Op, count: int, wanted: bool
-    ) -> list[Branch] | None:
+    def _image(
+        self, record: Mapping[str, Any], field: str, op: Op, names: Sequence[str]
+    ) -> tuple[dict[str, Any] | None, bool]:
+        """One image by column: SQL NULL (null, EmptyObject NULL) as None, a value as its
+        union branch ``(kind, payload)``; a column EmptyObject NONE says was not sent is
+        left out (then True: the image is partial)."""
         items = record[field]
-        if items is None or not wanted:
-            return None
+        if items is None:
+            return None, False
         if not isinstance(items, list):
             raise self.error(
                 f"$.{field}", f"expected array of values, got {type_name(items)} in a {op} record"
             )
-        if len(items) != count:
-            raise self.error(f"$.{field}", f"has {len(items)} values for {count} fields")
-        return [_branch(item) for item in items]
+        if len(items) != len(names):
+            raise self.error(f"$.{field}", f"has {len(items)} values for {len(names)} fields")
+        image: dict[str, Any] = {}
+        lacking = False
+        for name, item in zip(names, items, strict=True):
+            branch = item if type(item) is tuple and "." not in item[0] else _branch(item)
+            kind, payload = branch
+            if payload is None:
+                image[name] = None
+            elif kind == V_EMPTY:
+                if payload == EMPTY_NONE:
+                    lacking = True
+                else:
+                    image[name] = None
+            else:
+                image[name] = branch
+        return image, lacking
 
     # ---- encoding
     def encode(self, event: ChangeEvent) -> list[bytes]:
@@ -919,7 +974,7 @@ class DtsAvro(Format):
         if event.op is Op.DDL:
             record[F_AFTER] = event.ddl or ""
             return record
-        if event.op not in _ROW_OPS.values():
+        if event.op not in ROW_OPS:
             return record
         if event.key:
             record[F_TAGS] = {
@@ -1036,8 +1091,9 @@ _KINDS_BY_KEYS: Final[Mapping[frozenset[str], str]] = {
 
 
 def _column_type(base: LogicalType, code: int | None, items: Sequence[Branch]) -> LogicalType:
-    """The column's logical type: the binlog code's, refined by its values' Avro branch."""
-    found = next((item for item in items if item[0] is not None and item[0] != V_EMPTY), None)
+    """The column's logical type: the binlog code's, refined by its values' Avro branch
+    (``items``: the column's non-null values, as :meth:`DtsAvro.images` keeps them)."""
+    found = next((item for item in items if item[0] is not None), None)
     if found is None:
         return base
     kind, payload = found
@@ -1107,38 +1163,6 @@ def _datetime_type(base: LogicalType, code: int | None, payload: Mapping[str, An
     if payload["month"] is None and payload["day"] is None:
         return INT16  # a YEAR
     return DATE
-
-
-def _image(
-    items: list[Branch] | None,
-    names: Sequence[str],
-    types: Sequence[LogicalType],
-    tz: dt.tzinfo | None,
-    invalid: list[str],
-    partial: list[str],
-    image_name: str,
-) -> dict[str, Any] | None:
-    if items is None:
-        return None
-    out: dict[str, Any] = {}
-    for name, ltype, (kind, payload) in zip(names, types, items, strict=True):
-        if payload is None:
-            out[name] = None
-            continue
-        if kind == V_EMPTY:
-            if payload == EMPTY_NONE:
-                if image_name not in partial:
-                    partial.append(image_name)
-                continue
-            out[name] = None
-            continue
-        try:
-            out[name] = _CONVERTERS[kind or ""](payload, ltype, tz)  # KeyError: unknown shape
-        except (ValueError, TypeError, KeyError, OverflowError, ArithmeticError):
-            out[name] = _as_sent(kind, payload)
-            if name not in invalid:
-                invalid.append(name)
-    return out
 
 
 # Each converter turns one branch's payload into the typed value of a column of the
@@ -1230,7 +1254,7 @@ def _datetime_value(payload: Mapping[str, Any], ltype: LogicalType, tz: dt.tzinf
     raise _misfit(V_DATETIME, ltype)
 
 
-_CONVERTERS: Final[Mapping[str, Converter]] = {
+_CONVERTERS: Final[Mapping[str | None, Converter]] = {
     V_INTEGER: _from_integer,
     V_DECIMAL: _from_decimal,
     V_FLOAT: _from_float,
@@ -1245,8 +1269,24 @@ _CONVERTERS: Final[Mapping[str, Converter]] = {
 }
 
 
-def _as_sent(kind: str | None, payload: Any) -> Any:
+def _branch_parser(ltype: LogicalType, tz: dt.tzinfo | None) -> Parser:
+    """The value parser of a ``ltype`` column: a branch by its kind's converter."""
+
+    def parse(branch: Branch) -> Any:
+        converter = _CONVERTERS.get(branch[0])
+        if converter is None:
+            raise ValueError(f"a value of unknown shape {branch[1]!r}")
+        try:
+            return converter(branch[1], ltype, tz)
+        except KeyError as exc:  # a plain fastavro value lacking a part
+            raise ValueError(f"a {branch[0]} value without {exc}") from None
+
+    return parse
+
+
+def _as_sent(branch: Branch) -> Any:
     """A value that is not valid for its column, kept as close to the vendor's text as we can."""
+    kind, payload = branch
     if kind in (V_INTEGER, V_DECIMAL, V_TEXT_OBJECT, V_TEXT_GEOMETRY):
         return str(payload[K_VALUE])
     if kind == V_FLOAT:
