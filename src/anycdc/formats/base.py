@@ -250,6 +250,11 @@ class Format(ABC):
         self.unnamed_key = self.primary_key(None)
         """The key of an event whose message names no key columns (kept for hot paths)."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by its options (Spark ships decoders to its workers): the memos are
+        caches, often of closures; a clone builds its own."""
+        return (type(self), (dict(self.options.values),))
+
     @classmethod
     def option_specs(cls) -> tuple[OptionSpec, ...]:
         return COMMON_OPTIONS + cls.extra_options

@@ -727,10 +727,6 @@ class DtsAvro(RowFlow):
         self._keys: Cache[str, tuple[str, ...]] = Cache(_CACHED)
         self._typing: tuple[Mapping[str, Column] | None, dict[str, Parser]] = (None, {})
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickle by options (the memos hold closures; a clone builds its own)."""
-        return (type(self), (dict(self.options.values),))
-
     @property
     def avro_schema(self) -> Any:
         """The published ``Record`` schema, parsed by fastavro (what messages are written with)."""
