@@ -10,6 +10,12 @@ dead-letter) lives in one place.
 >>> fmt, events = dec.decode(b'{"database":"d","table":"t","type":"DELETE","isDdl":false,"data":[{"id":"1"}],"old":null,"pkNames":["id"],"mysqlType":{"id":"int"},"sqlType":{"id":4},"es":1,"ts":2,"id":3,"sql":""}')
 >>> fmt, events[0].op.value, dict(events[0].before)
 ('canal-json', 'delete', {'id': 1})
+
+A row change must name its table (the pipeline could route it to none):
+
+>>> dec.decode(b'{"database":"d","table":"","type":"DELETE","isDdl":false,"data":[{"id":"1"}],"old":null,"pkNames":["id"],"es":1,"ts":2,"id":3,"sql":""}')
+Traceback (most recent call last):
+anycdc.errors.DecodeError: canal-json: $.table: missing or empty table name: a row change (delete) must name its table
 """
 
 from __future__ import annotations
@@ -68,16 +74,20 @@ class MessageDecoder:
     ) -> tuple[str, list[ChangeEvent]]:
         """Decode one message value; returns ``(format_id, events)``.
 
-        Raises :class:`DecodeError` (format ``unknown`` when detection fails).
+        Raises :class:`DecodeError` (format ``unknown`` when detection fails), also for a
+        row change that names no table (:meth:`Format.named_rows`: a dead letter, never a
+        changelog row no table takes).
         """
         if self.format_id != AUTO:
-            return self.format_id, self._formats[self.format_id].decode(value, key)
+            fmt = self._formats[self.format_id]
+            return self.format_id, fmt.named_rows(fmt.decode(value, key))
         if value is None:
             return AUTO, []  # a tombstone carries no shape to detect
         found = detect(value)
         if not found.known:
             raise DecodeError("unknown", "$", _undetected_reason(found.candidates))
-        return found.format, self.format_for(found.format).decode(value, key)
+        fmt = self.format_for(found.format)
+        return found.format, fmt.named_rows(fmt.decode(value, key))
 
 
 def _undetected_reason(candidates: tuple[tuple[str, float], ...]) -> str:

@@ -411,6 +411,12 @@ class DebeziumDecoder(Format):
         if tail is not None and all(not data.startswith(p) for p in self._prefixes):
             self._prefixes.put(data[: tail.end()], plan)
 
+    def table_path(self, event: ChangeEvent) -> str:
+        """``source.table`` (MongoDB: ``source.collection``) of the payload, wherever the
+        message holds it (enveloped, alone, or in a CloudEvent's ``data``)."""
+        mongo = event.extra.get(X_CONNECTOR) == CONNECTOR_MONGODB
+        return f"$..{SOURCE}.{SRC_COLLECTION if mongo else SRC_TABLE}"
+
     def decode_tombstone(self, key: bytes | None) -> list[ChangeEvent]:
         """A null value (the tombstone after a delete, for log compaction): no event.
 
