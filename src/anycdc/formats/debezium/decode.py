@@ -92,6 +92,7 @@ from anycdc.formats.debezium.wire import (
     N_HEARTBEAT,
     OP,
     OP_READ,
+    ORD_SNAPSHOT,
     PARAM_PRECISION,
     PARAM_SCALE,
     SCHEMA_FIELD,
@@ -974,7 +975,8 @@ class DebeziumDecoder(Format):
             scn = self._count(get(SRC_SCN), where, SRC_SCN)
             return Position((scn,)) if scn is not None else None
         if SRC_ORD in source:  # MongoDB
-            order = self._count(get(SRC_ORD), where, SRC_ORD)
+            order = get(SRC_ORD)  # -1: a snapshot read, at the start of its second
+            order = 0 if order == ORD_SNAPSHOT else self._count(order, where, SRC_ORD)
             seconds = self._count(get(SRC_SEC), where, SRC_SEC)
             if seconds is None and ts_ms is not None and ts_ms >= 0:
                 seconds = ts_ms // 1000
