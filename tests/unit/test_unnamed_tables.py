@@ -3,8 +3,8 @@
 The pipeline routes every row change (insert, update, delete, snapshot, truncate) to its
 table; one without a table name would be written to the changelog and then neither
 applied nor dead-lettered. :class:`~anycdc.decoding.MessageDecoder` (every consumer's
-decoder) refuses it in one place, :meth:`~anycdc.formats.base.Format.named_rows`, with
-the format, the path of the field that should name the table, and the reason. Formats
+decoder) refuses it in one place, with the format, the path of the field that should
+name the table (:meth:`~anycdc.formats.base.Format.table_path`), and the reason. Formats
 still decode such a message as it is (the name marked absent): the rule is the
 pipeline's, for every format alike.
 """

@@ -49,8 +49,9 @@ from anycdc.values import (
 _JSON: Final = msgspec.json.Decoder(float_hook=Decimal)
 MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 NAMED_OPS: Final = frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT, Op.TRUNCATE})
-"""The ops whose events must name their table: row changes and truncates
-(:meth:`Format.named_rows`; the pipeline could apply them to no table)."""
+"""The ops whose events must name their table: row changes and truncates (the pipeline
+could apply them to no table: :meth:`anycdc.decoding.MessageDecoder.decode` refuses them
+without one, with :meth:`Format.unnamed_table`)."""
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 
@@ -349,18 +350,6 @@ class Format(ABC):
         """The path of the field naming ``event``'s table (a format whose field moves
         with the message's shape overrides it)."""
         return self.table_field
-
-    def named_rows(self, events: list[ChangeEvent]) -> list[ChangeEvent]:
-        """``events``, when each row change among them (:data:`NAMED_OPS`) names its table;
-        else :meth:`unnamed_table`'s error. The one place of this rule, which
-        :class:`~anycdc.decoding.MessageDecoder` (every consumer's decoder: ``decode``,
-        ``convert``, the pipeline's ingest and replay) applies to every message: a format
-        decodes what the message says (an absent name is None, never guessed), the
-        pipeline takes no row it could not route to a table."""
-        for event in events:
-            if not event.table and event.op in NAMED_OPS:
-                raise self.unnamed_table(event)
-        return events
 
     def unnamed_table(self, event: ChangeEvent) -> DecodeError:
         """The error of a row change without a table name: the pipeline could neither
