@@ -10,6 +10,12 @@ dead-letter) lives in one place.
 >>> fmt, events = dec.decode(b'{"database":"d","table":"t","type":"DELETE","isDdl":false,"data":[{"id":"1"}],"old":null,"pkNames":["id"],"mysqlType":{"id":"int"},"sqlType":{"id":4},"es":1,"ts":2,"id":3,"sql":""}')
 >>> fmt, events[0].op.value, dict(events[0].before)
 ('canal-json', 'delete', {'id': 1})
+
+A row change must name its table (the pipeline could route it to none):
+
+>>> dec.decode(b'{"database":"d","table":"","type":"DELETE","isDdl":false,"data":[{"id":"1"}],"old":null,"pkNames":["id"],"es":1,"ts":2,"id":3,"sql":""}')
+Traceback (most recent call last):
+anycdc.errors.DecodeError: canal-json: $.table: missing or empty table name: a row change (delete) must name its table
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from typing import Final
 from anycdc.errors import DecodeError, OptionError
 from anycdc.event import ChangeEvent
 from anycdc.formats import detect, format_class, format_ids, get_format
-from anycdc.formats.base import Format
+from anycdc.formats.base import NAMED_OPS, Format
 
 AUTO: Final = "auto"
 
@@ -68,16 +74,28 @@ class MessageDecoder:
     ) -> tuple[str, list[ChangeEvent]]:
         """Decode one message value; returns ``(format_id, events)``.
 
-        Raises :class:`DecodeError` (format ``unknown`` when detection fails).
+        Raises :class:`DecodeError` (format ``unknown`` when detection fails), also for a
+        row change (:data:`~anycdc.formats.base.NAMED_OPS`) that names no table
+        (:meth:`Format.unnamed_table`): a dead letter, never a changelog row no table
+        takes. Formats decode what the message says (an absent name is None, never
+        guessed); the rule is the pipeline's, for every format alike, and lives here.
         """
-        if self.format_id != AUTO:
-            return self.format_id, self._formats[self.format_id].decode(value, key)
-        if value is None:
+        format_id = self.format_id
+        if format_id != AUTO:
+            fmt = self._formats[format_id]
+        elif value is None:
             return AUTO, []  # a tombstone carries no shape to detect
-        found = detect(value)
-        if not found.known:
-            raise DecodeError("unknown", "$", _undetected_reason(found.candidates))
-        return found.format, self.format_for(found.format).decode(value, key)
+        else:
+            found = detect(value)
+            if not found.known:
+                raise DecodeError("unknown", "$", _undetected_reason(found.candidates))
+            format_id = found.format
+            fmt = self.format_for(format_id)
+        events = fmt.decode(value, key)
+        for event in events:  # the one place of this rule (inline: once per message)
+            if not event.table and event.op in NAMED_OPS:
+                raise fmt.unnamed_table(event)
+        return format_id, events
 
 
 def _undetected_reason(candidates: tuple[tuple[str, float], ...]) -> str:

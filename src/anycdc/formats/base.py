@@ -28,7 +28,7 @@ from typing import Annotated, Any, ClassVar, Final, Literal, TypedDict, TypeVar
 import msgspec
 
 from anycdc.errors import DecodeError, EncodeError, OptionError, type_name
-from anycdc.event import ChangeEvent, Column, dumps, value_to_json
+from anycdc.event import ChangeEvent, Column, Op, dumps, value_to_json
 from anycdc.values import (
     INTEGER_RANGES,
     LogicalType,
@@ -48,6 +48,10 @@ from anycdc.values import (
 # integers of any size stay exact (msgspec keeps them as Python ints).
 _JSON: Final = msgspec.json.Decoder(float_hook=Decimal)
 MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
+NAMED_OPS: Final = frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT, Op.TRUNCATE})
+"""The ops whose events must name their table: row changes and truncates (the pipeline
+could apply them to no table: :meth:`anycdc.decoding.MessageDecoder.decode` refuses them
+without one, with :meth:`Format.unnamed_table`)."""
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 
@@ -338,6 +342,28 @@ class Format(ABC):
     # ---- shared helpers
     def error(self, path: str, reason: str) -> DecodeError:
         return DecodeError(self.id, path, reason)
+
+    table_field: ClassVar[str] = "$.table"
+    """Where a message names its table (the path of :meth:`unnamed_table`'s error)."""
+
+    def table_path(self, event: ChangeEvent) -> str:
+        """The path of the field naming ``event``'s table (a format whose field moves
+        with the message's shape overrides it)."""
+        return self.table_field
+
+    def unnamed_table(self, event: ChangeEvent) -> DecodeError:
+        """The error of a row change without a table name: the pipeline could neither
+        apply it nor tell which table it belongs to.
+
+        >>> from anycdc.event import Op
+        >>> from anycdc.formats import get_format
+        >>> print(get_format("canal-json").unnamed_table(ChangeEvent(op=Op.INSERT, format="x")))
+        canal-json: $.table: missing or empty table name: a row change (insert) must name its table
+        """
+        return self.error(
+            self.table_path(event),
+            f"missing or empty table name: a row change ({event.op.value}) must name its table",
+        )
 
     def primary_key(self, from_message: Sequence[str] | None) -> tuple[str, ...] | None:
         """The key of an event: the configured key (option ``primary_key``) wins over the

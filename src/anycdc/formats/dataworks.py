@@ -398,6 +398,9 @@ class DataWorksFamily(Format):
     def _optional_object(self, value: Any, path: str) -> dict[str, Any]:
         return {} if value is None else expect_object(self.id, value, path)
 
+    def table_path(self, event: ChangeEvent) -> str:
+        return f"$.schema.source.{self.layout.table_name}"
+
     def _source_str(self, source: Mapping[str, Any], field: str) -> str | None:
         value = source.get(field)
         if value is None or type(value) is str:

@@ -409,6 +409,9 @@ class DrsAvro(RowFlow):
                     return ".".join(path), value
         return ".".join(self._paths[option][0]) if self._paths[option] else "", None
 
+    def table_path(self, event: ChangeEvent) -> str:
+        return f"$.{self._get({}, 'table_field')[0]}"
+
     def _text(self, record: Mapping[str, Any], option: str) -> str | None:
         path, value = self._get(record, option)
         if value is None or value == "":

@@ -953,6 +953,7 @@ class DrsMongoJson(RowFlow):
     """
 
     id: ClassVar[str] = "drs-mongo-json"
+    table_field = P_COLL
     vendor: ClassVar[str] = "Huawei Cloud DRS"
     title: ClassVar[str] = "Huawei DRS JSON for MongoDB/DDS (shell-style document text)"
     capabilities: ClassVar[Capabilities] = Capabilities(

@@ -700,6 +700,7 @@ class DtsAvro(RowFlow):
     """Alibaba Cloud DTS "DTS Avro": schemaless Avro ``Record`` values (see module doc)."""
 
     id: ClassVar[str] = "dts-avro"
+    table_field = f"$.{F_OBJECT_NAME}"
     vendor: ClassVar[str] = "Alibaba Cloud DTS"
     title: ClassVar[str] = "DTS Avro (schemaless com.alibaba.dts.formats.avro.Record)"
     binary: ClassVar[bool] = True

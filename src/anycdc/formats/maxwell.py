@@ -41,8 +41,25 @@ Decisions (Maxwell's docs ``dataformat.md``/``bootstrapping.md`` and its ``RowMa
   ``xid`` orders within it); the binlog position is exact. Bootstrap rows and
   markers have no position (Maxwell sends none: the rows are read by a SELECT
   while the binlog goes on), so a bootstrap row never loses to an older change.
+  The binlog file is ``<log_bin base name>.<number>``; the base name is a server
+  setting (any text, dots and paths included): only the number after its last dot
+  orders (:func:`binlog_position`). A ``position`` whose file has no number (or
+  that is no ``<file>:<offset>`` text) cannot order by binlog: the row is kept,
+  ordered as without ``output_binlog_position`` (``[0, ts, xid, commit, xoffset]``),
+  with the text in ``extra["position"]`` (the encoder writes it back). It never
+  sorts after a numbered position, so a topic whose server names its binlog
+  files without numbers orders by ``ts``/``xid`` throughout (Maxwell itself then
+  compares file names as text, which anycdc's integer positions cannot hold).
+* Rows Maxwell could not publish are errors, never events (:meth:`MaxwellJson.unreadable`):
+  the skeleton row of ``dead_letter_topic`` (``reason`` = ``"too big"`` in Maxwell's
+  tests, the producer's exception name such as ``RecordTooLargeException`` in
+  production; ``data`` holds the key columns only, ``type`` is absent before
+  Maxwell 1.22.4) and ``encrypt=data`` / ``encrypt=all`` messages (``encrypted``:
+  ``{"iv", "bytes"}``). Maxwell's own heartbeats (``type`` ``heartbeat``) are never
+  published.
 * ``extra``: ``gtid``, ``server_id``, ``thread_id``, ``schema_id``, ``query``
-  (``--output_row_query``) and ``comment`` when present. ``primary_key`` (the key
+  (``--output_row_query``) and ``comment`` when present (a null ``gtid``, written
+  by ``output_gtid_position`` without GTIDs, is left out). ``primary_key`` (the key
   values) and ``push_ts`` are not kept. Field names are Maxwell's defaults
   (``output_naming_strategy`` ``underscore_to_camelcase`` is not read).
 
@@ -73,7 +90,6 @@ True
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -103,6 +119,11 @@ F_PK_COLUMNS: Final = "primary_key_columns"
 F_DATA: Final = "data"
 F_OLD: Final = "old"
 F_SQL: Final = "sql"
+F_REASON: Final = "reason"  # dead_letter_topic's skeleton row: why the row was not published
+F_ENCRYPTED: Final = "encrypted"  # encrypt=data / encrypt=all: {"iv": ..., "bytes": ...}
+E_IV: Final = "iv"
+E_BYTES: Final = "bytes"
+_UNREADABLE: Final = frozenset({F_REASON, F_ENCRYPTED})
 
 T_INSERT: Final = "insert"
 T_UPDATE: Final = "update"
@@ -144,12 +165,14 @@ EXTRA_FIELDS: Final = (F_GTID, F_SERVER_ID, F_THREAD_ID, F_SCHEMA_ID, F_COMMENT)
 _EXTRA_ORDER: Final = (F_QUERY, *EXTRA_FIELDS)
 _EXTRA_SET: Final = frozenset(_EXTRA_ORDER)
 X_TYPE: Final = F_TYPE  # extra: Maxwell's type of a DDL or bootstrap marker event
+X_POSITION: Final = F_POSITION  # extra: a ``position`` text that gives no binlog order
 
 # the first part of a position: which fields it comes from
 POSITION_TIME: Final = 0  # ts seconds, xid
 POSITION_BINLOG: Final = 1  # binlog file number, offset
 BINLOG_FILE: Final = "mysql-bin"  # the binlog file name the encoder writes
-_BINLOG_POSITION: Final = re.compile(r"(.*)\.([0-9]{1,10}):([0-9]{1,19})")
+_FILE_DIGITS: Final = 10  # at most, in a binlog file number (MySQL writes 6)
+_OFFSET_DIGITS: Final = 19  # at most, in a binlog offset (a BIGINT)
 _INT64_MAX: Final = 2**63 - 1
 _MAX_TS: Final = _INT64_MAX // 1000  # seconds whose milliseconds fit a BIGINT
 _TS_PATH: Final = f"$.{F_TS}"
@@ -192,6 +215,8 @@ class MaxwellJson(RowFlow):
     def sniff(cls, message: Any) -> float:
         if not isinstance(message, dict):
             return 0.0
+        if not _UNREADABLE.isdisjoint(message) and _unreadable(message) is not None:
+            return 0.95  # Maxwell's own shapes, read to say why they give no event
         kind = message.get(F_TYPE)
         if not isinstance(kind, str):
             return 0.0
@@ -210,6 +235,40 @@ class MaxwellJson(RowFlow):
         return 0.6 if timed and named else 0.2
 
     # ---- decoding (the flow is RowFlow's; these are its hooks)
+    def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
+        """RowFlow's flow, after refusing what Maxwell writes where it could not publish
+        a row (:meth:`unreadable`)."""
+        if type(obj) is dict and not _UNREADABLE.isdisjoint(obj):
+            self.unreadable(obj)
+        return super().decode_object(obj, key)
+
+    def unreadable(self, msg: dict[str, Any]) -> None:
+        """Refuse a message that carries no row although it may look like one: a dead-letter
+        skeleton (``reason``: the row was not published, ``data`` holds the key columns
+        only: as an insert it would overwrite the row with NULLs) and an encrypted row
+        (``encrypt=data``/``encrypt=all``: anycdc holds no key). A ``reason`` or
+        ``encrypted`` of another shape (a row's extra attribute: a skeleton has no ``ts``)
+        is no such message: the flow reads it as usual.
+
+        >>> MaxwellJson().decode('{"database":"d","table":"t","type":"insert",'
+        ...                      '"reason":"too big","data":{"id":111}}')
+        Traceback (most recent call last):
+        anycdc.errors.DecodeError: maxwell-json: $.reason: a skeleton row of Maxwell's dead_letter_topic (reason 'too big'): it holds the key columns only, not the row (re-read the row from the source)
+        """
+        kind = _unreadable(msg)
+        if kind == F_REASON:
+            raise self.error(
+                f"$.{F_REASON}",
+                f"a skeleton row of Maxwell's dead_letter_topic (reason {msg[F_REASON][:80]!r}): "
+                "it holds the key columns only, not the row (re-read the row from the source)",
+            )
+        if kind == F_ENCRYPTED:
+            scope = "all" if msg.keys() == {F_ENCRYPTED} else "data"
+            raise self.error(
+                f"$.{F_ENCRYPTED}",
+                f"encrypted by Maxwell (encrypt={scope}): decrypt it before anycdc reads it",
+            )
+
     def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
         fid = self.id
         ts = bounded_int(fid, msg.get(F_TS), _TS_PATH, _MAX_TS)
@@ -223,7 +282,7 @@ class MaxwellJson(RowFlow):
             database=self._name(msg, F_DATABASE),
             table=self._name(msg, F_TABLE),
             ts_ms=ts if ddl or ts is None else ts * 1000,
-            position=None if code in BOOTSTRAP_TYPES else self._position(msg, seconds, xid),
+            position=None if code in BOOTSTRAP_TYPES else self._position(msg, seconds, xid, extra),
             tx=None if xid is None else str(xid),
             ddl=optional_str(fid, msg.get(F_SQL), f"$.{F_SQL}") if ddl else None,
             extra=extra,
@@ -269,7 +328,7 @@ class MaxwellJson(RowFlow):
         return extra
 
     def _position(
-        self, msg: Mapping[str, Any], seconds: int | None, xid: int | None
+        self, msg: Mapping[str, Any], seconds: int | None, xid: int | None, extra: dict[str, Any]
     ) -> Position | None:
         fid = self.id
         commit = msg.get(F_COMMIT)
@@ -280,12 +339,10 @@ class MaxwellJson(RowFlow):
         raw = msg.get(F_POSITION)
         if raw is not None:
             text = expect_str(fid, raw, f"$.{F_POSITION}")
-            found = _BINLOG_POSITION.fullmatch(text)
-            if found is None:
-                reason = f"expected '<binlog file>.<number>:<offset>', got {text[:80]!r}"
-                raise self.error(f"$.{F_POSITION}", reason)
-            file_number, offset = int(found.group(2)), int(found.group(3))
-            return Position((POSITION_BINLOG, file_number, offset, flag, xoffset))
+            binlog = binlog_position(text)
+            if binlog is not None:
+                return Position((POSITION_BINLOG, *binlog, flag, xoffset))
+            extra[X_POSITION] = text  # no binlog order: kept, and ordered by ts/xid
         if seconds is None:
             return None
         return Position((POSITION_TIME, seconds, xid or 0, flag, xoffset))
@@ -377,6 +434,8 @@ class MaxwellJson(RowFlow):
             msg[F_COMMIT] = True  # the last row of a transaction: Maxwell writes no xoffset
         elif xoffset or (xid is not None and kind not in BOOTSTRAP_TYPES):
             msg[F_XOFFSET] = xoffset
+        if binlog is None and parts[:1] == (POSITION_TIME,):
+            binlog = event.extra.get(X_POSITION)  # a position text that gave no order
         if binlog is not None:
             msg[F_POSITION] = binlog
 
@@ -418,6 +477,44 @@ def render_value(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [render_value(item) for item in value]
     return render_text_value(value)
+
+
+def binlog_position(text: str) -> tuple[int, int] | None:
+    """(binlog file number, offset) of Maxwell's ``position`` text, ``<file>:<offset>``,
+    where the file is the server's binlog base name (``log_bin``: any text) then
+    ``.<number>``; None when the file has no number (or the text is no position):
+    the event is then ordered by ``ts``/``xid``, as without ``output_binlog_position``.
+
+    >>> binlog_position("master.000006:800911"), binlog_position("/var/lib/my.bin.log.000012:4")
+    ((6, 800911), (12, 4))
+    >>> binlog_position("binlog:1234"), binlog_position("mysql-bin.000001:"), binlog_position("x.1:-4")
+    (None, None, None)
+    """
+    name, _, offset = text.rpartition(":")
+    number = name.rpartition(".")[2]
+    if (
+        0 < len(offset) <= _OFFSET_DIGITS
+        and 0 < len(number) <= _FILE_DIGITS
+        and offset.isdigit()
+        and number.isdigit()
+        and offset.isascii()
+        and number.isascii()
+        and number != name
+    ):
+        return int(number), int(offset)
+    return None
+
+
+def _unreadable(msg: Mapping[str, Any]) -> str | None:
+    """Which of Maxwell's row-less shapes ``msg`` is: ``reason`` (a dead_letter_topic
+    skeleton: ``reason`` text, ``data`` object, no ``ts``), ``encrypted`` (``{"iv": ...,
+    "bytes": ...}`` in place of ``data``/``old``, or of the whole message), else None."""
+    if type(msg.get(F_REASON)) is str and type(msg.get(F_DATA)) is dict and F_TS not in msg:
+        return F_REASON
+    sealed = msg.get(F_ENCRYPTED)
+    if type(sealed) is dict and type(sealed.get(E_IV)) is str and type(sealed.get(E_BYTES)) is str:
+        return F_ENCRYPTED
+    return None
 
 
 def _rendered(image: Mapping[str, Any]) -> dict[str, Any]:

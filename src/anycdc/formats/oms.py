@@ -537,6 +537,7 @@ class _OmsFormat(RowFlow):
     """Decoding and encoding shared by Default and DefaultExtendColumnType."""
 
     typed: ClassVar[bool] = False
+    table_field = f"$.{F_META}.{M_TABLE}"
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)

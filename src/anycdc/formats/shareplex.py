@@ -152,6 +152,7 @@ class SharePlexJson(RowFlow):
     """SharePlex JSON (``meta`` / ``data`` / ``key``) from SharePlex, DTS and OMS."""
 
     id = "shareplex-json"
+    table_field = f"$.{F_META}.{M_TABLE}"
     vendor = "Quest SharePlex / Alibaba DTS / OceanBase OMS"
     title = "SharePlex JSON (meta + data + key; update data = changed columns only)"
     capabilities = Capabilities(

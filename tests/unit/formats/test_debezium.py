@@ -1640,3 +1640,24 @@ def test_one_column_tables_are_still_rows() -> None:
                "table": "t", "ts_ms": 1, "file": "b.000001", "pos": 4}}  # fmt: skip
     assert detect(json.dumps(message)).format == "debezium-json"
     assert one(fmt.decode(json.dumps(message).encode())).after == {"id": 7}
+
+
+def test_mongodb_snapshot_ord_sentinel_orders_at_the_start_of_its_second() -> None:
+    """Debezium 3.x MongoDB snapshot reads carry ``ord: -1`` (no cluster time): kept, at
+    ``[ts_ms // 1000, 0]``: after every earlier second, before the changes streamed in
+    its second (``ord`` >= 1); any other negative ``ord`` is an error."""
+
+    def message(op: str, ord_: int, ts_ms: int) -> bytes:
+        source = {"connector": "mongodb", "name": "f", "ts_ms": ts_ms, "db": "inventory",
+                  "collection": "customers", "ord": ord_, "snapshot": "true" if op == "r" else "false"}  # fmt: skip
+        payload = {"op": op, "after": '{"_id": 7, "n": 1}', "source": source, "ts_ms": ts_ms}
+        return json.dumps(payload).encode()
+
+    fmt = DebeziumJson()
+    [read] = fmt.decode(message("r", -1, 1750000000999))
+    [same_second] = fmt.decode(message("u", 1, 1750000000001))
+    [earlier] = fmt.decode(message("u", 9, 1749999999999))
+    assert read.op is Op.SNAPSHOT and read.position == Position((1750000000, 0))
+    assert earlier.position < read.position < same_second.position
+    with pytest.raises(DecodeError, match=r"\$\.source\.ord: expected a non-negative integer"):
+        fmt.decode(message("c", -2, 1750000000000))

@@ -411,3 +411,63 @@ def test_sniff_never_raises_on_odd_shapes() -> None:
     for message in [None, 1, "x", [], {"type": None}, {"type": ["insert"]}, {"type": "INSERT"}]:
         assert 0.0 <= MaxwellJson.sniff(message) < 0.5
     assert get_format("maxwell-json").id == "maxwell-json"
+
+
+def test_dead_letter_skeletons_and_encrypted_rows_never_become_rows() -> None:
+    """Maxwell's dead_letter_topic skeleton (key columns only) decoded as an insert would
+    overwrite the row with NULLs; encrypted rows hold no readable row: both are errors,
+    with the format and detection agreeing."""
+    from anycdc.decoding import MessageDecoder
+
+    skeletons = [
+        b'{"database":"d","table":"t","type":"insert","reason":"too big","data":{"id":1}}',
+        b'{"database":"d","table":"t","reason":"RecordTooLargeException","data":{"id":1}}',
+        b'{"database":"d","table":"t","type":"delete","reason":"x","data":{"id":1,"k":2}}',
+    ]
+    encrypted = [
+        b'{"encrypted":{"iv":"AA==","bytes":"AA=="}}',
+        b'{"database":"d","table":"t","type":"update","ts":1,"xid":2,"encrypted":{"iv":"AA==","bytes":"AA=="}}',
+    ]
+    for messages, path in ((skeletons, "$.reason"), (encrypted, "$.encrypted")):
+        for message in messages:
+            for decode in (MaxwellJson().decode, MessageDecoder("auto").decode):
+                with pytest.raises(DecodeError) as caught:
+                    decode(message)
+                assert (caught.value.format_id, caught.value.path) == ("maxwell-json", path)
+    # a row (it has ``ts``) whose filter added an attribute named ``reason`` is a row
+    [row] = MaxwellJson().decode(
+        b'{"database":"d","table":"t","type":"insert","ts":1,"reason":"mine","data":{"id":1}}'
+    )
+    assert row.op is Op.INSERT and row.after == {"id": 1}
+
+
+def test_binlog_positions_of_any_base_name_order_by_file_number_then_offset() -> None:
+    def position(text: str, ts: int = 1700000000, xid: int = 1) -> Position | None:
+        message = {"database": "d", "table": "t", "type": "insert", "ts": ts, "xid": xid,
+                   "position": text, "data": {"id": 1}}  # fmt: skip
+        [event] = MaxwellJson().decode(json.dumps(message))
+        return event.position
+
+    ordered = ["binlog.000009:99999", "db1-bin.000010:4", "/data/my.bin.log.000010:120"]
+    found = [position(text) for text in ordered]
+    assert found == sorted(found, key=lambda p: p.sort_key())  # type: ignore[union-attr]
+    assert [p.parts[:3] for p in found] == [(1, 9, 99999), (1, 10, 4), (1, 10, 120)]  # type: ignore[union-attr]
+
+
+def test_a_position_without_a_file_number_orders_by_ts_and_xid_and_is_kept() -> None:
+    """A binlog name without a number cannot order across files: the row is kept, ordered
+    as without output_binlog_position (before every numbered position), the text in
+    extra; the encoder writes it back."""
+    fmt = MaxwellJson()
+    message = (
+        b'{"database":"d","table":"t","type":"insert","ts":1700000000,"xid":7,"commit":true,'
+        b'"position":"binlog:1234","data":{"id":1}}'
+    )
+    [event] = fmt.decode(message)
+    assert event.position == Position((0, 1700000000, 7, 1, 0))
+    assert event.extra == {"position": "binlog:1234"}
+    numbered = Position((1, 0, 0, 0, 0))
+    assert event.position.sort_key() < numbered.sort_key()
+    assert fmt.decode(fmt.encode(event)[0]) == [event]
+    with pytest.raises(DecodeError, match=r"\$\.position: expected string"):
+        fmt.decode(message.replace(b'"binlog:1234"', b"1234"))

@@ -42,8 +42,12 @@ Decoding rules
 * Positions, compared part by part: SQL Server (and Db2) ``commit_lsn`` parts,
   ``change_lsn`` parts, ``event_serial_no`` (hex groups as integers; a missing
   change LSN or serial number counts as 0); MySQL binlog file number, ``pos``,
-  ``row``; PostgreSQL ``lsn``; Oracle ``scn``; MongoDB oplog seconds and ``ord``;
-  otherwise the generic ``source.sequence`` array. An LSN that is not a valid
+  ``row``; PostgreSQL ``lsn``; Oracle ``scn``; MongoDB oplog seconds (``sec``, else
+  ``ts_ms`` // 1000) and ``ord``; otherwise the generic ``source.sequence`` array.
+  A MongoDB record read by a snapshot (Debezium 3.x writes ``ord: -1``: the read has
+  no cluster time, and ``ts_ms`` is when it was read) counts ``ord`` 0: it sorts after
+  every change of earlier seconds and before every change streamed in its second or
+  later (oplog increments start at 1), so a change the read may have missed wins. An LSN that is not a valid
   (non-negative, 3-group for SQL Server) value gives no position.
 * MongoDB: ``after``/``before``/``patch``/``updatedFields`` arrive as Extended JSON
   text in any ``json.serialization.mode`` (v1 strict: ``{"$date": ms}``,

@@ -92,6 +92,7 @@ from anycdc.formats.debezium.wire import (
     N_HEARTBEAT,
     OP,
     OP_READ,
+    ORD_SNAPSHOT,
     PARAM_PRECISION,
     PARAM_SCALE,
     SCHEMA_FIELD,
@@ -410,6 +411,12 @@ class DebeziumDecoder(Format):
         tail = _PAYLOAD_HEAD_RE.match(data, head.end() + len(raw_schema))
         if tail is not None and all(not data.startswith(p) for p in self._prefixes):
             self._prefixes.put(data[: tail.end()], plan)
+
+    def table_path(self, event: ChangeEvent) -> str:
+        """``source.table`` (MongoDB: ``source.collection``) of the payload, wherever the
+        message holds it (enveloped, alone, or in a CloudEvent's ``data``)."""
+        mongo = event.extra.get(X_CONNECTOR) == CONNECTOR_MONGODB
+        return f"$..{SOURCE}.{SRC_COLLECTION if mongo else SRC_TABLE}"
 
     def decode_tombstone(self, key: bytes | None) -> list[ChangeEvent]:
         """A null value (the tombstone after a delete, for log compaction): no event.
@@ -968,7 +975,8 @@ class DebeziumDecoder(Format):
             scn = self._count(get(SRC_SCN), where, SRC_SCN)
             return Position((scn,)) if scn is not None else None
         if SRC_ORD in source:  # MongoDB
-            order = self._count(get(SRC_ORD), where, SRC_ORD)
+            order = get(SRC_ORD)  # -1: a snapshot read, at the start of its second
+            order = 0 if order == ORD_SNAPSHOT else self._count(order, where, SRC_ORD)
             seconds = self._count(get(SRC_SEC), where, SRC_SEC)
             if seconds is None and ts_ms is not None and ts_ms >= 0:
                 seconds = ts_ms // 1000

@@ -102,6 +102,9 @@ SRC_SCN: Final = "scn"
 SRC_COMMIT_SCN: Final = "commit_scn"
 SRC_ROW_ID: Final = "row_id"
 SRC_ORD: Final = "ord"
+ORD_SNAPSHOT: Final = -1
+"""``ord`` of a MongoDB record read by a snapshot (Debezium 3.x: no cluster time, so
+``SourceInfo.Position.getInc()`` is -1): it orders at the start of ``ts_ms``'s second."""
 SRC_SEC: Final = "sec"
 SRC_RS: Final = "rs"
 SRC_KEYSPACE: Final = "keyspace"  # Vitess: db is "", the keyspace is the database
