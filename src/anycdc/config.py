@@ -367,6 +367,20 @@ class PipelineConfig:
         (38, 18), "decoding", "DECIMAL(P,S) for decimals whose precision the format does not send",
         "--decimal-default", "P,S", parse=_as_precision,
     )  # fmt: skip
+    apply_engine: Literal["batched", "merge"] = _setting(
+        "batched", "execution",
+        "how a table's changes are written: `batched` (its rows rewritten by one Spark job "
+        "and committed through Delta's own transaction: ~3 jobs a table) or `merge` (one "
+        "MERGE: ~11 jobs, the reference; see Semantics)",
+        "--apply-engine", choices=("batched", "merge"),
+    )  # fmt: skip
+    """scd2 tables, and tables over ``rewrite_max_mb``, take the MERGE under either engine."""
+    rewrite_max_mb: float = _setting(
+        64.0, "execution",
+        "the `batched` engine rewrites a table up to this size whole in each apply (which "
+        "also compacts it); a bigger one is merged",
+        "--rewrite-max-mb", "MB", minimum=0,
+    )  # fmt: skip
     max_concurrent_tables: int = _setting(
         4, "execution", "tables merged at the same time in one micro-batch",
         "--max-concurrent-tables", "N", minimum=1,
@@ -392,6 +406,17 @@ class PipelineConfig:
         "a table with this many pending changes is applied whatever its freshness",
         "--max-pending-rows", "N", minimum=1,
     )  # fmt: skip
+    catch_up_batches: float = _setting(
+        2, "execution",
+        "while the stream is more than this many micro-batches behind its Kafka topics (a "
+        "backlog), tables wait for their size cap, DDL, TRUNCATE or the catch-up instead of "
+        "their freshness; 0: off",
+        "--catch-up-batches", "N", minimum=0,
+    )  # fmt: skip
+    """A backlog's applies cost a table's apply per freshness period while the backlog
+    lasts, for rows that are already old; deferring them applies each table once, when the
+    stream has caught up (or its pending rows reach ``max_pending_rows``). Readers see the
+    tables as of before the backlog meanwhile; ``status`` shows them pending."""
     key_range_min_mb: float = _setting(
         256.0, "execution",
         "a MERGE into a table this big (and of more than one file) reads only the files "

@@ -129,6 +129,9 @@ class Schedule:
     lookahead_ms: int = 0
     """How long until the next decision (the last batch's ingest time): a table whose
     freshness would run out before then is due now."""
+    catching_up: bool = False
+    """The stream is reading a backlog (``catch_up_batches``): no table is due for its
+    freshness, only for its size, DDL, TRUNCATE, ``freshness 0`` and the end of the run."""
 
     def ingested(
         self,
@@ -170,6 +173,8 @@ class Schedule:
             return "every batch"
         if state.rows >= self.policy.max_pending_rows:
             return "size"
+        if self.catching_up:
+            return None  # a backlog is being read: freshness waits until it is caught up
         waited = now_ms - (state.since_ms if state.since_ms is not None else now_ms)
         if waited + self.lookahead_ms >= target_ms:
             return "freshness"

@@ -220,3 +220,47 @@ def test_a_simulated_source_gives_the_same_tables_deferred_or_not(
         assert content(targets["now"]) == content(targets["later"]), table.qualified
     if mode == "scd1":
         assert verify(spark, str(targets["later"]), str(sim / "truth"))["ok"]
+
+
+@pytest.mark.kafka
+def test_a_backlog_defers_freshness_until_the_stream_catches_up(
+    spark: Any, kafka_bootstrap: str, kafka_topic: Any, tmp_path: Path
+) -> None:
+    """Nine messages on one partition read two per batch, a freshness every batch reaches:
+    with ``catch_up_batches 1`` a batch with more than one batch of messages still waiting
+    after it applies nothing (its rows wait in the changelog); once the backlog is down to
+    one batch the table is applied again. Off (0), every batch applies it. Both runs end
+    with the same table."""
+    from confluent_kafka import Producer
+
+    from anycdc.spark.pipeline import Pipeline
+
+    src = tmp_path / "in"
+    _history(src)
+    topic = kafka_topic(partitions=1)
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    for path in sorted(src.iterdir()):
+        for line in path.read_bytes().splitlines():
+            producer.produce(topic, value=line)
+    assert producer.flush(60) == 0
+    tables, applied = {}, {}
+    for catch_up in (1, 0):
+        out = tmp_path / f"out-{catch_up}"
+        config = PipelineConfig.from_mapping({
+            "kafka_bootstrap": kafka_bootstrap, "topics": [topic], "target": str(out),
+            "max_offsets_per_trigger": 2, "freshness": 0.001, "catch_up_batches": catch_up,
+        })  # fmt: skip
+        pipeline = Pipeline(spark, config)
+        pipeline.run()
+        batches = pipeline.history
+        applied[catch_up] = [bool(m.tables) for m in batches]
+        tables[catch_up] = rows(spark, out)
+        if catch_up:
+            # after batch 1, 7 of the 9 offsets were behind (3.5 batches, 2.5 after it)
+            assert batches[1].behind == 2.5 and batches[1].deferred == 1, [
+                m.line() for m in batches
+            ]
+            assert "batches of backlog" in batches[1].line()
+    assert applied[0] == [True] * 5
+    assert applied[1] == [True, False, False, True, True]
+    assert tables[0] == tables[1] == sorted(EXPECTED, key=lambda r: [str(v) for v in r.values()])

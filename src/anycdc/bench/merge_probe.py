@@ -45,8 +45,9 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -370,8 +371,10 @@ def measure(
     round_no: int,
     *,
     stages: bool = False,
+    write: Callable[[], None] | None = None,
 ) -> MergeSample:
-    """Run one MERGE of ``view`` into ``path`` in a job group of its own."""
+    """Run one MERGE of ``view`` into ``path`` (or ``write``: the batched engine's
+    commit) in a job group of its own."""
     context = spark.sparkContext
     group = f"{GROUP_PREFIX}{table}-{round_no}"
     before = _ungrouped_jobs(spark)
@@ -379,7 +382,10 @@ def measure(
     cpu_before = jvm_cpu_seconds(spark)
     started = time.perf_counter()
     try:
-        spark.sql(merge_sql(path, view))
+        if write is None:
+            spark.sql(merge_sql(path, view))
+        else:
+            write()
         seconds = time.perf_counter() - started
         cpu_after = jvm_cpu_seconds(spark)
     finally:
@@ -391,6 +397,53 @@ def measure(
     return MergeSample(
         table, round_no, seconds, len(jobs), _job_names(spark, jobs) if stages else (), cpu
     )
+
+
+class BatchedWriter:
+    """The batched engine's write of the probe's rows (``--engine batched``): the
+    pipeline's own :meth:`~anycdc.spark.apply.TableApplier.commit_batched` on a table of
+    the probe's columns, fed the same rows as the folded actions the pipeline hands it."""
+
+    def __init__(self, spark: SparkSession, work: Path) -> None:
+        from anycdc.config import PipelineConfig
+        from anycdc.spark.commit import DeltaTables, LogState
+
+        self.spark = spark
+        self.config = PipelineConfig(target=str(work))
+        self.tables = DeltaTables(spark)
+        self.states: dict[str, LogState | None] = {}
+
+    def path(self, table: int) -> str:
+        return self.config.table_path(None, None, f"t{table}")
+
+    def write(self, table: int, frame: DataFrame, round_no: int) -> None:
+        from anycdc.spark.apply import TableApplier, TablePlan
+
+        plan = TablePlan(None, None, f"t{table}", key=("id",))
+        for name, spark_type in COLUMNS:
+            plan.see(name, spark_type.lower())
+        applier = TableApplier(self.spark, self.config, plan)
+        types = dict(COLUMNS)
+        path = applier.path
+        self.states[path] = applier.commit_batched(
+            frame, types, round_no, self.tables, self.states.get(path), QUERY_NAME
+        )
+
+
+def folded_source(frame: DataFrame) -> DataFrame:
+    """The probe's rows (:func:`source`) as the pipeline's folded actions: ``st`` with the
+    image as texts, the batch as a column (what :meth:`TableApplier.staged` reads)."""
+    from pyspark.sql import functions as F
+
+    image = F.create_map(
+        *[part for name, _ in COLUMNS for part in (F.lit(name), F.col(name).cast("string"))]
+    )
+    state = F.struct(
+        F.col("_kind").alias("kind"), image.alias("row"), F.col("_full").alias("full"),
+        F.col("_pos").alias("pos"), F.expr("unix_millis(_ts)").alias("ts"),
+        F.col("_op").alias("op"),
+    )  # fmt: skip
+    return frame.select(state.alias("st"), F.col("_batch").alias("_batch"))
 
 
 def jvm_cpu_seconds(spark: SparkSession) -> float | None:
@@ -433,18 +486,21 @@ def run(
     properties: dict[str, str] | None = None,
     alternate: bool = False,
     recorder: Recorder | None = None,
+    engine: str = "merge",
 ) -> list[MergeSample]:
     """Load the tables, then ``warmup + rounds`` rounds of one MERGE per table; the samples
     of the measured rounds (``recorder`` started before the first of them). ``properties``
     go to every table, or (``alternate``) to every odd one only: the two kinds measured
     side by side, in the same rounds."""
-    paths = [str(work / f"t{n}") for n in range(tables)]
+    batched = BatchedWriter(spark, work) if engine == "batched" else None
+    paths = [batched.path(n) if batched else str(work / f"t{n}") for n in range(tables)]
     for n, path in enumerate(paths):
         load(spark, path, table_rows, properties if not alternate or n % 2 else None)
     spark.conf.set(MATERIALIZE_SOURCE, "none")
     samples: list[MergeSample] = []
     for round_no in range(warmup + rounds):
         frame = source(spark, round_no, rows, table_rows)
+        folded = folded_source(frame).localCheckpoint(eager=True) if batched else None
         view = f"anycdc_merge_probe_{round_no}"
         frame.createOrReplaceTempView(view)
         spark.conf.set(TXN_APP_ID, QUERY_NAME)
@@ -453,7 +509,10 @@ def run(
             for table, path in enumerate(paths):
                 if recorder is not None and round_no >= warmup and not recorder.started:
                     recorder.start(spark)
-                sample = measure(spark, path, view, table, round_no, stages=stages)
+                write = None
+                if batched is not None and folded is not None:
+                    write = partial(batched.write, table, folded, round_no)
+                sample = measure(spark, path, view, table, round_no, stages=stages, write=write)
                 if round_no >= warmup:
                     samples.append(sample)
         finally:
@@ -461,6 +520,8 @@ def run(
             spark.conf.unset(TXN_VERSION)
             spark.catalog.dropTempView(view)
             frame.unpersist()
+            if folded is not None:
+                folded.unpersist()
     return samples
 
 
@@ -493,6 +554,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--jfr", type=Path, metavar="FILE", help="a Java Flight Recorder recording of the rounds"
     )
+    parser.add_argument(
+        "--engine", choices=("merge", "batched"), default="merge",
+        help="what writes each table: the MERGE (default) or the batched engine's commit",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     properties = dict(item.split("=", 1) for item in args.table_property)
     if min(args.tables, args.rounds, args.rows, args.table_rows) < 1 or args.warmup < 0:
@@ -514,6 +579,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             spark, work, tables=args.tables, rounds=args.rounds, rows=args.rows,
             table_rows=args.table_rows, warmup=args.warmup, stages=args.stages,
             properties=properties, alternate=args.alternate, recorder=recorder,
+            engine=args.engine,
         )  # fmt: skip
         thread_cpu = recorder.stop(spark, len(samples)) if recorder.started else None
         report = ProbeReport(

@@ -85,6 +85,8 @@ class BenchSettings:
     """The most active tables (the first ones) that get ``hot_freshness`` (the others:
     ``freshness``)."""
     hot_freshness: float = 15.0
+    apply_engine: str = "batched"
+    """The runs' ``apply_engine`` (``batched`` or ``merge``: the two side by side)."""
     profile: str = "shop"
     """The simulated tables (:class:`~anycdc.simulate.Workload`): ``shop`` or ``rich``
     (every type the formats carry: unsigned BIGINT, binary, time zones, ...)."""
@@ -398,6 +400,7 @@ def sustained(
             "query_name": "anycdc-bench-sustained",
             "freshness": settings.freshness,
             "table_freshness": settings.table_freshness(),
+            "apply_engine": settings.apply_engine,
         }
     )
     policy = config.freshness_policy
@@ -545,6 +548,7 @@ def catch_up(
                 "max_offsets_per_trigger": settings.max_offsets_per_trigger,
                 "query_name": "anycdc-bench",
                 "freshness": freshness,
+                "apply_engine": settings.apply_engine,
             }
         )
         measured = anycdc_run(spark, config, produced, name)

@@ -95,6 +95,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--kafka-bootstrap", help="use this broker instead of starting one (topics are created)"
     )
     parser.add_argument("--master", default=None, help="Spark master (default local[*])")
+    parser.add_argument(
+        "--apply-engine",
+        choices=("batched", "merge"),
+        default="batched",
+        help="how the runs write their tables (default batched; merge: the reference)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -127,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         hot_tables=args.hot_tables,
         hot_freshness=args.hot_freshness,
         profile=args.profile,
+        apply_engine=args.apply_engine,
     )
     unknown = sorted(set(settings.runs) - set(RUNS))
     if unknown:

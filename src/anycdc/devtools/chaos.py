@@ -17,7 +17,17 @@ picked relative to what the run is doing, read from the files it writes
     just after a Delta commit made while no batch is in progress, once a batch of
     this start is done — a table applied between batches or by the final apply of
     an ``available-now`` run (its pending changelog rows; the restart must apply
-    them exactly once).
+    them exactly once);
+``written``
+    just after a new data file appears in a target table with no commit after it: the
+    batched engine has written a table's files and not committed them (they stay
+    orphaned, for VACUUM; the replay writes the table again);
+``between-tables``
+    right after a target table's commit inside a batch (no jitter): the batch's other
+    tables are not applied yet;
+``before-ledger``
+    at the pipeline's own crash point (:data:`CRASH_ENV`) after an apply's tables are
+    committed and before its ledger row: the tables hold the write, the ledger does not.
 
 A small random delay (``jitter``) follows the trigger. The whole process group
 is killed (driver JVM and Python workers too), as when a container dies.
@@ -43,8 +53,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-MOMENTS: Final = ("startup", "planned", "mid-batch", "committed", "deferred")
+MOMENTS: Final = (
+    "startup", "planned", "mid-batch", "committed", "deferred", "written", "between-tables",
+    "before-ledger",
+)  # fmt: skip
 POLL_SECONDS: Final = 0.02
+CRASH_ENV: Final = "ANYCDC_CRASH_AT"
+"""A moment's name (:func:`crash_point`): the process kills itself there (fault tests)."""
+UNJITTERED: Final = ("between-tables", "written")
+
+
+def crash_point(name: str) -> None:
+    """``kill -9`` this process's group here when :data:`CRASH_ENV` names ``name`` (the
+    fault suite's moments no file shows from outside); nothing otherwise."""
+    if os.environ.get(CRASH_ENV) == name:
+        os.killpg(os.getpgrp(), signal.SIGKILL)
 
 
 @dataclass(frozen=True)
@@ -108,8 +131,24 @@ def delta_logs(root: Path) -> Iterator[Path]:
             yield log
 
 
-def _commit_files(root: Path) -> int:
-    return sum(1 for log in delta_logs(root) for p in log.iterdir() if p.name.endswith(".json"))
+def _commit_files(root: Path, tables_only: bool = False) -> int:
+    return sum(
+        1
+        for log in delta_logs(root)
+        if not (tables_only and "_anycdc" in log.parts)
+        for p in log.iterdir()
+        if p.name.endswith(".json")
+    )
+
+
+def _table_data_files(root: Path) -> int:
+    """Data files of the target tables (not ``_anycdc``'s), committed or not."""
+    return sum(
+        1
+        for log in delta_logs(root)
+        if "_anycdc" not in log.parts
+        for p in log.parent.rglob("*.parquet")
+    )
 
 
 def txns(log: Path) -> Iterator[tuple[str, int]]:
@@ -171,8 +210,12 @@ class ChaosRunner:
         self.run_timeout = run_timeout
         self.runs = 0
 
-    def _spawn(self) -> subprocess.Popen[bytes]:
+    def _spawn(self, moment: str | None = None) -> subprocess.Popen[bytes]:
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        env = dict(self.env if self.env is not None else os.environ)
+        env.pop(CRASH_ENV, None)
+        if moment == "before-ledger":
+            env[CRASH_ENV] = moment  # the process kills itself there
         self.runs += 1
         log = (self.log_dir / f"run-{self.runs:03d}.log").open("wb")
         try:
@@ -180,7 +223,7 @@ class ChaosRunner:
                 self.command,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env=self.env,
+                env=env,
                 start_new_session=True,  # its own process group: JVM and workers die with it
             )
         finally:
@@ -200,6 +243,18 @@ class ChaosRunner:
         planned = last_batch(self.checkpoint, "offsets")
         done = last_batch(self.checkpoint, "commits")
         in_batch = planned is not None and (done is None or planned > done)
+        if moment == "written":
+            # a data file no commit has taken yet (counted against the start's commits)
+            baseline_files = seen.setdefault("data", _table_data_files(self.target))
+            tables = seen.setdefault("tables", _commit_files(self.target, tables_only=True))
+            return (
+                in_batch
+                and _table_data_files(self.target) > baseline_files
+                and _commit_files(self.target, tables_only=True) == tables
+            )
+        if moment == "between-tables":
+            tables = seen.setdefault("tables", _commit_files(self.target, tables_only=True))
+            return in_batch and _commit_files(self.target, tables_only=True) > tables
         if moment == "deferred":
             # a Delta commit after the newest batch was marked done (or after the start, when
             # no batch comes): an apply outside a micro-batch
@@ -224,7 +279,7 @@ class ChaosRunner:
         deadline = started + (
             rng.uniform(1.0, self.startup_window) if moment == "startup" else self.run_timeout
         )
-        process = self._spawn()
+        process = self._spawn(moment)
         kill = False
         seen: dict[str, int] = {}
         while process.poll() is None:
@@ -232,8 +287,11 @@ class ChaosRunner:
             if now >= deadline:
                 kill = True
                 break
-            if moment != "startup" and self._triggered(moment, baseline, seen):
-                time.sleep(rng.uniform(0.0, self.jitter))
+            if moment not in ("startup", "before-ledger") and self._triggered(
+                moment, baseline, seen
+            ):
+                if moment not in UNJITTERED:
+                    time.sleep(rng.uniform(0.0, self.jitter))
                 kill = True
                 break
             time.sleep(POLL_SECONDS)

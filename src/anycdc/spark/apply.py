@@ -48,6 +48,7 @@ from anycdc.naming import (
     source_of,
 )
 from anycdc.schedule import TableIdent
+from anycdc.spark.commit import DeltaTables, LogState
 from anycdc.spark.ledger import INGEST_BATCH
 from anycdc.spark.maintenance import LAST_VACUUM_PROPERTY, TableDetail, table_detail
 from anycdc.spark.sql_types import cast_sql, settle_type
@@ -692,6 +693,37 @@ class TableApplier:
         ``append``: the caller knows every key is above the table's, see
         :mod:`anycdc.spark.key_bound`). ``guarded``: the caller has already dropped what
         the tombstones stop (:meth:`~anycdc.spark.tombstones.Tombstones.guard`)."""
+        staged = self.staged(folded, types, batch_id, guarded)
+        if self.created or append:
+            # nothing to match: an append (~3 jobs) does what the MERGE (~8-11) would
+            rows = self.inserted(staged, types)
+            if self.unborn:
+                from pyspark.sql import functions as F
+
+                # the table's first commit: schema (every column as the table is declared),
+                # properties and rows at once; a table someone created meanwhile fails it
+                writer = (
+                    rows.select(*[F.col(q(n)).cast(t).alias(n) for n, t in self.columns.items()])
+                    .writeTo(self._table_ref())
+                    .using("delta")
+                )
+                for name, value in self._created_properties.items():
+                    writer = writer.tableProperty(name, value)
+                writer.create()
+                self.unborn = False
+                log.info("%s: created %s", self.plan.qualified, self.path)
+            else:
+                rows.write.format("delta").mode("append").save(self.path)
+            self.created = False
+        else:
+            self._merge_staged(staged, types, batch_id)
+
+    def staged(
+        self, folded: DataFrame, types: dict[str, str], batch_id: int, guarded: bool = False
+    ) -> DataFrame:
+        """The folded actions as the write reads them: the values cast to their columns under
+        their names in the table, with the ``_cdc_in_`` columns (kind, full image, which
+        columns the image has, position, time, op, batch)."""
         from pyspark.sql import functions as F
 
         source = folded if guarded else self.tombstones.guard_table(folded, self.path)
@@ -711,34 +743,106 @@ class TableApplier:
             F.col("st.op").alias(STAGE_OP),
             F.col(BATCH_COLUMN).alias(STAGE_BATCH),
         ]
-        staged = source.select(*projections)
-        if self.created or append:
-            # nothing to match: an append (~3 jobs) does what the MERGE (~8-11) would
-            rows = staged.filter(F.col(STAGE_KIND) == "upsert").select(
-                *[F.col(q(self.target(name))) for name in types],
-                F.col(STAGE_POS).alias("_cdc_position"),
-                F.col(STAGE_TS).alias("_cdc_ts"),
-                F.col(STAGE_OP).alias("_cdc_op"),
-                F.col(STAGE_BATCH).alias("_cdc_batch"),
-            )
-            if self.unborn:
-                # the table's first commit: schema (every column as the table is declared),
-                # properties and rows at once; a table someone created meanwhile fails it
-                writer = (
-                    rows.select(*[F.col(q(n)).cast(t).alias(n) for n, t in self.columns.items()])
-                    .writeTo(self._table_ref())
-                    .using("delta")
-                )
-                for name, value in self._created_properties.items():
-                    writer = writer.tableProperty(name, value)
-                writer.create()
-                self.unborn = False
-                log.info("%s: created %s", self.plan.qualified, self.path)
+        return source.select(*projections)
+
+    def inserted(self, staged: DataFrame, types: dict[str, str]) -> DataFrame:
+        """The rows an append writes: every upsert of ``staged`` (:meth:`staged`)."""
+        from pyspark.sql import functions as F
+
+        return staged.filter(F.col(STAGE_KIND) == "upsert").select(
+            *[F.col(q(self.target(name))) for name in types],
+            F.col(STAGE_POS).alias("_cdc_position"),
+            F.col(STAGE_TS).alias("_cdc_ts"),
+            F.col(STAGE_OP).alias("_cdc_op"),
+            F.col(STAGE_BATCH).alias("_cdc_batch"),
+        )
+
+    def rewritten(self, existing: DataFrame, staged: DataFrame, types: dict[str, str]) -> DataFrame:
+        """The rows of ``existing`` (files of the table) after the staged actions: what the
+        MERGE of :meth:`_merge_staged` leaves of them, as one frame in the table's columns.
+
+        One full outer join on the key (``<=>``, as the MERGE matches): an action applies
+        where no row has its key or where it is newer than the row (the same position guard
+        as every MERGE clause); a delete drops the row, an upsert replaces the columns its
+        image has (all of them for a full image), an unmatched upsert is a new row, and a
+        row no newer action reaches stays as it was."""
+        from functools import reduce
+
+        from pyspark.sql import functions as F
+
+        keys = [self.target(k) for k in self.key_columns()]
+        present = "_cdc_t_present"
+        table = existing.withColumn(present, F.lit(True)).alias("t")
+        on = reduce(
+            lambda a, b: a & b,
+            [F.col(f"t.{q(k)}").eqNullSafe(F.col(f"s.{q(k)}")) for k in keys],
+        )
+        joined = table.join(staged.alias("s"), on, "full_outer")
+        t_row = F.coalesce(F.col(f"t.{present}"), F.lit(False))
+        acts = F.col(f"s.{STAGE_KIND}").isNotNull()
+        pos = F.col(f"s.{STAGE_POS}")
+        row_pos = F.col("t._cdc_position")
+        newer = pos.isNull() | row_pos.isNull() | (pos > row_pos)
+        applies = acts & (~t_row | newer)
+        upsert = F.col(f"s.{STAGE_KIND}") == "upsert"
+        known = set(self.plan.columns) | {ROW_KEY}
+        by_target = {self.target(name): name for name in types}
+        meta = {
+            "_cdc_position": STAGE_POS,
+            "_cdc_ts": STAGE_TS,
+            "_cdc_op": STAGE_OP,
+            "_cdc_batch": STAGE_BATCH,
+        }
+        columns = []
+        for column in existing.columns:
+            mine, theirs = F.col(f"t.{q(column)}"), F.col(f"s.{q(column)}")
+            if column in meta:
+                value = F.when(applies, F.col(f"s.{meta[column]}")).otherwise(mine)
+            elif column not in by_target:
+                value = mine  # a column no action knows of
+            elif column in keys or by_target[column] not in known:
+                # a key, or a column dropped at the source: kept in a row, filled by an insert
+                value = F.when(t_row, mine).otherwise(theirs)
             else:
-                rows.write.format("delta").mode("append").save(self.path)
-            self.created = False
-        else:
-            self._merge_staged(staged, types, batch_id)
+                given = F.col(f"s.{STAGE_FULL}") | F.col(f"s.{q(STAGE_HAS + column)}")
+                value = F.when(applies & (given | ~t_row), theirs).otherwise(mine)
+            columns.append(value.alias(column))
+        kept = (t_row & ~(applies & ~upsert)) | (~t_row & upsert)
+        return joined.filter(kept).select(*columns)
+
+    def commit_batched(
+        self,
+        folded: DataFrame,
+        types: dict[str, str],
+        batch_id: int,
+        tables: DeltaTables,
+        known: LogState | None,
+        app_id: str,
+        append: bool = False,
+    ) -> LogState:
+        """The batched engine's write (:mod:`anycdc.spark.commit`): the table's files and
+        the folded actions (tombstones already applied) rewritten by one Spark job and
+        committed, with the apply's ``(app_id, batch_id)``, through Delta's transaction;
+        ``append``: no key of the batch is in the table (nothing is read or replaced).
+        Returns the table's state after the commit."""
+        from pyspark.sql import DataFrame as Frame
+        from pyspark.sql import functions as F
+
+        staged = self.staged(folded, types, batch_id, guarded=True)
+
+        def build(snapshot: Any, state: LogState) -> tuple[DataFrame | None, list[str]]:
+            order = [str(name) for name in snapshot.schema().fieldNames()]
+            if append or not state.files:
+                rows = self.inserted(staged, types)
+                replaced: list[str] = []
+            else:
+                replaced = list(state.files)
+                existing = Frame(tables.files_frame(snapshot, state, replaced), self.spark)
+                rows = self.rewritten(existing, staged, types)
+            # a small table stays one file: the rewrite compacts what appends left
+            return rows.select(*[F.col(q(name)) for name in order]).coalesce(1), replaced
+
+        return tables.commit(self.path, known, build, app_id, batch_id)
 
     def _merge_staged(self, staged: DataFrame, types: dict[str, str], batch_id: int) -> None:
         """One MERGE of the staged rows, every clause guarded by the position."""

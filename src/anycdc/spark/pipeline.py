@@ -31,6 +31,7 @@ applied through), ``_anycdc/tombstones/...`` (SCD2: ``_anycdc/scd2_ends/...``),
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -41,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.config import PipelineConfig
+from anycdc.devtools.chaos import crash_point
 from anycdc.errors import RunFailed, one_line
 from anycdc.schedule import Schedule, TableIdent, qualified_name
 from anycdc.spark.apply import (
@@ -54,6 +56,7 @@ from anycdc.spark.apply import (
     q,
     with_batch,
 )
+from anycdc.spark.commit import DeltaTables, LogState
 from anycdc.spark.decode import decode_frame
 from anycdc.spark.key_bound import KEY_NUMBER_TYPE, KeyBound, bound_column, log_version, read_bound
 from anycdc.spark.ledger import INGEST_BATCH, Applied, Ledger, WriteId, only_pending
@@ -125,6 +128,8 @@ class BatchMetrics:
     """When it ended (``time.monotonic()``)."""
     apply_seconds: float = 0.0
     """The part of ``seconds`` spent applying the tables that were due."""
+    behind: float | None = None
+    """Micro-batches of backlog after this one (:func:`batches_behind`), if known."""
 
     @contextmanager
     def timed(self, phase: str) -> Iterator[None]:
@@ -163,6 +168,8 @@ class BatchMetrics:
             lag = (time.time() * 1000 - newest) / 1000
             # a replay of old data (or a simulated clock) is hours behind: say so plainly
             text += f", newest source change {_age(lag)} old"
+        if self.behind:
+            text += f", {self.behind:.0f} batches of backlog"
         return text
 
     def _appended_text(self) -> str:
@@ -188,6 +195,36 @@ def _age(seconds: float) -> str:
     return f"{seconds / 86400:.0f}d"
 
 
+def batches_behind(progress: dict[str, Any], cap: int | None, messages: int) -> float | None:
+    """Micro-batches still waiting after the current one, from the streaming query's last
+    progress (Spark's ``lastProgress``: the batch before): a Kafka source reports how far
+    its partitions are behind the latest offsets (on average), divided by what one batch
+    takes (``cap``, else this batch's ``messages``), less the current batch. None when the
+    source reports no such figure (a folder of files).
+
+    >>> kafka = {"sources": [{"endOffset": {"t": {"0": 10, "1": 10}},
+    ...          "metrics": {"avgOffsetsBehindLatest": "1000.0"}}]}
+    >>> batches_behind(kafka, 400, 400)
+    4.0
+    >>> batches_behind({"sources": [{"metrics": {}}]}, 1, 1) is None
+    True
+    """
+    waiting = None
+    for source in progress.get("sources") or ():
+        average = (source.get("metrics") or {}).get("avgOffsetsBehindLatest")
+        if average is None:
+            continue
+        ends = source.get("endOffset")
+        if isinstance(ends, str):
+            ends = json.loads(ends)
+        partitions = sum(len(p) for p in ends.values()) if isinstance(ends, dict) else 1
+        waiting = (waiting or 0.0) + float(average) * max(1, partitions)
+    if waiting is None:
+        return None
+    per_batch = cap or messages
+    return max(0.0, waiting / per_batch - 1) if per_batch else 0.0
+
+
 @dataclass
 class KnownTable:
     """What this run knows of a target table between its applies (read once, then kept
@@ -201,6 +238,9 @@ class KnownTable:
     applies_since_detail: int = 0
     bound: KeyBound | None = None
     """No key above this as of a version (:mod:`anycdc.spark.key_bound`); None: not read."""
+    log: LogState | None = None
+    """The table's Delta log as the batched engine last read or wrote it
+    (:mod:`anycdc.spark.commit`); None: not read yet."""
 
 
 @dataclass
@@ -251,6 +291,8 @@ class Pipeline:
         self.known: dict[str, KnownTable] = {}
         """Per table path: what this run knows of it (schema, properties, size)."""
         self._failure: BaseException | None = None  # what stopped a batch (run-wide)
+        self._tables: DeltaTables | None = None  # the batched engine's transactions
+        self._query: StreamingQuery | None = None  # its progress tells a backlog
         self.applier_kind = APPLIERS[self.config.mode]
         """How a table is written: its current row per key (scd1) or every version (scd2)."""
 
@@ -268,7 +310,8 @@ class Pipeline:
             interval = self.config.processing_interval
             assert interval is not None  # validate() accepts available-now or interval=<n><unit>
             writer = writer.trigger(processingTime=interval)
-        return writer.start()
+        self._query = writer.start()
+        return self._query
 
     def run(
         self,
@@ -473,6 +516,12 @@ class Pipeline:
                     *DEAD_LETTER_COLUMNS, F.current_timestamp().alias("failed_at")
                 )
                 self._append(dead, "dead_letter", app)
+        metrics.behind = self._batches_behind(metrics.messages)
+        schedule.catching_up = bool(
+            self.config.catch_up_batches
+            and metrics.behind is not None
+            and metrics.behind > self.config.catch_up_batches
+        )
         due = schedule.due(now_ms)
         if due:
             # only this batch's rows pending: its summary is the plan, its cached rows the input
@@ -484,6 +533,19 @@ class Pipeline:
         with metrics.timed("log"):
             self._record_batch(spark, metrics, app)
         return metrics
+
+    def _batches_behind(self, messages: int) -> float | None:
+        """How many micro-batches the stream is behind its source after this one (None:
+        not known yet): from the last progress of the query (:func:`batches_behind`)."""
+        query = self._query
+        try:
+            progress = query.lastProgress if query is not None else None
+        except Exception:  # a query being stopped: no figure
+            return None
+        if not progress:
+            return None
+        cap = self.config.max_offsets_per_trigger
+        return batches_behind(progress, cap, messages)
 
     def _summary(self, wanted: DataFrame) -> list[TableSummary]:
         """The plan job: per table, its distinct column lists with the first position each
@@ -610,6 +672,7 @@ class Pipeline:
                 )
             )
         schedule.applied(due, through)
+        crash_point("before-ledger")
         if self.keep_ledger:
             with metrics.timed("log"):
                 watermark = through if not schedule.pending else None
@@ -908,9 +971,9 @@ class Pipeline:
         if n and folded is not None:
             created = applier.created
             append = self._appendable(item, stats) if stats and not created else False
-            applier.merge(
-                folded.filter(mine).drop("_t"), types, through, guarded=True, append=append
-            )
+            mine_folded = folded.filter(mine).drop("_t")
+            if not self._commit_batched(item, mine_folded, through, created or append):
+                applier.merge(mine_folded, types, through, guarded=True, append=append)
             appended = created or append
             if stats and item.bound_column:
                 self._raise_bound(item, stats, created)
@@ -950,6 +1013,34 @@ class Pipeline:
             min_ts_ms=stats["ts_min"] if stats else None,
             appended=appended,
         )
+
+    def _commit_batched(
+        self, item: Prepared, folded: DataFrame, through: int, append: bool
+    ) -> bool:
+        """Write the table's folded actions with the batched engine
+        (:meth:`TableApplier.commit_batched`); False where the MERGE writes them instead:
+        ``apply_engine: merge``, a table created by this write, a table over
+        ``rewrite_max_mb`` (then rewritten whole it would cost more than the MERGE)."""
+        applier = item.applier
+        if self.config.apply_engine != "batched" or applier.unborn:
+            return False
+        known = self.known[applier.path]
+        tables = self._delta_tables()
+        _, state = tables.state(applier.path, known.log)
+        known.log = state
+        if not append and state.size_bytes > self.config.rewrite_max_mb * 2**20:
+            return False
+        known.log = applier.commit_batched(
+            folded, item.types, through, tables, state, self.config.query_name + APPLY_APP,
+            append=append,
+        )  # fmt: skip
+        applier.created = False
+        return True
+
+    def _delta_tables(self) -> DeltaTables:
+        if self._tables is None:
+            self._tables = DeltaTables(self.spark)
+        return self._tables
 
     def _appendable(self, item: Prepared, stats: Row) -> bool:
         """Whether the table's pending changes are upserts of keys above all of its own
