@@ -54,8 +54,10 @@ control records, split halves, patches and partial ``data`` cannot be written.
 ...        '"record-type":"data","operation":"update","schema-name":"shop","table-name":"t",'
 ...        '"commit-timestamp":"2024-07-29T00:58:44.886717Z","transaction-id":1140}}')
 >>> [e] = AwsDmsJson({"primary_key": "id"}).decode(msg)
->>> e.op.value, e.schema, e.key, e.after, e.partial, e.ts_ms, e.tx, e.position
-('update', 'shop', ('id',), {'id': 7, 'price': Decimal('12.50')}, ('before',), 1722214724886, '1140', None)
+>>> e.op.value, e.schema, e.key, e.after, e.partial
+('update', 'shop', ('id',), {'id': 7, 'price': Decimal('12.50')}, ('before',))
+>>> e.ts_ms, e.tx, e.position
+(1722214724886, '1140', None)
 """
 
 from __future__ import annotations
