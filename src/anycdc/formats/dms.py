@@ -89,6 +89,7 @@ EXTRA_FIELDS: Final = (
     "partition-key-type", "partition-key-value", "transaction-record-id", "prev-transaction-id",
     "prev-transaction-record-id", "stream-position",
 )  # fmt: skip
+_KEPT: Final = (M_TIMESTAMP, *EXTRA_FIELDS)
 X_OPERATION: Final = M_OPERATION  # extra: a control record's operation
 X_CONTROL: Final = F_CONTROL  # extra: a control record's ``control`` object
 
@@ -182,8 +183,11 @@ class AwsDmsJson(RowFlow):
                 f"{self.header_path}.{M_RECORD_TYPE}",
                 f"a {kind!r} record with operation {code!r}",
             )
-        extra = {name: self._scalar(head, name) for name in (M_TIMESTAMP, *EXTRA_FIELDS)}
-        extra = {name: value for name, value in extra.items() if value is not None}
+        extra: dict[str, Any] = {}
+        for name in _KEPT:
+            value = self._scalar(head, name)
+            if value is not None:
+                extra[name] = value
         if control:
             extra[X_OPERATION] = code
             found = optional_image(self.id, msg.get(F_CONTROL), f"$.{F_CONTROL}")
