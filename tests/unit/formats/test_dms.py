@@ -16,7 +16,7 @@ from anycdc.event import ChangeEvent, Op, Position
 from anycdc.formats import detect, get_format
 from anycdc.formats.dms import CONTROL_OPS, AwsDmsJson
 from tests.cases import CASES_DIR, foreign_json_messages, iter_cases
-from tests.strategies import IDENT, UNICODE_TEXT, st_decimal
+from tests.strategies import GARBAGE, IDENT, UNICODE_TEXT, st_decimal
 
 FMT = AwsDmsJson()
 CASES = CASES_DIR / "aws-dms-json"
@@ -233,13 +233,6 @@ def test_bad_options_are_refused() -> None:
         AwsDmsJson({"column_prefix": "BI_"})
 
 
-GARBAGE = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.decimals(allow_nan=False),
-    lambda kids: (
-        st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=5), kids, max_size=3)
-    ),
-    max_leaves=12,
-)
 META_FIELDS = st.sampled_from(["record-type", "schema-name", "table-name", "timestamp",
                                "commit-timestamp", "transaction-id", "stream-position"])  # fmt: skip
 
