@@ -15,7 +15,7 @@ from anycdc.errors import DecodeError, EncodeError, OptionError
 from anycdc.event import ChangeEvent, Op, Position
 from anycdc.formats import detect, get_format
 from anycdc.formats.dms import CONTROL_OPS, AwsDmsJson
-from tests.cases import CASES_DIR, foreign_json_messages, iter_cases
+from tests.cases import CASES_DIR, foreign_json_messages
 from tests.strategies import GARBAGE, IDENT, UNICODE_TEXT, st_decimal
 
 FMT = AwsDmsJson()
@@ -252,17 +252,7 @@ def test_garbage_gives_events_or_decode_errors(
 
 
 # --------------------------------------------------------------------------- detection
-def test_golden_messages_are_detected_as_dms() -> None:
-    for case in iter_cases("aws-dms-json"):
-        for message in case.messages():
-            try:
-                parsed = json.loads(message or b"")
-            except ValueError:
-                continue
-            assert AwsDmsJson.sniff(parsed) >= 0.5, case.id
-            assert detect(message).format == "aws-dms-json", case.id
-
-
+# (every golden case is detected as its format: tests/unit/test_golden.py)
 def test_other_formats_score_low() -> None:
     messages = foreign_json_messages(("aws-dms-json",), ("dms_docs", "commons_codec", "aws-dms"))
     assert len(messages) > 300
