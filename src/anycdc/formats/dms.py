@@ -62,7 +62,6 @@ control records, split halves, patches and partial ``data`` cannot be written.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
@@ -71,7 +70,6 @@ from anycdc.event import ChangeEvent, Op, dumps
 from anycdc.formats.base import Capabilities, OptionSpec, optional_str
 from anycdc.formats.flow import DELETE, UPDATE, Header, Images, RowFlow, RowOp
 from anycdc.formats.oms import optional_image, render_value
-from anycdc.values import EPOCH
 
 # --------------------------------------------------------------------------- wire strings
 F_DATA: Final = "data"
@@ -267,13 +265,8 @@ class AwsDmsJson(RowFlow):
         return [dumps(message).encode("utf-8")]
 
     def _commit_ts(self, ts_ms: int | None) -> str | None:
-        if ts_ms is None:
-            return None
-        try:
-            t = EPOCH + dt.timedelta(milliseconds=ts_ms)
-        except OverflowError:
-            raise EncodeError(self.id, f"ts_ms {ts_ms} out of range") from None
-        return t.isoformat(timespec="microseconds").replace("+00:00", "Z")
+        t = self.encode_instant(ts_ms)
+        return None if t is None else t.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def _tx_value(tx: str | None) -> str | int | None:
