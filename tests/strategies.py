@@ -30,6 +30,16 @@ UNICODE_TEXT = st.text(
 )
 
 
+GARBAGE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.decimals(allow_nan=False),
+    lambda kids: (
+        st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=5), kids, max_size=3)
+    ),
+    max_leaves=12,
+)
+"""Any JSON-ish value (a few leaves): what a decoder must turn into events or DecodeErrors."""
+
+
 def st_decimal(precision: int = 38, scale: int = 10) -> st.SearchStrategy[Decimal]:
     whole = precision - scale
     return (

@@ -11,8 +11,8 @@ applies them all with per-message format detection. Then:
 2. format independence: the same source history gives the same tables. Each typed
    format's tables equal canonical-json's tables — values and Spark column types — on
    every column the format carries with the same type and the same values; the untyped
-   formats (oms-json, shareplex-json, ogg-json, maxwell-json) store the same text, so their
-   tables equal oms-json's on every column. What is excluded is computed from the simulator's format
+   formats (oms-json, shareplex-json, ogg-json, maxwell-json, aws-dms-json) store the same
+   text, so their tables equal oms-json's on every column. What is excluded is computed from the simulator's format
    profiles (``anycdc.simulate.adapt_column``/``adapt_value``) and printed; today:
    BOOLEAN in canal-json, dts-canal-json and dts-avro (TINYINT(1) 0/1); TIMESTAMP WITH
    TIME ZONE in canal-json, dts-canal-json and drs-json-c (zone-less wall time); in
@@ -49,7 +49,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 # drs-avro has no encoder (its schema is the user's)
 E2E_FORMATS = [f for f in format_ids() if format_class(f).can_encode]
 REFERENCE = "canonical-json"
-UNTYPED = ("oms-json", "shareplex-json", "ogg-json", "maxwell-json")
+UNTYPED = ("oms-json", "shareplex-json", "ogg-json", "maxwell-json", "aws-dms-json")
 SEED, ROWS, EVENTS = 20240501, 4, 60
 SCHEMA_DIR = "schema_dir"
 

@@ -30,6 +30,7 @@ TABLE_PATHS = {
     "drs-json-c": "$.table",
     "maxwell-json": "$.table",
     "ogg-json": "$.table",
+    "aws-dms-json": "$.metadata.table-name",
     "canonical-json": "$.table",
     "shareplex-json": "$.meta.table",
     "oms-json": "$.allMetaData.table_name",

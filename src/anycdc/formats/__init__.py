@@ -36,6 +36,7 @@ REGISTRY: Final[dict[str, str]] = {
     "oms-json": "anycdc.formats.oms:OmsJson",
     "oms-extend-json": "anycdc.formats.oms:OmsExtendJson",
     "ogg-json": "anycdc.formats.ogg:OggJson",
+    "aws-dms-json": "anycdc.formats.dms:AwsDmsJson",
     "dts-avro": "anycdc.formats.dts_avro:DtsAvro",
     "drs-avro": "anycdc.formats.drs_avro:DrsAvro",
     "debezium-avro": "anycdc.formats.debezium_avro:DebeziumAvro",

@@ -30,6 +30,7 @@ import msgspec
 from anycdc.errors import DecodeError, EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Column, Op, dumps, value_to_json
 from anycdc.values import (
+    EPOCH,
     INTEGER_RANGES,
     LogicalType,
     check_integer_range,
@@ -331,6 +332,21 @@ class Format(ABC):
     def encode(self, event: ChangeEvent) -> list[bytes]:
         """Encode one event as the vendor would write it (one or more message values)."""
         raise EncodeError(self.id, "this format has no encoder")
+
+    def encode_instant(self, ts_ms: int | None, zone: dt.tzinfo = dt.UTC) -> dt.datetime | None:
+        """``ts_ms`` as the aware datetime an encoder writes, in ``zone`` (None: None); an
+        EncodeError where no datetime holds it.
+
+        >>> from anycdc.formats import get_format
+        >>> get_format("ogg-json").encode_instant(1709251200250)
+        datetime.datetime(2024, 3, 1, 0, 0, 0, 250000, tzinfo=datetime.timezone.utc)
+        """
+        if ts_ms is None:
+            return None
+        try:
+            return (EPOCH + dt.timedelta(milliseconds=ts_ms)).astimezone(zone)
+        except OverflowError:
+            raise EncodeError(self.id, f"ts_ms {ts_ms} out of range") from None
 
     def encode_key(self, event: ChangeEvent) -> bytes | None:
         """The Kafka message key vendors use for partitioning: the primary-key values."""

@@ -78,7 +78,6 @@ from anycdc.event import ChangeEvent, Op, Position, dumps
 from anycdc.formats.base import Capabilities, OptionSpec, expect_list, expect_str, optional_str
 from anycdc.formats.flow import DELETE, INSERT, Header, Images, RowFlow, RowOp
 from anycdc.formats.oms import bounded_int, optional_image, render_value
-from anycdc.values import EPOCH
 
 # --------------------------------------------------------------------------- wire strings
 F_TABLE: Final = "table"
@@ -306,12 +305,9 @@ class OggJson(RowFlow):
         return {column: render_value(value) for column, value in image.items()}
 
     def _op_ts(self, ts_ms: int | None) -> str | None:
-        if ts_ms is None:
+        t = self.encode_instant(ts_ms, self.time_zone)
+        if t is None:
             return None
-        try:
-            t = (EPOCH + dt.timedelta(milliseconds=ts_ms)).astimezone(self.time_zone)
-        except OverflowError:
-            raise EncodeError(self.id, f"ts_ms {ts_ms} out of range") from None
         # written by hand: strftime does not zero-pad years below 1000
         return (
             f"{t.year:04d}-{t.month:02d}-{t.day:02d} "

@@ -59,7 +59,6 @@ OceanBase rules (numbers unquoted, binary base64), ``time`` to the second.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, Final
@@ -71,7 +70,6 @@ from anycdc.event import ChangeEvent, Op, Position, dumps
 from anycdc.formats.base import Capabilities, NotFast, OptionSpec, optional_str
 from anycdc.formats.flow import DDL, UPDATE, Header, Images, RowFlow, RowOp
 from anycdc.formats.oms import KEY_SEPARATOR, bounded_int, render_value
-from anycdc.values import EPOCH
 
 # --------------------------------------------------------------------------- wire strings
 F_META: Final = "meta"
@@ -392,12 +390,9 @@ class SharePlexJson(RowFlow):
         return {name: render_value(value) for name, value in fields.items() if value is not None}
 
     def _time(self, ts_ms: int | None) -> str | None:
-        if ts_ms is None:
+        t = self.encode_instant(ts_ms)
+        if t is None:
             return None
-        try:
-            t = EPOCH + dt.timedelta(milliseconds=ts_ms)
-        except OverflowError:
-            raise EncodeError(self.id, f"ts_ms {ts_ms} out of range") from None
         # written by hand: strftime does not zero-pad years below 1000
         return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
 

@@ -18,7 +18,7 @@ from anycdc.formats import REGISTRY, detect, format_class, get_format
 from anycdc.formats.maxwell import DDL_TYPES, MARKER_TYPES, MaxwellJson, render_value
 from anycdc.values import LogicalType
 from tests.cases import foreign_json_messages, iter_cases
-from tests.strategies import IDENT, UNICODE_TEXT, st_json_value
+from tests.strategies import GARBAGE, IDENT, UNICODE_TEXT, st_json_value
 from tests.unit.formats.test_canal import FLINK_FIELDS, flink_expected_rows, rows
 
 FMT = MaxwellJson()
@@ -365,13 +365,6 @@ def test_errors_name_the_format_and_path(text: str, error: str) -> None:
     assert str(info.value).startswith(error)
 
 
-GARBAGE = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.decimals(allow_nan=False),
-    lambda kids: (
-        st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=5), kids, max_size=3)
-    ),
-    max_leaves=12,
-)
 TYPES = st.sampled_from(["insert", "update", "delete", "bootstrap-start", "table-alter", "x"])
 FIELDS = ["database", "table", "ts", "xid", "xoffset", "commit", "position", "gtid", "server_id",
           "query", "primary_key_columns", "data", "old", "sql"]  # fmt: skip

@@ -20,7 +20,7 @@ from anycdc.event import ChangeEvent, Op, Position
 from anycdc.formats import detect, get_format
 from anycdc.formats.ogg import OggJson
 from tests.cases import CASES_DIR, CORPUS_DIR, foreign_json_messages, iter_cases
-from tests.strategies import IDENT, UNICODE_TEXT, st_decimal
+from tests.strategies import GARBAGE, IDENT, UNICODE_TEXT, st_decimal
 
 FMT = OggJson()
 COMPRESSED = OggJson({"compressed_updates": "true"})
@@ -448,13 +448,6 @@ def test_bad_options_are_refused(options: dict[str, str]) -> None:
         OggJson(options)
 
 
-GARBAGE = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.decimals(allow_nan=False),
-    lambda kids: (
-        st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=5), kids, max_size=3)
-    ),
-    max_leaves=12,
-)
 FIELDS = st.sampled_from(
     ["table", "op_ts", "current_ts", "pos", "primary_keys", "tokens", "before", "after"]
 )

@@ -20,7 +20,7 @@ from anycdc.formats import detect
 from anycdc.formats.oms import OmsExtendJson, OmsJson, light_type, render_value
 from anycdc.values import LogicalType
 from tests.cases import foreign_json_messages, iter_cases
-from tests.strategies import IDENT, UNICODE_TEXT, st_decimal, st_row, st_table
+from tests.strategies import GARBAGE, IDENT, UNICODE_TEXT, st_decimal, st_row, st_table
 
 DEFAULT = OmsJson()
 EXTEND = OmsExtendJson()
@@ -528,13 +528,6 @@ def test_errors_name_the_format_and_path(text: str, error: str) -> None:
     assert str(info.value).startswith(f"{fmt.id}: {error}")
 
 
-GARBAGE = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.decimals(allow_nan=False),
-    lambda kids: (
-        st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=5), kids, max_size=3)
-    ),
-    max_leaves=12,
-)
 META_KEYS = st.sampled_from(
     ["checkpoint", "record_primary_key", "record_primary_value", "source_identity", "dbType",
      "storeDataSequence", "table_name", "db", "timestamp", "uniqueId", "transId", "ddlType"]

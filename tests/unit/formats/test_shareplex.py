@@ -16,7 +16,7 @@ from anycdc.event import ChangeEvent, Op, Position
 from anycdc.formats import detect, get_format
 from anycdc.formats.shareplex import SharePlexJson
 from tests.cases import foreign_json_messages, iter_cases
-from tests.strategies import IDENT, UNICODE_TEXT, st_decimal
+from tests.strategies import GARBAGE, IDENT, UNICODE_TEXT, st_decimal
 
 FMT = SharePlexJson()
 FULL = SharePlexJson({"full_key_image": "true"})
@@ -310,13 +310,6 @@ def test_bad_option_is_refused() -> None:
         SharePlexJson({"full_key_image": "maybe"})
 
 
-GARBAGE = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.decimals(allow_nan=False),
-    lambda kids: (
-        st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=5), kids, max_size=3)
-    ),
-    max_leaves=12,
-)
 META_KEYS = st.sampled_from(
     ["time", "userid", "op", "scn", "rowid", "trans", "seq", "size", "table", "idx", "posttime"]
 )
