@@ -111,3 +111,10 @@ def test_avro_roundtrip_uses_spark_avro(spark: Any) -> None:
     schema = '{"type":"record","name":"r","fields":[{"name":"id","type":"long"}]}'
     back = df.select(from_avro(to_avro("s"), schema).alias("r")).select("r.id")
     assert sorted(r[0] for r in back.collect()) == [0, 1, 2]
+
+
+def test_delta_rebuilds_a_state_with_one_task_on_every_master() -> None:
+    """Delta's 50 tasks per state rebuild are for tables of millions of files (#26): anycdc
+    sets one, local or not, and a session's own setting wins (base_conf comes first)."""
+    for local in (True, False):
+        assert base_conf(local=local)["spark.databricks.delta.snapshotPartitions"] == "1"

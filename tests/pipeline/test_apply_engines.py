@@ -29,6 +29,7 @@ import pytest
 from anycdc.config import PipelineConfig
 from anycdc.formats import get_format
 from anycdc.simulate import MONGO_FORMAT, Workload
+from anycdc.spark.apply import q
 
 pytestmark = pytest.mark.spark
 
@@ -78,7 +79,8 @@ def _tables(target: Path) -> list[Path]:
 def _spark_rows(spark: Any, path: Path) -> list[tuple[Any, ...]]:
     frame = spark.read.format("delta").load(str(path))
     columns = sorted(c for c in frame.columns if c != "_cdc_ts")
-    return sorted((tuple(str(v) for v in r) for r in frame.select(*columns).collect()), key=str)
+    picked = frame.select(*[q(c) for c in columns]).collect()
+    return sorted((tuple(str(v) for v in r) for r in picked), key=str)
 
 
 def _rs_rows(path: Path) -> list[tuple[Any, ...]]:
@@ -129,11 +131,21 @@ def test_both_engines_write_the_same_tables(spark: Any, engine_targets: dict[str
     # every stream's tables are there: the rich profile's three, the odd names', the shop's
     # and the collection
     assert len(tables) == sum(count for *_, count in STREAMS)
+    read_by_rs = 0
     for table in tables:
         expected = _spark_rows(spark, merged / table)
         assert expected, f"{table}: the stream leaves rows in every table"
         assert _spark_rows(spark, batched / table) == expected, str(table)
-        assert _rs_rows(batched / table) == _rs_rows(merged / table), str(table)
+        try:
+            reference = _rs_rows(merged / table)
+        except Exception as exc:  # delta-rs refuses a feature (type widening): both alike
+            assert "Unsupported table features" in str(exc), exc
+            with pytest.raises(Exception, match="Unsupported table features"):
+                _rs_rows(batched / table)
+            continue
+        assert _rs_rows(batched / table) == reference, str(table)
+        read_by_rs += 1
+    assert read_by_rs >= len(tables) - 1  # only the widened table is beyond delta-rs
 
 
 def test_the_batched_engine_commits_through_its_own_transactions(
@@ -158,7 +170,5 @@ def test_the_batched_engine_commits_through_its_own_transactions(
     from deltalake import DeltaTable as RsTable
 
     for table in _tables(engine_targets["batched"]):
-        txns = RsTable(str(engine_targets["batched"] / table)).transaction_version(
-            "anycdc:apply"
-        )
+        txns = RsTable(str(engine_targets["batched"] / table)).transaction_version("anycdc:apply")
         assert txns is not None and txns >= 1, str(table)

@@ -34,3 +34,26 @@ def test_a_batch_written_twice_to_one_table_is_reported(tmp_path: Path) -> None:
     found = duplicate_txns(tmp_path)
     assert len(found) == 1 and "b" in found[0] and "q@1 x2" in found[0]
     assert writes_of_batch(tmp_path, 1) == 3
+
+
+def test_a_crash_point_kills_its_process_group_only_when_named() -> None:
+    """The fault suite's moments inside the pipeline (``ANYCDC_CRASH_AT``): SIGKILL there, and
+    nothing at any other point or without the variable."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from anycdc.devtools.chaos import CRASH_ENV
+
+    code = "from anycdc.devtools.chaos import crash_point; crash_point('written'); print('on')"
+
+    def run(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True,
+            text=True, start_new_session=True, check=False,
+        )  # fmt: skip
+
+    assert run({CRASH_ENV: "written"}).returncode == -signal.SIGKILL
+    passed = run({CRASH_ENV: "before-ledger"})
+    assert passed.returncode == 0 and passed.stdout.strip() == "on"

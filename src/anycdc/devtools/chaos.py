@@ -19,9 +19,9 @@ picked relative to what the run is doing, read from the files it writes
     an ``available-now`` run (its pending changelog rows; the restart must apply
     them exactly once);
 ``written``
-    just after a new data file appears in a target table with no commit after it: the
-    batched engine has written a table's files and not committed them (they stay
-    orphaned, for VACUUM; the replay writes the table again);
+    at the batched engine's crash point (:data:`CRASH_ENV`) after a table's data files are
+    written and before their commit (they stay orphaned, for VACUUM; the replay writes the
+    table again);
 ``between-tables``
     right after a target table's commit inside a batch (no jitter): the batch's other
     tables are not applied yet;
@@ -60,7 +60,9 @@ MOMENTS: Final = (
 POLL_SECONDS: Final = 0.02
 CRASH_ENV: Final = "ANYCDC_CRASH_AT"
 """A moment's name (:func:`crash_point`): the process kills itself there (fault tests)."""
-UNJITTERED: Final = ("between-tables", "written")
+UNJITTERED: Final = ("between-tables",)
+CRASH_POINTS: Final = ("written", "before-ledger")
+"""The moments the process reaches itself (:func:`crash_point`), not seen from outside."""
 
 
 def crash_point(name: str) -> None:
@@ -141,16 +143,6 @@ def _commit_files(root: Path, tables_only: bool = False) -> int:
     )
 
 
-def _table_data_files(root: Path) -> int:
-    """Data files of the target tables (not ``_anycdc``'s), committed or not."""
-    return sum(
-        1
-        for log in delta_logs(root)
-        if "_anycdc" not in log.parts
-        for p in log.parent.rglob("*.parquet")
-    )
-
-
 def txns(log: Path) -> Iterator[tuple[str, int]]:
     """The (appId, version) of every idempotent-write marker in one table's Delta log."""
     for commit in sorted(log.glob("*.json")):
@@ -214,7 +206,7 @@ class ChaosRunner:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         env = dict(self.env if self.env is not None else os.environ)
         env.pop(CRASH_ENV, None)
-        if moment == "before-ledger":
+        if moment in CRASH_POINTS:
             env[CRASH_ENV] = moment  # the process kills itself there
         self.runs += 1
         log = (self.log_dir / f"run-{self.runs:03d}.log").open("wb")
@@ -243,15 +235,6 @@ class ChaosRunner:
         planned = last_batch(self.checkpoint, "offsets")
         done = last_batch(self.checkpoint, "commits")
         in_batch = planned is not None and (done is None or planned > done)
-        if moment == "written":
-            # a data file no commit has taken yet (counted against the start's commits)
-            baseline_files = seen.setdefault("data", _table_data_files(self.target))
-            tables = seen.setdefault("tables", _commit_files(self.target, tables_only=True))
-            return (
-                in_batch
-                and _table_data_files(self.target) > baseline_files
-                and _commit_files(self.target, tables_only=True) == tables
-            )
         if moment == "between-tables":
             tables = seen.setdefault("tables", _commit_files(self.target, tables_only=True))
             return in_batch and _commit_files(self.target, tables_only=True) > tables
@@ -287,8 +270,10 @@ class ChaosRunner:
             if now >= deadline:
                 kill = True
                 break
-            if moment not in ("startup", "before-ledger") and self._triggered(
-                moment, baseline, seen
+            if (
+                moment != "startup"
+                and moment not in CRASH_POINTS
+                and self._triggered(moment, baseline, seen)
             ):
                 if moment not in UNJITTERED:
                     time.sleep(rng.uniform(0.0, self.jitter))

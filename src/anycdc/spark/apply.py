@@ -594,59 +594,38 @@ class TableApplier:
 
     # ------------------------------------------------------------------ actions
     def actions(self, events: DataFrame, types: dict[str, str], floor: str | None) -> DataFrame:
-        """Row changes as (key texts, kind, image, full, position, order ...)."""
-        from pyspark.sql import functions as F
+        """Row changes as (key texts, kind, image, full, position, order ...).
 
+        SQL text throughout: a few calls into the JVM per table, whatever its key (an
+        apply of hundreds of tables builds hundreds of these)."""
         keys = self.key_columns()
-        rows = events.filter(F.col("op").isin(*UPSERT_OPS, "delete")).filter(
-            F.coalesce(F.col("split"), F.lit("")) != "before"
-        )
+        ops = ", ".join(lit(op) for op in (*UPSERT_OPS, "delete"))
+        condition = f"op IN ({ops}) AND coalesce(split, '') <> 'before'"
         if floor is not None:
-            rows = rows.filter(F.col("position").isNull() | (F.col("position") > F.lit(floor)))
+            condition += f" AND (position IS NULL OR position > {lit(floor)})"
+        rows = events.where(condition)
         if keys == (ROW_KEY,):
             rows = rows.withColumn("before", _with_row_key("before")).withColumn(
                 "after", _with_row_key("after")
             )
-        order = [
-            F.col("position"), F.col("partition"), F.col("offset"), F.col("event_index"),
-            ingest_batch(rows),
-        ]  # fmt: skip
+        batch = INGEST_BATCH if INGEST_BATCH in rows.columns else "CAST(NULL AS BIGINT)"
+        order = ["position", "partition", "offset", "event_index", f"{batch} AS {INGEST_BATCH}"]
+        tail = ["ts_ms", "raw", "source", "format"]
 
-        def key_text(image: str) -> Any:
-            return F.to_json(F.array(*[F.element_at(F.col(image), F.lit(k)) for k in keys]))
+        def key_text(image: str) -> str:
+            return f"to_json(array({', '.join(f'element_at({image}, {lit(k)})' for k in keys)}))"
 
-        is_delete = F.col("op") == "delete"
-        upserts = rows.filter(~is_delete).select(
-            key_text("after").alias("_key"),
-            F.lit("upsert").alias("kind"),
-            F.col("after").alias("image"),
-            (~F.array_contains(F.col("partial"), "after")).alias("full"),
-            *order,
-            F.col("ts_ms"),
-            F.col("op"),
-            F.col("raw"),
-            F.col("source"),
-            F.col("format"),
-        )
-        deletes = rows.filter(
-            is_delete
-            | (
-                (F.col("op") == "update")
-                & F.col("before").isNotNull()
-                & (key_text("before") != key_text("after"))
-            )
-        ).select(
-            key_text("before").alias("_key"),
-            F.lit("delete").alias("kind"),
-            F.col("before").alias("image"),
-            F.lit(True).alias("full"),
-            *order,
-            F.col("ts_ms"),
-            F.lit("delete").alias("op"),
-            F.col("raw"),
-            F.col("source"),
-            F.col("format"),
-        )
+        upserts = rows.where("op <> 'delete'").selectExpr(
+            f"{key_text('after')} AS _key", "'upsert' AS kind", "after AS image",
+            "NOT array_contains(partial, 'after') AS full", *order, *tail, "op",
+        )  # fmt: skip
+        changed_key = f"{key_text('before')} <> {key_text('after')}"
+        deletes = rows.where(
+            f"op = 'delete' OR (op = 'update' AND before IS NOT NULL AND {changed_key})"
+        ).selectExpr(
+            f"{key_text('before')} AS _key", "'delete' AS kind", "before AS image",
+            "true AS full", *order, *tail, "'delete' AS op",
+        )  # fmt: skip
         return upserts.unionByName(deletes)
 
     def bad_casts(self, actions: DataFrame, types: dict[str, str]) -> DataFrame:
@@ -724,37 +703,32 @@ class TableApplier:
         """The folded actions as the write reads them: the values cast to their columns under
         their names in the table, with the ``_cdc_in_`` columns (kind, full image, which
         columns the image has, position, time, op, batch)."""
-        from pyspark.sql import functions as F
-
         source = folded if guarded else self.tombstones.guard_table(folded, self.path)
         source = with_batch(source, batch_id)
-        # the values under their names in the table (source names are the images' keys)
-        projections = [F.col("st.kind").alias(STAGE_KIND), F.col("st.full").alias(STAGE_FULL)]
+        # one SQL projection (a call into the JVM per table, not per column): the values
+        # under their names in the table (source names are the images' keys)
+        projections = [f"st.kind AS {STAGE_KIND}", f"st.full AS {STAGE_FULL}"]
         for name, spark_type in types.items():
             text = f"element_at(st.row, {lit(name)})"
             target = self.target(name)
-            projections.append(F.expr(cast_sql(text, spark_type)).alias(target))
-            projections.append(
-                F.expr(f"map_contains_key(st.row, {lit(name)})").alias(STAGE_HAS + target)
-            )
+            projections.append(f"{cast_sql(text, spark_type)} AS {q(target)}")
+            projections.append(f"map_contains_key(st.row, {lit(name)}) AS {q(STAGE_HAS + target)}")
         projections += [
-            F.expr("nullif(st.pos, '')").alias(STAGE_POS),
-            F.expr("timestamp_millis(st.ts)").alias(STAGE_TS),
-            F.col("st.op").alias(STAGE_OP),
-            F.col(BATCH_COLUMN).alias(STAGE_BATCH),
+            f"nullif(st.pos, '') AS {STAGE_POS}",
+            f"timestamp_millis(st.ts) AS {STAGE_TS}",
+            f"st.op AS {STAGE_OP}",
+            f"{BATCH_COLUMN} AS {STAGE_BATCH}",
         ]
-        return source.select(*projections)
+        return source.selectExpr(*projections)
 
     def inserted(self, staged: DataFrame, types: dict[str, str]) -> DataFrame:
         """The rows an append writes: every upsert of ``staged`` (:meth:`staged`)."""
-        from pyspark.sql import functions as F
-
-        return staged.filter(F.col(STAGE_KIND) == "upsert").select(
-            *[F.col(q(self.target(name))) for name in types],
-            F.col(STAGE_POS).alias("_cdc_position"),
-            F.col(STAGE_TS).alias("_cdc_ts"),
-            F.col(STAGE_OP).alias("_cdc_op"),
-            F.col(STAGE_BATCH).alias("_cdc_batch"),
+        return staged.where(f"{STAGE_KIND} = 'upsert'").selectExpr(
+            *[q(self.target(name)) for name in types],
+            f"{STAGE_POS} AS _cdc_position",
+            f"{STAGE_TS} AS _cdc_ts",
+            f"{STAGE_OP} AS _cdc_op",
+            f"{STAGE_BATCH} AS _cdc_batch",
         )
 
     def rewritten(self, existing: DataFrame, staged: DataFrame, types: dict[str, str]) -> DataFrame:
@@ -765,26 +739,18 @@ class TableApplier:
         where no row has its key or where it is newer than the row (the same position guard
         as every MERGE clause); a delete drops the row, an upsert replaces the columns its
         image has (all of them for a full image), an unmatched upsert is a new row, and a
-        row no newer action reaches stays as it was."""
-        from functools import reduce
-
+        row no newer action reaches stays as it was. Built as SQL text: a handful of calls
+        into the JVM per table whatever its width."""
         from pyspark.sql import functions as F
 
         keys = [self.target(k) for k in self.key_columns()]
-        present = "_cdc_t_present"
-        table = existing.withColumn(present, F.lit(True)).alias("t")
-        on = reduce(
-            lambda a, b: a & b,
-            [F.col(f"t.{q(k)}").eqNullSafe(F.col(f"s.{q(k)}")) for k in keys],
-        )
-        joined = table.join(staged.alias("s"), on, "full_outer")
-        t_row = F.coalesce(F.col(f"t.{present}"), F.lit(False))
-        acts = F.col(f"s.{STAGE_KIND}").isNotNull()
-        pos = F.col(f"s.{STAGE_POS}")
-        row_pos = F.col("t._cdc_position")
-        newer = pos.isNull() | row_pos.isNull() | (pos > row_pos)
-        applies = acts & (~t_row | newer)
-        upsert = F.col(f"s.{STAGE_KIND}") == "upsert"
+        table = existing.withColumn("_cdc_t_present", F.lit(True)).alias("t")
+        on = " AND ".join(f"t.{q(k)} <=> s.{q(k)}" for k in keys)
+        joined = table.join(staged.alias("s"), F.expr(on), "full_outer")
+        row = "coalesce(t._cdc_t_present, false)"
+        pos = f"s.{STAGE_POS}"
+        newer = f"({pos} IS NULL OR t._cdc_position IS NULL OR {pos} > t._cdc_position)"
+        applies = f"(s.{STAGE_KIND} IS NOT NULL AND (NOT {row} OR {newer}))"
         known = set(self.plan.columns) | {ROW_KEY}
         by_target = {self.target(name): name for name in types}
         meta = {
@@ -795,20 +761,21 @@ class TableApplier:
         }
         columns = []
         for column in existing.columns:
-            mine, theirs = F.col(f"t.{q(column)}"), F.col(f"s.{q(column)}")
+            mine, theirs = f"t.{q(column)}", f"s.{q(column)}"
             if column in meta:
-                value = F.when(applies, F.col(f"s.{meta[column]}")).otherwise(mine)
+                value = f"CASE WHEN {applies} THEN s.{meta[column]} ELSE {mine} END"
             elif column not in by_target:
                 value = mine  # a column no action knows of
             elif column in keys or by_target[column] not in known:
                 # a key, or a column dropped at the source: kept in a row, filled by an insert
-                value = F.when(t_row, mine).otherwise(theirs)
+                value = f"CASE WHEN {row} THEN {mine} ELSE {theirs} END"
             else:
-                given = F.col(f"s.{STAGE_FULL}") | F.col(f"s.{q(STAGE_HAS + column)}")
-                value = F.when(applies & (given | ~t_row), theirs).otherwise(mine)
-            columns.append(value.alias(column))
-        kept = (t_row & ~(applies & ~upsert)) | (~t_row & upsert)
-        return joined.filter(kept).select(*columns)
+                given = f"(s.{STAGE_FULL} OR s.{q(STAGE_HAS + column)} OR NOT {row})"
+                value = f"CASE WHEN {applies} AND {given} THEN {theirs} ELSE {mine} END"
+            columns.append(f"{value} AS {q(column)}")
+        upsert = f"s.{STAGE_KIND} = 'upsert'"
+        kept = f"({row} AND NOT ({applies} AND NOT {upsert})) OR (NOT {row} AND {upsert})"
+        return joined.where(kept).selectExpr(*columns)
 
     def commit_batched(
         self,
@@ -826,12 +793,11 @@ class TableApplier:
         ``append``: no key of the batch is in the table (nothing is read or replaced).
         Returns the table's state after the commit."""
         from pyspark.sql import DataFrame as Frame
-        from pyspark.sql import functions as F
 
         staged = self.staged(folded, types, batch_id, guarded=True)
 
         def build(snapshot: Any, state: LogState) -> tuple[DataFrame | None, list[str]]:
-            order = [str(name) for name in snapshot.schema().fieldNames()]
+            order = [str(f["name"]) for f in json.loads(snapshot.schema().json())["fields"]]
             if append or not state.files:
                 rows = self.inserted(staged, types)
                 replaced: list[str] = []
@@ -840,9 +806,34 @@ class TableApplier:
                 existing = Frame(tables.files_frame(snapshot, state, replaced), self.spark)
                 rows = self.rewritten(existing, staged, types)
             # a small table stays one file: the rewrite compacts what appends left
-            return rows.select(*[F.col(q(name)) for name in order]).coalesce(1), replaced
+            return rows.selectExpr(*[q(name) for name in order]).coalesce(1), replaced
 
         return tables.commit(self.path, known, build, app_id, batch_id)
+
+    def create_batched(
+        self,
+        folded: DataFrame,
+        types: dict[str, str],
+        batch_id: int,
+        tables: DeltaTables,
+        app_id: str,
+    ) -> LogState:
+        """The batched engine's first write of a table that does not exist yet
+        (:attr:`unborn`): created with its columns, properties and rows in one commit
+        that carries the apply's ``(app_id, batch_id)`` (:meth:`DeltaTables.create`)."""
+        staged = self.staged(folded, types, batch_id, guarded=True)
+        rows = self.inserted(staged, types).selectExpr(
+            *[
+                f"CAST({q(name)} AS {spark_type}) AS {q(name)}"
+                for name, spark_type in self.columns.items()
+            ]
+        )
+        state = tables.create(
+            self.path, rows.coalesce(1), self._created_properties, app_id, batch_id
+        )
+        self.unborn = self.created = False
+        log.info("%s: created %s", self.plan.qualified, self.path)
+        return state
 
     def _merge_staged(self, staged: DataFrame, types: dict[str, str], batch_id: int) -> None:
         """One MERGE of the staged rows, every clause guarded by the position."""
@@ -949,6 +940,19 @@ def _property_list(properties: dict[str, str]) -> str:
     return ", ".join(f"{lit(k)} = {lit(v)}" for k, v in properties.items())
 
 
+def table_condition(plan: TablePlan) -> str:
+    """SQL of "the event is of ``plan``'s source table" over changelog rows.
+
+    >>> print(table_condition(TablePlan("shop", None, "orders")))
+    database <=> 'shop' AND schema IS NULL AND `table` = 'orders'
+    """
+    parts = [
+        f"{column} <=> {lit(value)}" if value is not None else f"{column} IS NULL"
+        for column, value in (("database", plan.database), ("schema", plan.schema))
+    ]
+    return " AND ".join([*parts, f"`table` = {lit(plan.table)}"])
+
+
 def with_batch(frame: DataFrame, batch_id: int) -> DataFrame:
     """``frame`` with the batch id as a column (:data:`BATCH_COLUMN`), unless it has one.
 
@@ -1043,10 +1047,10 @@ def _with_row_key(image: str) -> Any:
 
     # sorted entries: the same row hashes the same whatever the column order of the message;
     # NULLs left out: a row written before an ADD COLUMN has the same identity after it
-    present = F.map_filter(F.col(image), lambda _, value: value.isNotNull())
-    content = F.to_json(F.array_sort(F.map_entries(present)))
-    return F.when(F.col(image).isNull(), F.col(image)).otherwise(
-        F.map_concat(F.col(image), F.create_map(F.lit(ROW_KEY), F.sha2(content, 256)))
+    content = f"to_json(array_sort(map_entries(map_filter({image}, (k, v) -> v IS NOT NULL))))"
+    return F.expr(
+        f"CASE WHEN {image} IS NULL THEN {image} "
+        f"ELSE map_concat({image}, map({lit(ROW_KEY)}, sha2({content}, 256))) END"
     )
 
 
@@ -1073,4 +1077,5 @@ __all__: Sequence[str] = [
     "lit",
     "q",
     "settled_types",
+    "table_condition",
 ]

@@ -36,6 +36,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from anycdc.devtools.chaos import crash_point
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -184,20 +186,78 @@ class DeltaTables:
         app_id: str,
         version: int,
     ) -> LogState:
-        jvm = self.jvm
-        delta_log = self.delta_log(path)
         frame, replaced = build(snapshot, state)
-        txn = delta_log.startTransaction(self._none, self._some(snapshot))
-        actions = jvm.java.util.ArrayList()
-        added: list[Any] = []
-        if frame is not None:
-            for action in _iterate(txn.writeFiles(frame._jdf)):
-                added.append(action)
-                actions.add(action)
+        txn = self.delta_log(path).startTransaction(self._none, self._some(snapshot))
         removed = [state.files[name] for name in replaced]
         if removed:
             # the rows of these files were read: a concurrent change to the table conflicts
             txn.readWholeTable()
+        committed, added = self._write_and_commit(txn, frame, removed, app_id, version)
+        files = {k: v for k, v in state.files.items() if k not in set(replaced)}
+        files.update(added)
+        return LogState(committed, files, {**state.txns, app_id: version})
+
+    def create(
+        self,
+        path: str,
+        frame: DataFrame,
+        properties: dict[str, str],
+        app_id: str,
+        version: int,
+    ) -> LogState:
+        """Create the table at ``path`` with ``frame``'s columns (all nullable), its
+        ``properties`` and its rows in one commit (version 0) with ``SetTransaction(app_id,
+        version)``: Delta's own metadata for a new table (protocol, column features)."""
+        from uuid import uuid4
+
+        from pyspark.sql.types import StructField, StructType
+
+        jvm = self.jvm
+        snapshot = self.snapshot(path)
+        if int(snapshot.version()) >= 0:
+            raise ConcurrentCommit(f"{path}: the table was created meanwhile")
+        schema = StructType(
+            [StructField(f.name, f.dataType, True, f.metadata) for f in frame.schema]
+        ).json()
+        settings = jvm.java.util.HashMap()
+        for key, value in properties.items():
+            settings.put(key, value)
+        to_map = jvm.org.apache.spark.api.python.PythonUtils.toScalaMap
+        metadata = self._delta.actions.Metadata(
+            str(uuid4()), None, None,
+            self._delta.actions.Format("parquet", to_map(jvm.java.util.HashMap())),
+            schema, self._seq(jvm.java.util.ArrayList()), to_map(settings),
+            self._some(jvm.java.lang.Long.valueOf(int(time.time() * 1000))),
+        )  # fmt: skip
+        txn = self.delta_log(path).startTransaction(self._none, self._some(snapshot))
+        txn.updateMetadataForNewTable(metadata)
+        committed, added = self._write_and_commit(txn, frame, [], app_id, version, create=True)
+        return LogState(committed, added, {app_id: version})
+
+    def _seq(self, items: Any) -> Any:
+        return self.jvm.scala.jdk.javaapi.CollectionConverters.asScala(items).toSeq()
+
+    def _write_and_commit(
+        self,
+        txn: Any,
+        frame: DataFrame | None,
+        removed: list[Any],
+        app_id: str,
+        version: int,
+        create: bool = False,
+    ) -> tuple[int, dict[str, Any]]:
+        """Write ``frame`` in ``txn`` (Delta's writer) and commit its files, the ``removed``
+        ones' ``RemoveFile`` and ``SetTransaction(app_id, version)``; returns the version
+        committed and the files added (path -> ``AddFile``)."""
+        jvm = self.jvm
+        actions = jvm.java.util.ArrayList()
+        added: dict[str, Any] = {}
+        if frame is not None:
+            for action in _iterate(txn.writeFiles(frame._jdf)):
+                actions.add(action)
+                if _is_add(action):
+                    added[str(action.path())] = action
+        crash_point("written")  # the fault suite's moment: files written, not committed
         now = int(time.time() * 1000)
         for add in removed:
             actions.add(add.removeWithTimestamp(jvm.java.lang.Long.valueOf(now), True))
@@ -210,21 +270,17 @@ class DeltaTables:
         )
         mode = jvm.org.apache.spark.sql.SaveMode
         operation = getattr(self._delta, "DeltaOperations$Write")(
-            mode.Overwrite if removed else mode.Append,
+            mode.ErrorIfExists if create else mode.Overwrite if removed else mode.Append,
             self._none,
             self._some(REWRITE_PREDICATE) if removed else self._none,
             self._none, self._none, self._none, self._none, self._none, self._none,
         )  # fmt: skip
-        seq = jvm.scala.jdk.javaapi.CollectionConverters.asScala(actions).toSeq()
         try:
-            committed = int(txn.commit(seq, operation))
+            return int(txn.commit(self._seq(actions), operation)), added
         except Exception as exc:
-            if "ConcurrentModification" in _java_class_chain(exc) or _is_conflict(exc):
+            if _is_conflict(exc):
                 raise ConcurrentCommit(_first_line(exc)) from None
             raise
-        files = {k: v for k, v in state.files.items() if k not in set(replaced)}
-        files.update((str(add.path()), add) for add in added if _is_add(add))
-        return LogState(committed, files, {**state.txns, app_id: version})
 
 
 def _iterate(collection: Any) -> Iterator[Any]:
@@ -260,18 +316,24 @@ def _take_action(action: Any, files: dict[str, Any], txns: dict[str, int]) -> No
         txns[str(action.appId())] = int(action.version())
 
 
-def _java_class_chain(exc: BaseException) -> str:
-    java = getattr(exc, "java_exception", None)
-    names = []
-    while java is not None:
-        names.append(str(java.getClass().getName()))
-        java = java.getCause()
-    return " ".join(names)
-
-
 def _is_conflict(exc: BaseException) -> bool:
+    """Whether ``exc`` is Delta's refusal of a commit that another one beat (a
+    ``ConcurrentModificationException``: raw from py4j, or as delta-spark's Python package
+    converts it once ``delta`` is imported)."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    java = getattr(exc, "java_exception", None)
+    while java is not None:
+        names.add(str(java.getClass().getSimpleName()))
+        java = java.getCause()
     text = str(exc)
-    return "ConcurrentAppendException" in text or "ConcurrentDeleteReadException" in text
+    return (
+        any(name.startswith("Concurrent") or name.endswith("ChangedException") for name in names)
+        or "DeltaConcurrentModificationException" in names
+        or "ConcurrentModificationException" in text
+        or "[DELTA_CONCURRENT_" in text
+        or "[DELTA_METADATA_CHANGED]" in text
+        or "[DELTA_PROTOCOL_CHANGED]" in text
+    )
 
 
 def _first_line(exc: BaseException) -> str:

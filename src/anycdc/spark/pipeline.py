@@ -53,7 +53,9 @@ from anycdc.spark.apply import (
     TableSummary,
     build_plans,
     fold_actions,
+    lit,
     q,
+    table_condition,
     with_batch,
 )
 from anycdc.spark.commit import DeltaTables, LogState
@@ -882,25 +884,19 @@ class Pipeline:
     def _all_actions(self, wanted: DataFrame, prepared: list[Prepared]) -> DataFrame:
         """Every table's row actions, tagged ``_t`` (:func:`table_tag` of its index in
         ``prepared``), each with ``_bad`` (why it cannot be cast to its column, or null)."""
-        from pyspark.sql import functions as F
 
         frames = []
         for index, item in enumerate(prepared):
-            plan = item.applier.plan
-            events = wanted.filter(
-                F.col("database").eqNullSafe(F.lit(plan.database))
-                & F.col("schema").eqNullSafe(F.lit(plan.schema))
-                & (F.col("table") == F.lit(plan.table))
-            )
             applier = item.applier
+            events = wanted.where(table_condition(applier.plan))
             actions = applier.bad_casts(applier.actions(events, item.types, item.floor), item.types)
             key_number = (
-                F.element_at("image", F.lit(item.bound_column)).cast(KEY_NUMBER_TYPE)
+                f"CAST(element_at(image, {lit(item.bound_column)}) AS {KEY_NUMBER_TYPE})"
                 if item.bound_column
-                else F.lit(None).cast(KEY_NUMBER_TYPE)
+                else f"CAST(NULL AS {KEY_NUMBER_TYPE})"
             )
             frames.append(
-                actions.select(F.lit(table_tag(index)).alias("_t"), "*", key_number.alias("_kv"))
+                actions.selectExpr(f"{lit(table_tag(index))} AS _t", "*", f"{key_number} AS _kv")
             )
         union = frames[0]
         for frame in frames[1:]:
@@ -1018,22 +1014,26 @@ class Pipeline:
         self, item: Prepared, folded: DataFrame, through: int, append: bool
     ) -> bool:
         """Write the table's folded actions with the batched engine
-        (:meth:`TableApplier.commit_batched`); False where the MERGE writes them instead:
-        ``apply_engine: merge``, a table created by this write, a table over
-        ``rewrite_max_mb`` (then rewritten whole it would cost more than the MERGE)."""
+        (:meth:`TableApplier.commit_batched`; a table this write creates:
+        :meth:`TableApplier.create_batched`); False where the MERGE writes them instead:
+        ``apply_engine: merge``, a table over ``rewrite_max_mb`` (then rewritten whole it
+        would cost more than the MERGE)."""
         applier = item.applier
-        if self.config.apply_engine != "batched" or applier.unborn:
+        if self.config.apply_engine != "batched":
             return False
         known = self.known[applier.path]
         tables = self._delta_tables()
+        app_id = self.config.query_name + APPLY_APP
+        if applier.unborn:
+            known.log = applier.create_batched(folded, item.types, through, tables, app_id)
+            return True
         _, state = tables.state(applier.path, known.log)
         known.log = state
         if not append and state.size_bytes > self.config.rewrite_max_mb * 2**20:
             return False
         known.log = applier.commit_batched(
-            folded, item.types, through, tables, state, self.config.query_name + APPLY_APP,
-            append=append,
-        )  # fmt: skip
+            folded, item.types, through, tables, state, app_id, append=append
+        )
         applier.created = False
         return True
 
@@ -1108,11 +1108,7 @@ class Pipeline:
         from pyspark.sql import functions as F
 
         path = self.config.table_path(plan.database, plan.schema, plan.table)
-        events = frame.filter(
-            F.col("database").eqNullSafe(F.lit(plan.database))
-            & F.col("schema").eqNullSafe(F.lit(plan.schema))
-            & (F.col("table") == F.lit(plan.table))
-        ).select(
+        events = frame.where(table_condition(plan)).select(
             "source", "partition", "offset", "kafka_key", "raw", "format",
             F.lit(f"{plan.qualified}: {reason}").alias("error"),
             F.current_timestamp().alias("failed_at"),
