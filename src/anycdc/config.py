@@ -368,10 +368,10 @@ class PipelineConfig:
         "--decimal-default", "P,S", parse=_as_precision,
     )  # fmt: skip
     apply_engine: Literal["batched", "merge"] = _setting(
-        "batched", "execution",
-        "how a table's changes are written: `batched` (its rows rewritten by one Spark job "
-        "and committed through Delta's own transaction: ~3 jobs a table) or `merge` (one "
-        "MERGE: ~11 jobs, the reference; see Semantics)",
+        "merge", "execution",
+        "how a table's changes are written: `merge` (one MERGE: ~11 Spark jobs a table, the "
+        "reference) or `batched` (its rows rewritten by one Spark job and committed through "
+        "Delta's own transaction: ~3 jobs a table; see The apply engine)",
         "--apply-engine", choices=("batched", "merge"),
     )  # fmt: skip
     """scd2 tables, and tables over ``rewrite_max_mb``, take the MERGE under either engine."""

@@ -261,6 +261,7 @@ def test_a_backlog_defers_freshness_until_the_stream_catches_up(
                 m.line() for m in batches
             ]
             assert "batches of backlog" in batches[1].line()
-    assert applied[0] == [True] * 5
-    assert applied[1] == [True, False, False, True, True]
+    # batch 0's rows are milliseconds old when it decides: whether 1 ms has passed is a race
+    assert applied[0][1:] == [True] * 4
+    assert applied[1][1:] == [False, False, True, True]
     assert tables[0] == tables[1] == sorted(EXPECTED, key=lambda r: [str(v) for v in r.values()])

@@ -85,7 +85,7 @@ class BenchSettings:
     """The most active tables (the first ones) that get ``hot_freshness`` (the others:
     ``freshness``)."""
     hot_freshness: float = 15.0
-    apply_engine: str = "batched"
+    apply_engine: str = "merge"
     """The runs' ``apply_engine`` (``batched`` or ``merge``: the two side by side)."""
     profile: str = "shop"
     """The simulated tables (:class:`~anycdc.simulate.Workload`): ``shop`` or ``rich``

@@ -98,8 +98,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--apply-engine",
         choices=("batched", "merge"),
-        default="batched",
-        help="how the runs write their tables (default batched; merge: the reference)",
+        default="merge",
+        help="how the runs write their tables (`apply_engine`; default merge, or batched)",
     )
 
 
