@@ -47,7 +47,10 @@ from anycdc.verify import compare_rows, compare_table, same_value
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 
 # drs-avro has no encoder (its schema is the user's)
-E2E_FORMATS = [f for f in format_ids() if format_class(f).can_encode]
+# aws-dms-json carries no source position: a key change or a keyless table's rows spread over
+# the topic's 3 partitions have no order to be applied in (its own tests: golden files, unit
+# and round trips; a single-partition e2e is still to come, issue #28)
+E2E_FORMATS = [f for f in format_ids() if format_class(f).can_encode and f != "aws-dms-json"]
 REFERENCE = "canonical-json"
 UNTYPED = ("oms-json", "shareplex-json", "ogg-json", "maxwell-json", "aws-dms-json")
 SEED, ROWS, EVENTS = 20240501, 4, 60
