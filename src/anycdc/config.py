@@ -368,7 +368,7 @@ class PipelineConfig:
         "--decimal-default", "P,S", parse=_as_precision,
     )  # fmt: skip
     apply_engine: Literal["batched", "merge"] = _setting(
-        "merge", "execution",
+        "batched", "execution",
         "how a table's changes are written: `merge` (one MERGE: ~11 Spark jobs a table, the "
         "reference) or `batched` (its rows rewritten by one Spark job and committed through "
         "Delta's own transaction: ~3 jobs a table; see The apply engine)",

@@ -97,3 +97,34 @@ def system(spark: Any, target: Path, name: str) -> list[dict[str, Any]]:
 def reset(*paths: Path) -> None:
     for path in paths:
         shutil.rmtree(path, ignore_errors=True)
+
+
+# What each commit of a table did, whichever apply engine made it: the MERGE engine creates
+# by CREATE TABLE AS SELECT and rewrites by MERGE; the batched one commits Delta WRITEs whose
+# save mode tells them apart (ErrorIfExists: the table's first commit, Overwrite: the files
+# it replaced, Append: new files only).
+WRITE_KINDS = {"ErrorIfExists": "create", "Overwrite": "rewrite", "Append": "append"}
+OPERATION_KINDS = {
+    "CREATE TABLE AS SELECT": "create",
+    "CREATE TABLE": "create empty",
+    "MERGE": "rewrite",
+}
+
+
+def writes(table: Path) -> list[str]:
+    """The table's commits, oldest first, as delta-rs reads its log: ``create``,
+    ``create empty`` (no write: the schema only), ``append`` or ``rewrite``, engine-independent
+    (auto compaction's OPTIMIZE left out: upkeep, not the apply's write)."""
+    from deltalake import DeltaTable
+
+    kinds = []
+    for entry in sorted(DeltaTable(str(table)).history(), key=lambda e: e["version"]):
+        operation = entry["operation"]
+        if operation == "OPTIMIZE":
+            continue
+        if operation == "WRITE":
+            mode = str((entry.get("operationParameters") or {}).get("mode", "")).strip('"')
+            kinds.append(WRITE_KINDS.get(mode, f"WRITE {mode}"))
+        else:
+            kinds.append(OPERATION_KINDS.get(operation, operation))
+    return kinds

@@ -4,7 +4,8 @@ Without bounds, every MERGE joins the batch with the whole target table, so its 
 with the table, not the batch. With them (``key_range_min_mb``), Delta skips the files
 whose min/max statistics lie outside every key column's [smallest, largest] of the batch.
 The proof here is physical: a file outside the batch's range is moved away during the
-MERGE — a MERGE that opened it would fail.
+MERGE — a MERGE that opened it would fail. The batched engine MERGEs only tables over
+``rewrite_max_mb`` (smaller ones it rewrites whole): 0 here, so every table is one.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def test_a_merge_reads_only_the_files_of_the_batch_key_range(spark: Any, tmp_pat
         auto_compact=False,
         key_range_min_mb=0,
         freshness=0,
+        rewrite_max_mb=0,
     )
     whole = tmp_path / "whole"
     shutil.copytree(bounded, whole)  # the same table and checkpoint, for the run without bounds
@@ -69,7 +71,7 @@ def test_a_merge_reads_only_the_files_of_the_batch_key_range(spark: Any, tmp_pat
         for path in outside:
             path.rename(path.with_name(path.name + ".away"))
         try:
-            run(spark, src, target, auto_compact=False, key_range_min_mb=min_mb)
+            run(spark, src, target, auto_compact=False, key_range_min_mb=min_mb, rewrite_max_mb=0)
             # without bounds the MERGE reads the files moved away: the table fails alone,
             # its events dead-lettered with the reason; with bounds it never reads them
             dead = [r["error"] for r in system(spark, target, "dead_letter")]

@@ -3,6 +3,7 @@ insert-heavy table, VACUUM removes the files MERGEs left behind — and neither 
 
 from __future__ import annotations
 
+import os
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,10 @@ def _row(n: int, name: str = "a") -> dict[str, Any]:
 
 def _batches(src: Path, events_per_file: list[list[Any]]) -> None:
     for number, events in enumerate(events_per_file):
-        write_messages(src, f"{number:03}.jsonl", encode_all("canonical-json", events))
+        path = write_messages(src, f"{number:03}.jsonl", encode_all("canonical-json", events))
+        # read in this order (the file source orders by modification time): each batch's
+        # keys above the last one's, as the insert-heavy table's premise says
+        os.utime(path, (1_700_000_000 + number, 1_700_000_000 + number))
 
 
 def _live_files(spark: Any, table: Path) -> int:

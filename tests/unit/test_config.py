@@ -117,7 +117,7 @@ def test_every_configuration_key_has_a_flag(tmp_path: Path) -> None:
         "--spark-conf", "spark.driver.memory=6g",
         "--table-property", "delta.enableChangeDataFeed=true",
         "--freshness", "15m", "--table-freshness", "shop\\.orders=10s", "--max-pending-rows", "9",
-        "--apply-engine", "batched", "--rewrite-max-mb", "16", "--catch-up-batches", "3",
+        "--apply-engine", "merge", "--rewrite-max-mb", "16", "--catch-up-batches", "3",
     ])  # fmt: skip
     config = config_from_args(args)
     defaults = PipelineConfig()

@@ -786,11 +786,13 @@ class TableApplier:
         known: LogState | None,
         app_id: str,
         append: bool = False,
+        snapshot: Any = None,
     ) -> LogState:
         """The batched engine's write (:mod:`anycdc.spark.commit`): the table's files and
         the folded actions (tombstones already applied) rewritten by one Spark job and
         committed, with the apply's ``(app_id, batch_id)``, through Delta's transaction;
-        ``append``: no key of the batch is in the table (nothing is read or replaced).
+        ``append``: no key of the batch is in the table (nothing is read or replaced);
+        ``snapshot``: the Delta snapshot ``known`` is at, when the caller just read it.
         Returns the table's state after the commit."""
         from pyspark.sql import DataFrame as Frame
 
@@ -808,7 +810,7 @@ class TableApplier:
             # a small table stays one file: the rewrite compacts what appends left
             return rows.selectExpr(*[q(name) for name in order]).coalesce(1), replaced
 
-        return tables.commit(self.path, known, build, app_id, batch_id)
+        return tables.commit(self.path, known, build, app_id, batch_id, snapshot)
 
     def create_batched(
         self,

@@ -46,6 +46,7 @@ log = logging.getLogger("anycdc.commit")
 DELTA: Final = "org.apache.spark.sql.delta"
 REWRITE_PREDICATE: Final = "anycdc apply: rows of the replaced files rewritten with the changes"
 CONFLICT_RETRIES: Final = 1
+CHANGE_DATA_FEED: Final = "delta.enableChangeDataFeed"
 """Commits retried from a fresh state after another writer's commit came in between."""
 
 
@@ -98,6 +99,14 @@ class DeltaTables:
     def snapshot(self, path: str) -> Any:
         """The table's latest snapshot (a listing of its log; no Spark job)."""
         return self.delta_log(path).update(False, self._none, self._none)
+
+    @staticmethod
+    def change_feed(snapshot: Any) -> bool:
+        """Whether the table at ``snapshot`` records its change data feed: a rewrite must
+        then write the feed's update and delete rows, which only the MERGE does (a rewrite's
+        ``remove`` + ``add`` would read as every row deleted and inserted again)."""
+        configuration = dict(_scala_map_items(snapshot.metadata().configuration()))
+        return str(configuration.get(CHANGE_DATA_FEED, "")).strip().lower() == "true"
 
     def state(self, path: str, known: LogState | None) -> tuple[Any, LogState]:
         """The latest snapshot and the state at its version: ``known`` brought up to date
@@ -159,13 +168,20 @@ class DeltaTables:
         build: Callable[[Any, LogState], tuple[DataFrame | None, list[str]]],
         app_id: str,
         version: int,
+        snapshot: Any = None,
     ) -> LogState:
         """One transaction on the table at ``path``: ``build(snapshot, state)`` returns the
         frame of the new rows (None: no rows) and the paths of the live files they replace;
         they are written and committed with ``SetTransaction(app_id, version)``. Returns
-        the state after the commit (the same state when the table already had the write)."""
+        the state after the commit (the same state when the table already had the write).
+        ``snapshot``: the one ``known`` was brought up to (by :meth:`state` just before),
+        so the first attempt does not list the log again; a commit made since is caught
+        by Delta's conflict check like any other."""
         for attempt in range(CONFLICT_RETRIES + 1):
-            snapshot, state = self.state(path, known)
+            if attempt == 0 and known is not None and snapshot is not None:
+                state = known
+            else:
+                snapshot, state = self.state(path, known)
             if state.applied(app_id, version):
                 return state  # written by an earlier attempt of this apply (a replay)
             try:

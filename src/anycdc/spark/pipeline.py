@@ -884,7 +884,6 @@ class Pipeline:
     def _all_actions(self, wanted: DataFrame, prepared: list[Prepared]) -> DataFrame:
         """Every table's row actions, tagged ``_t`` (:func:`table_tag` of its index in
         ``prepared``), each with ``_bad`` (why it cannot be cast to its column, or null)."""
-
         frames = []
         for index, item in enumerate(prepared):
             applier = item.applier
@@ -1017,7 +1016,8 @@ class Pipeline:
         (:meth:`TableApplier.commit_batched`; a table this write creates:
         :meth:`TableApplier.create_batched`); False where the MERGE writes them instead:
         ``apply_engine: merge``, a table over ``rewrite_max_mb`` (then rewritten whole it
-        would cost more than the MERGE)."""
+        would cost more than the MERGE), a rewrite of a table with the change data feed on
+        (the MERGE writes its update and delete rows; an append needs none)."""
         applier = item.applier
         if self.config.apply_engine != "batched":
             return False
@@ -1027,12 +1027,14 @@ class Pipeline:
         if applier.unborn:
             known.log = applier.create_batched(folded, item.types, through, tables, app_id)
             return True
-        _, state = tables.state(applier.path, known.log)
+        snapshot, state = tables.state(applier.path, known.log)
         known.log = state
-        if not append and state.size_bytes > self.config.rewrite_max_mb * 2**20:
+        if not append and (
+            state.size_bytes > self.config.rewrite_max_mb * 2**20 or tables.change_feed(snapshot)
+        ):
             return False
         known.log = applier.commit_batched(
-            folded, item.types, through, tables, state, app_id, append=append
+            folded, item.types, through, tables, state, app_id, append=append, snapshot=snapshot
         )
         applier.created = False
         return True
