@@ -72,6 +72,7 @@ import msgspec
 from anycdc.errors import EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Column, Op
 from anycdc.formats.base import MAX_MESSAGE_BYTES, Capabilities, Format, OptionSpec
+from anycdc.formats.codecs.avro import AvroDataError, AvroReader
 from anycdc.formats.debezium import DebeziumJson
 from anycdc.formats.debezium.decode import _EnvelopePlan
 from anycdc.formats.debezium.wire import (
@@ -117,7 +118,6 @@ from anycdc.formats.debezium.wire import (
     UNAVAILABLE_VALUE_BASE64,
     X_CONNECTOR,
 )
-from anycdc.formats.dts_avro import AvroDataError, AvroReader
 from anycdc.formats.schema_source import (
     ConfluentRegistry,
     MemorySchemas,
