@@ -82,8 +82,8 @@ import msgspec
 from anycdc.errors import DecodeError, EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
 from anycdc.formats.base import FAST_REFUSALS, Capabilities, NotFast, optional_str
-from anycdc.formats.canal import java_double, plain_decimal
-from anycdc.formats.drs import gson_json, int_field
+from anycdc.formats.codecs.java import gson_json, java_double, plain_decimal
+from anycdc.formats.codecs.text import int_field
 from anycdc.formats.flow import DDL, DELETE, INSERT, Header, Images, RowFlow, RowOp
 from anycdc.values import (
     BINARY,
