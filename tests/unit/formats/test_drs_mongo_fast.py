@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from anycdc.bench.decode import messages as bench_messages
 from anycdc.errors import DecodeError
 from anycdc.formats.base import NotFast
-from anycdc.formats.drs_mongo import (
+from anycdc.formats.codecs.mongo import (
     MAX_DEPTH,
     _read_fast,
     _ShellParser,

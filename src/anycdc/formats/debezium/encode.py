@@ -10,6 +10,7 @@ from typing import Any, Final
 from anycdc.errors import EncodeError, OptionError
 from anycdc.event import ChangeEvent, Op, dumps
 from anycdc.formats.base import Format
+from anycdc.formats.codecs.mongo import ejson_fields
 from anycdc.formats.debezium.connect import (
     _STRING_ITEMS,
     _array,
@@ -148,7 +149,6 @@ from anycdc.formats.debezium.wire import (
     X_TABLE_CHANGE,
     X_TOTAL_ORDER,
 )
-from anycdc.formats.drs_mongo import ejson_fields
 from anycdc.values import EPOCH
 
 

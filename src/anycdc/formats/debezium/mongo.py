@@ -10,6 +10,11 @@ import msgspec
 from anycdc.errors import type_name
 from anycdc.event import ChangeEvent, Column, Op
 from anycdc.formats.base import Format
+from anycdc.formats.codecs.mongo import (
+    ejson_document,
+    from_ejson,
+    update_patch,
+)
 from anycdc.formats.debezium.wire import (
     _DOCUMENT_JSON,
     _NUMBER_JSON,
@@ -29,11 +34,6 @@ from anycdc.formats.debezium.wire import (
     PATCH_TRUNCATED_ARRAYS,
     PATCH_UNSET,
     SRC_CONNECTOR,
-)
-from anycdc.formats.drs_mongo import (
-    ejson_document,
-    from_ejson,
-    update_patch,
 )
 
 if TYPE_CHECKING:
