@@ -79,7 +79,7 @@ import msgspec
 from anycdc.errors import DecodeError, EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
 from anycdc.formats.base import (
-    _JSON,
+    JSON_DECODER,
     NAIVE_DATETIME,
     NULL_RAW,
     Cache,
@@ -703,7 +703,7 @@ class CanalFamily(Format):
         plan: FlatPlan = self._plans.plan(
             cache_key,
             lambda: self.build_fast_plan(
-                _JSON.decode(cache_key[0]), _JSON.decode(cache_key[1]), tag
+                JSON_DECODER.decode(cache_key[0]), JSON_DECODER.decode(cache_key[1]), tag
             ),
         )
         self._last_plan = (names.copy(), codes.copy(), tag, plan)  # copies: not the message

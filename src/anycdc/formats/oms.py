@@ -85,8 +85,8 @@ import msgspec
 from anycdc.errors import DecodeError, EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
 from anycdc.formats.base import (
-    _JSON,
     FAST_REFUSALS,
+    JSON_DECODER,
     NULL_RAW,
     Cache,
     Capabilities,
@@ -976,7 +976,7 @@ class OmsExtendJson(_OmsFormat):
         return plan
 
     def _build_light_plan(self, light: bytes, oracle: bool) -> _LightPlan:
-        specs = _JSON.decode(light)
+        specs = JSON_DECODER.decode(light)
         if type(specs) is not dict or not specs:
             raise NotFast  # no light types: the slow path decides
         zone = self.options.timezone
