@@ -359,8 +359,6 @@ _SIMPLE_PARSERS: Final[Mapping[str, Callable[[Any], Any]]] = {
 
 
 # --------------------------------------------------------------------------- value rendering
-
-
 # default vendor names/codes for events whose columns carry none (Canal's own choices)
 DEFAULT_VENDOR: Final[Mapping[str, tuple[str, int]]] = {
     "boolean": ("boolean", 16), "int8": ("tinyint", -6), "int16": ("smallint", 5),

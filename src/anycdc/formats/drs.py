@@ -213,9 +213,7 @@ _GAUSS_CODES: Final[dict[str, int]] = {
 Parser = Callable[[Any], Any]
 
 
-# --------------------------------------------------------------------------- shared helpers
-
-
+# --------------------------------------------------------------------------- helpers
 def _parse_binary_text(raw: Any) -> bytes:
     """GaussDB/PostgreSQL binary: hex text (``\\x`` optional) or, if bracketed, a byte list."""
     if isinstance(raw, str) and raw.startswith("["):

@@ -193,7 +193,6 @@ X_CHECKPOINT: Final = M_CHECKPOINT
 X_DDL_TYPE: Final = M_DDL_TYPE
 
 # --------------------------------------------------------------------------- OceanBase text rules
-
 _DATETIME_ZONE_DEPENDENT: Final = (TIMESTAMP, KIND_DATETIME)
 _MYSQL_LIGHT_TYPES: Final[dict[str, tuple[LogicalType, str]]] = {
     "TINYINT": (INT8, KIND_VALUE),
@@ -302,9 +301,7 @@ def derived_schema_type(column: Column, oracle: bool = False) -> str | None:
     return name
 
 
-# --------------------------------------------------------------------------- shared field helpers
-
-
+# --------------------------------------------------------------------------- header and key text
 def seconds_to_ms(format_id: str, value: Any, path: str) -> int | None:
     """Epoch seconds (number or text, optional fraction) -> epoch milliseconds."""
     if type(value) is str and value.isascii() and value.isdigit() and len(value) <= 12:
