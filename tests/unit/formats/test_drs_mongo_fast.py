@@ -1,6 +1,6 @@
 """The fast reader of MongoDB shell text gives exactly what the recursive parser gives.
 
-:func:`anycdc.formats.drs_mongo.parse_shell` first rewrites the common document
+:func:`anycdc.formats.codecs.mongo.parse_shell` first rewrites the common document
 (JSON + constructor calls with literal arguments + bare keys) into JSON for
 msgspec and falls back to the recursive parser for anything else. These tests
 read the same texts both ways and compare ``repr`` of the results (key order,
