@@ -897,7 +897,7 @@ _ENVELOPE_END: Final = re.compile(
     rb"\x02[cudrt]\x02[\x80-\xff]{5,6}[\x00-\x7f](?:\x02[\x80-\xff]{5,9}[\x00-\x7f]){0,2}\x00?\Z"
 )  # op, an epoch-ms ts_ms (then ts_us, ts_ns) and no transaction block
 _SNIFF_BYTES: Final = 8192
-HEARTBEAT: Final = re.compile(rb"[\x80-\xff]{5,6}[\x00-\x7f]")  # one varint: Heartbeat{ts_ms}
+_HEARTBEAT: Final = re.compile(rb"[\x80-\xff]{5,6}[\x00-\x7f]")  # one varint: Heartbeat{ts_ms}
 _HEARTBEAT_MS: Final = (946_684_800_000, 7_258_118_400_000)  # 2000-01-01 .. 2200-01-01
 
 
@@ -951,7 +951,7 @@ def _sniff(message: Any) -> float:
                 return 0.9
     if body.startswith(_MARKER_HEADS):
         return 0.8
-    if HEARTBEAT.fullmatch(body) and _HEARTBEAT_MS[0] <= _zigzag(body) <= _HEARTBEAT_MS[1]:
+    if _HEARTBEAT.fullmatch(body) and _HEARTBEAT_MS[0] <= _zigzag(body) <= _HEARTBEAT_MS[1]:
         return 0.55  # a heartbeat: one long, a plausible epoch-ms ts_ms
     if len(data) <= 5 + _SNIFF_BYTES and _ENVELOPE_END.search(body):
         return 0.6
