@@ -78,7 +78,7 @@ def _typed(value: Any) -> tuple[Any, Column]:
     """A ``$set`` value (Extended JSON, relaxed) as the value and column a document field has:
     ``{"$date": ...}`` a timestamp, ``{"$numberDecimal": ...}`` a decimal, ``{"$binary": ...}``
     bytes, so the pipeline casts it like the field of an inserted document."""
-    from anycdc.formats.drs_mongo import ejson_field  # the one Extended JSON reader
+    from anycdc.formats.codecs.mongo import ejson_field  # the one Extended JSON reader
 
     return ejson_field(value)
 

@@ -99,7 +99,8 @@ def java_bin() -> str:
 # ---------------------------------------------------------------- processes (Linux /proc)
 
 
-def _cmdline(pid: int) -> list[str] | None:
+def process_cmdline(pid: int) -> list[str] | None:
+    """The command line of process ``pid`` (Linux ``/proc``), or None when it cannot be read."""
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
@@ -107,7 +108,8 @@ def _cmdline(pid: int) -> list[str] | None:
     return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie counts as gone, unless a JVM still shutting down)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -135,7 +137,7 @@ def _broker_processes() -> Iterator[tuple[int, list[str]]]:
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue
-        cmd = _cmdline(int(entry.name))
+        cmd = process_cmdline(int(entry.name))
         if cmd and "kafka.Kafka" in cmd and any(a.startswith(MARK) for a in cmd):
             yield int(entry.name), cmd
 
@@ -147,7 +149,9 @@ def _arg_value(cmd: Sequence[str], prefix: str) -> str | None:
     return None
 
 
-def _terminate(pid: int, timeout: float, popen: subprocess.Popen[bytes] | None = None) -> bool:
+def terminate_process(
+    pid: int, timeout: float, popen: subprocess.Popen[bytes] | None = None
+) -> bool:
     """SIGTERM, wait up to *timeout*, then SIGKILL. True if it had to be killed."""
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
@@ -165,7 +169,7 @@ def _wait_gone(pid: int, timeout: float, popen: subprocess.Popen[bytes] | None) 
         if popen is not None:
             if popen.poll() is not None:
                 return True
-        elif not _alive(pid):
+        elif not process_alive(pid):
             return True
         time.sleep(0.1)
     return False
@@ -176,13 +180,13 @@ def reap_orphans() -> list[int]:
     reaped = []
     for pid, cmd in list(_broker_processes()):
         owner = _arg_value(cmd, OWNER)
-        if owner and owner.isdigit() and not _alive(int(owner)):
-            _terminate(pid, 15)
+        if owner and owner.isdigit() and not process_alive(int(owner)):
+            terminate_process(pid, 15)
             reaped.append(pid)
     return reaped
 
 
-def _set_parent_death_signal() -> None:  # pragma: no cover - runs in the child
+def set_parent_death_signal() -> None:  # pragma: no cover - runs in the child
     """Linux: SIGTERM the broker when the process that started it dies (a test session)."""
     with contextlib.suppress(Exception):
         import ctypes
@@ -419,11 +423,11 @@ class KafkaBroker:
             pid = int(self.pid_path.read_text().strip())
         except (OSError, ValueError):
             return None
-        cmd = _cmdline(pid)
+        cmd = process_cmdline(pid)
         ours = cmd is not None and "kafka.Kafka" in cmd and _arg_value(cmd, MARK) == str(self.home)
-        if ours and _alive(pid):
+        if ours and process_alive(pid):
             return pid
-        if cmd is None and sys.platform != "linux" and _alive(pid):
+        if cmd is None and sys.platform != "linux" and process_alive(pid):
             return pid  # no /proc to check: trust the pid file
         return None
 
@@ -452,16 +456,16 @@ class KafkaBroker:
                 say(
                     f"broker pid {existing} runs on port {recorded}, not {self.port}: restarting it"
                 )
-                _terminate(existing, 30)
+                terminate_process(existing, 30)
             elif self._wait_ready(existing, min(timeout, 30.0)):
                 say(f"already running, pid {existing}, bootstrap {self.bootstrap}")
                 self._write_pid(existing)
                 return self
             else:
                 say(f"broker pid {existing} is not answering: restarting it")
-                _terminate(existing, 30)
+                terminate_process(existing, 30)
         elif existing is not None:
-            _terminate(existing, 30)
+            terminate_process(existing, 30)
         with contextlib.suppress(FileNotFoundError):
             self.pid_path.unlink()  # stale: its process is gone or is not this broker
         if fresh and self.data_dir.exists():
@@ -487,7 +491,7 @@ class KafkaBroker:
                 stderr=subprocess.STDOUT,
                 cwd=self.home,
                 start_new_session=True,  # Ctrl-C in the shell that started it doesn't kill it
-                preexec_fn=_set_parent_death_signal if self.owner_pid == os.getpid() else None,
+                preexec_fn=set_parent_death_signal if self.owner_pid == os.getpid() else None,
             )
         finally:
             out.close()
@@ -528,7 +532,7 @@ class KafkaBroker:
             if self._popen is not None and self._popen.pid == pid:
                 if self._popen.poll() is not None:
                     return False
-            elif not _alive(pid):
+            elif not process_alive(pid):
                 return False
             if port_open(HOST, self.port) and metadata_ok(
                 self.bootstrap, max(1.0, min(5.0, deadline - time.monotonic()))
@@ -547,7 +551,7 @@ class KafkaBroker:
         if pid is not None:
             popen = self._popen if self._popen is not None and self._popen.pid == pid else None
             started = time.monotonic()
-            killed = _terminate(pid, timeout, popen)
+            killed = terminate_process(pid, timeout, popen)
             took = time.monotonic() - started
             say(f"{'killed' if killed else 'stopped'} pid {pid} in {took:.1f}s")
             stopped = True

@@ -46,13 +46,13 @@ from typing import Any, Final
 
 from anycdc.devtools import paths
 from anycdc.devtools.kafka import (
-    _alive,
-    _cmdline,
-    _set_parent_death_signal,
-    _terminate,
     free_port,
     java_bin,
     port_open,
+    process_alive,
+    process_cmdline,
+    set_parent_death_signal,
+    terminate_process,
 )
 
 DEFAULT_PORT: Final = 18081  # not 8081: don't collide with a registry the developer runs
@@ -73,7 +73,7 @@ class RegistryError(RuntimeError):
 
 def _owned_by_dead(cmd: Sequence[str]) -> bool:
     owner = next((a[len(OWNER) :] for a in cmd if a.startswith(OWNER)), None)
-    return owner is not None and owner.isdigit() and not _alive(int(owner))
+    return owner is not None and owner.isdigit() and not process_alive(int(owner))
 
 
 def reap_orphans() -> list[int]:
@@ -81,9 +81,9 @@ def reap_orphans() -> list[int]:
     reaped = []
     for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
         if entry.name.isdigit():
-            cmd = _cmdline(int(entry.name))
+            cmd = process_cmdline(int(entry.name))
             if cmd and any(a.startswith(MARK) for a in cmd) and _owned_by_dead(cmd):
-                _terminate(int(entry.name), 15)
+                terminate_process(int(entry.name), 15)
                 reaped.append(int(entry.name))
     return reaped
 
@@ -181,8 +181,8 @@ class SchemaRegistry:
             pid = int(self.pid_path.read_text().strip())
         except (OSError, ValueError):
             return None
-        cmd = _cmdline(pid)
-        if cmd is not None and f"{MARK}{self.home}" in cmd and _alive(pid):
+        cmd = process_cmdline(pid)
+        if cmd is not None and f"{MARK}{self.home}" in cmd and process_alive(pid):
             return pid
         return None
 
@@ -193,7 +193,7 @@ class SchemaRegistry:
             _say(quiet, f"stopped orphaned test registry pid {pid}")
         existing = self.running_pid()
         if existing is not None:
-            _terminate(existing, 30)
+            terminate_process(existing, 30)
         if port_open(HOST, self.port):
             raise RegistryError(
                 f"port {HOST}:{self.port} is already in use by another program: stop it, or "
@@ -209,7 +209,7 @@ class SchemaRegistry:
                 stderr=subprocess.STDOUT,
                 cwd=self.home,
                 start_new_session=True,
-                preexec_fn=_set_parent_death_signal if self.owner_pid == os.getpid() else None,
+                preexec_fn=set_parent_death_signal if self.owner_pid == os.getpid() else None,
             )
         pid = self._popen.pid
         self.pid_path.write_text(f"{pid}\n")
@@ -241,7 +241,7 @@ class SchemaRegistry:
             _say(quiet, "not running")
             return False
         popen = self._popen if self._popen is not None and self._popen.pid == pid else None
-        killed = _terminate(pid, timeout, popen)
+        killed = terminate_process(pid, timeout, popen)
         _say(quiet, f"{'killed' if killed else 'stopped'} pid {pid}")
         if self._popen is not None:
             with contextlib.suppress(Exception):

@@ -47,7 +47,7 @@ from anycdc.values import (
 
 # JSON floats become Decimal so a DECIMAL never passes through a double;
 # integers of any size stay exact (msgspec keeps them as Python ints).
-_JSON: Final = msgspec.json.Decoder(float_hook=Decimal)
+JSON_DECODER: Final = msgspec.json.Decoder(float_hook=Decimal)
 MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 NAMED_OPS: Final = frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT, Op.TRUNCATE})
 """The ops whose events must name their table: row changes and truncates (the pipeline
@@ -64,7 +64,7 @@ def parse_json(format_id: str, data: bytes | bytearray | memoryview | str) -> An
     if len(data) > MAX_MESSAGE_BYTES:
         raise DecodeError(format_id, "$", f"message of {len(data)} bytes exceeds the limit")
     try:
-        return _JSON.decode(data)
+        return JSON_DECODER.decode(data)
     except msgspec.DecodeError as exc:
         raise DecodeError(format_id, "$", f"invalid JSON: {exc}") from None
     except UnicodeDecodeError as exc:

@@ -79,7 +79,7 @@ import msgspec
 from anycdc.errors import DecodeError, EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
 from anycdc.formats.base import (
-    _JSON,
+    JSON_DECODER,
     NAIVE_DATETIME,
     NULL_RAW,
     Cache,
@@ -96,6 +96,7 @@ from anycdc.formats.base import (
     optional_int,
     optional_str,
 )
+from anycdc.formats.codecs.java import java_double, plain_decimal
 from anycdc.typemap import jdbc_type, sql_type
 from anycdc.values import (
     BINARY,
@@ -358,40 +359,6 @@ _SIMPLE_PARSERS: Final[Mapping[str, Callable[[Any], Any]]] = {
 
 
 # --------------------------------------------------------------------------- value rendering
-def java_double(value: float) -> str:
-    """A double as Java's ``Double.toString`` writes it (Canal's rendering).
-
-    >>> java_double(5.18), java_double(1.0), java_double(12510357.0), java_double(1e-05)
-    ('5.18', '1.0', '1.2510357E7', '1.0E-5')
-    """
-    if value != value:
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if str(value).startswith("-") else "0.0"
-    sign, digits, exponent = Decimal(repr(value)).as_tuple()
-    text = "".join(map(str, digits)).rstrip("0") or "0"
-    point = len(digits) + int(exponent)  # digits before the decimal point
-    prefix = "-" if sign else ""
-    if 1e-3 <= abs(value) < 1e7:
-        if point <= 0:
-            return f"{prefix}0.{'0' * -point}{text}"
-        whole, frac = text[:point].ljust(point, "0"), text[point:]
-        return f"{prefix}{whole}.{frac or '0'}"
-    return f"{prefix}{text[0]}.{text[1:] or '0'}E{point - 1}"
-
-
-def plain_decimal(value: Decimal) -> str:
-    """A decimal without exponent notation (``1E+2`` -> ``100``), as the Canal family writes decimals.
-
-    Exponents beyond +-1000 (no SQL decimal has them) keep the short scientific form.
-    """
-    if not value.is_finite() or abs(int(value.as_tuple().exponent)) > 1000:
-        return str(value)
-    return format(value, "f")
-
-
 # default vendor names/codes for events whose columns carry none (Canal's own choices)
 DEFAULT_VENDOR: Final[Mapping[str, tuple[str, int]]] = {
     "boolean": ("boolean", 16), "int8": ("tinyint", -6), "int16": ("smallint", 5),
@@ -734,7 +701,7 @@ class CanalFamily(Format):
         plan: FlatPlan = self._plans.plan(
             cache_key,
             lambda: self.build_fast_plan(
-                _JSON.decode(cache_key[0]), _JSON.decode(cache_key[1]), tag
+                JSON_DECODER.decode(cache_key[0]), JSON_DECODER.decode(cache_key[1]), tag
             ),
         )
         self._last_plan = (names.copy(), codes.copy(), tag, plan)  # copies: not the message

@@ -76,7 +76,7 @@ import msgspec
 from anycdc.errors import DecodeError, EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
-    _JSON,
+    JSON_DECODER,
     NULL_RAW,
     Cache,
     Capabilities,
@@ -548,7 +548,7 @@ class DataWorksFamily(Format):
         return plan
 
     def _build_fast_plan(self, raw_schema: bytes) -> FastPlan:
-        schema = _JSON.decode(raw_schema)
+        schema = JSON_DECODER.decode(raw_schema)
         if type(schema) is not dict:
             raise NotFast
         source = self._optional_object(schema.get(FIELD_SOURCE), "$.schema.source")

@@ -72,8 +72,9 @@ import msgspec
 from anycdc.errors import EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Column, Op
 from anycdc.formats.base import MAX_MESSAGE_BYTES, Capabilities, Format, OptionSpec
+from anycdc.formats.codecs.avro import AvroDataError, AvroReader
 from anycdc.formats.debezium import DebeziumJson
-from anycdc.formats.debezium.decode import _EnvelopePlan
+from anycdc.formats.debezium.decode import EnvelopePlan
 from anycdc.formats.debezium.wire import (
     AFTER,
     BEFORE,
@@ -117,7 +118,6 @@ from anycdc.formats.debezium.wire import (
     UNAVAILABLE_VALUE_BASE64,
     X_CONNECTOR,
 )
-from anycdc.formats.dts_avro import AvroDataError, AvroReader
 from anycdc.formats.schema_source import (
     ConfluentRegistry,
     MemorySchemas,
@@ -609,7 +609,7 @@ class _Reading:
 
     reader: AvroReader
     convert: Convert | None
-    plan: _EnvelopePlan
+    plan: EnvelopePlan
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,8 +68,8 @@ from typing import Any, ClassVar, Final
 from anycdc.errors import EncodeError, type_name
 from anycdc.event import ChangeEvent, Op, dumps
 from anycdc.formats.base import Capabilities, OptionSpec, optional_str
+from anycdc.formats.codecs.text import optional_image, render_value
 from anycdc.formats.flow import DELETE, UPDATE, Header, Images, RowFlow, RowOp
-from anycdc.formats.oms import optional_image, render_value
 
 # --------------------------------------------------------------------------- wire strings
 F_DATA: Final = "data"

@@ -72,7 +72,7 @@ from typing import Any, ClassVar, Final
 
 import msgspec
 
-from anycdc.errors import DecodeError, EncodeError, type_name
+from anycdc.errors import EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
     NAIVE_DATETIME,
@@ -126,10 +126,10 @@ from anycdc.formats.canal import (
     RowRender,
     cache_items,
     drs_evidence,
-    java_double,
-    plain_decimal,
     type_word,
 )
+from anycdc.formats.codecs.java import gson_json, java_double, plain_decimal
+from anycdc.formats.codecs.text import int_field
 from anycdc.typemap import sql_type
 from anycdc.values import (
     BINARY,
@@ -166,16 +166,6 @@ DDL_OPS: Final = frozenset({OP_DDL, OP_INIT_DDL})
 #: ``dbType`` written for the GaussDB flavour when an event does not say which source it had.
 DEFAULT_DB_TYPE: Final = "GaussDB Primary/Standby"
 
-# Gson (DRS's serializer) escapes these HTML-sensitive characters, and U+2028/U+2029.
-GSON_ESCAPES: Final = (
-    (b"<", b"\\u003c"),
-    (b">", b"\\u003e"),
-    (b"&", b"\\u0026"),
-    (b"=", b"\\u003d"),
-    (b"'", b"\\u0027"),
-    ("\u2028".encode(), b"\\u2028"),
-    ("\u2029".encode(), b"\\u2029"),
-)
 
 # how a column's string is parsed, beyond its logical type
 _GENERIC: Final = "generic"
@@ -223,44 +213,12 @@ _GAUSS_CODES: Final[dict[str, int]] = {
 Parser = Callable[[Any], Any]
 
 
-# --------------------------------------------------------------------------- shared helpers
-def gson_json(obj: Any) -> bytes:
-    """Compact JSON as DRS's Gson writes it: UTF-8 kept, ``< > & = '`` escaped."""
-    data = dumps(obj).encode("utf-8")
-    for raw, escaped in GSON_ESCAPES:
-        if raw in data:
-            data = data.replace(raw, escaped)
-    return data
-
-
+# --------------------------------------------------------------------------- helpers
 def _parse_binary_text(raw: Any) -> bytes:
     """GaussDB/PostgreSQL binary: hex text (``\\x`` optional) or, if bracketed, a byte list."""
     if isinstance(raw, str) and raw.startswith("["):
         return parse_byte_list(raw)
     return parse_hex(raw)
-
-
-def int_field(format_id: str, value: Any, path: str) -> int | None:
-    """An integer header field (``id``, ``es``, a type code): a JSON integer or digit string.
-
-    Stricter than :func:`anycdc.formats.base.optional_int` on purpose: text such
-    as ``"1e999999999"`` is refused instead of being expanded.
-    """
-    if value is None or value == "":
-        return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            pass
-    raise DecodeError(format_id, path, f"expected integer, got {_short(value)}")
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _parse_drs_int(ltype: LogicalType) -> Parser:
@@ -683,7 +641,7 @@ class _DrsJsonBase(CanalFamily):
             msg[F_OLD] = [render(event.before)]
 
     def serialize(self, msg: dict[str, Any]) -> bytes:
-        """Compact JSON as DRS' Gson writes it (:func:`gson_json`)."""
+        """Compact JSON as DRS' Gson writes it (:func:`~anycdc.formats.codecs.java.gson_json`)."""
         return gson_json(msg)
 
     def _flavour(self, event: ChangeEvent) -> str:

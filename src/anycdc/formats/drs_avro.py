@@ -67,7 +67,7 @@ from typing import Any, ClassVar, Final
 from anycdc.errors import OptionError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
 from anycdc.formats.base import MAX_MESSAGE_BYTES, Cache, Capabilities, OptionSpec
-from anycdc.formats.dts_avro import AvroDataError, AvroReader, load_avro_schema
+from anycdc.formats.codecs.avro import AvroDataError, AvroReader, load_avro_schema
 from anycdc.formats.flow import DDL, DELETE, UPDATE, Header, Images, RowFlow, RowOp
 from anycdc.typemap import jdbc_type, sql_type
 from anycdc.values import (

@@ -96,9 +96,9 @@ from typing import Any, Final
 from anycdc.errors import EncodeError, type_name
 from anycdc.event import ChangeEvent, Op, Position, dumps
 from anycdc.formats.base import Capabilities, expect_str, optional_str
+from anycdc.formats.codecs.text import bounded_int
+from anycdc.formats.codecs.text import render_value as render_text_value
 from anycdc.formats.flow import DDL, UPDATE, Header, Images, RowFlow, RowOp
-from anycdc.formats.oms import bounded_int
-from anycdc.formats.oms import render_value as render_text_value
 
 # --------------------------------------------------------------------------- wire strings
 F_DATABASE: Final = "database"

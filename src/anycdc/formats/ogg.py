@@ -76,8 +76,8 @@ from typing import Any, ClassVar, Final
 from anycdc.errors import EncodeError, OptionError
 from anycdc.event import ChangeEvent, Op, Position, dumps
 from anycdc.formats.base import Capabilities, OptionSpec, expect_list, expect_str, optional_str
+from anycdc.formats.codecs.text import bounded_int, optional_image, render_value
 from anycdc.formats.flow import DELETE, INSERT, Header, Images, RowFlow, RowOp
-from anycdc.formats.oms import bounded_int, optional_image, render_value
 
 # --------------------------------------------------------------------------- wire strings
 F_TABLE: Final = "table"

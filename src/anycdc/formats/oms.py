@@ -72,24 +72,21 @@ A message with no row image (HEARTBEAT, and DDL whose image holds only
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
-import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Annotated, Any, ClassVar, Final
-from zoneinfo import ZoneInfo
 
 import msgspec
 
 from anycdc.errors import DecodeError, EncodeError, type_name
-from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
+from anycdc.event import ChangeEvent, Column, Op, Position, dumps
 from anycdc.formats.base import (
-    _JSON,
     FAST_REFUSALS,
+    JSON_DECODER,
     NULL_RAW,
     Cache,
     Capabilities,
@@ -101,6 +98,17 @@ from anycdc.formats.base import (
     json_value_type,
     optional_str,
     require,
+)
+from anycdc.formats.codecs.text import (
+    KEY_SEPARATOR,
+    KIND_DATETIME,
+    KIND_EPOCH,
+    KIND_VALUE,
+    KIND_ZONED,
+    bounded_int,
+    optional_image,
+    render_value,
+    small_int,
 )
 from anycdc.formats.flow import DDL, DELETE, UPDATE, Header, Images, RowFlow, RowOp
 from anycdc.typemap import sql_type
@@ -123,10 +131,8 @@ from anycdc.values import (
     UNKNOWN,
     LogicalType,
     check_integer_range,
-    epoch_seconds_text,
     parse_datetime,
     parse_epoch_seconds,
-    parse_int,
 )
 
 # --------------------------------------------------------------------------- wire strings
@@ -151,7 +157,6 @@ M_DDL_TYPE: Final = "ddlType"
 LIGHT_TYPE: Final = "__light_type"
 SCHEMA_TYPE: Final = "schemaType"
 DDL_KEY: Final = "ddl"
-KEY_SEPARATOR: Final = "\u0001"
 
 RT_INSERT: Final = "INSERT"
 RT_UPDATE: Final = "UPDATE"
@@ -188,13 +193,6 @@ X_CHECKPOINT: Final = M_CHECKPOINT
 X_DDL_TYPE: Final = M_DDL_TYPE
 
 # --------------------------------------------------------------------------- OceanBase text rules
-# How a column's values are written: by their Python type, as epoch seconds
-# (MySQL TIMESTAMP), or as datetime text with an optional / a required zone id.
-KIND_VALUE: Final = "value"
-KIND_EPOCH: Final = "epoch"
-KIND_DATETIME: Final = "datetime"
-KIND_ZONED: Final = "zoned"
-
 _DATETIME_ZONE_DEPENDENT: Final = (TIMESTAMP, KIND_DATETIME)
 _MYSQL_LIGHT_TYPES: Final[dict[str, tuple[LogicalType, str]]] = {
     "TINYINT": (INT8, KIND_VALUE),
@@ -247,8 +245,6 @@ _DERIVED_ORACLE: Final[dict[str, str]] = {
     "timestamptz": "TIMESTAMP WITH TIME ZONE",
 }
 _PARENS: Final = re.compile(r"\([^)]*\)")
-_INT_TEXT: Final = re.compile(r"-?\d{1,40}")
-_MAX_INT_DIGITS: Final = 40
 
 
 def tenant_database(db: str | None, db_type: str | None) -> tuple[str | None, str | None]:
@@ -305,121 +301,7 @@ def derived_schema_type(column: Column, oracle: bool = False) -> str | None:
     return name
 
 
-def render_value(value: Any, kind: str = KIND_VALUE) -> Any:
-    """A typed value as OMS writes it (a JSON-ready value; Decimals stay exact numbers).
-
-    ``kind`` says how datetimes are written: ``epoch`` seconds (MySQL
-    TIMESTAMP), ``datetime``/``zoned`` text with the zone id when aware, or by
-    the value (``value``: a named zone or naive -> text, another aware value ->
-    epoch seconds).
-
-    >>> render_value(True), render_value(b"hello world"), render_value(dt.time(0, 1, 2, 500000))
-    (1, 'aGVsbG8gd29ybGQ=', '00:01:02.5')
-    >>> render_value(dt.datetime(2020, 11, 25, 0, 1, 2, 12345, tzinfo=ZoneInfo("Asia/Shanghai")))
-    '2020-11-25 00:01:02.012345 Asia/Shanghai'
-    >>> render_value(dt.datetime(2020, 11, 24, 16, 1, 2, 12345, tzinfo=dt.UTC))
-    '1606233662.012345'
-    """
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return 1 if value else 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, Decimal):
-        return value if value.is_finite() else value_to_json(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else value_to_json(value)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, dt.datetime):
-        return _render_datetime(value, kind)
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, dt.time):
-        return _clock(value.hour, value.minute, value.second, value.microsecond)
-    return value_to_json(value)
-
-
-def _render_datetime(value: dt.datetime, kind: str) -> str:
-    aware = value.tzinfo is not None
-    if kind == KIND_EPOCH or (kind == KIND_VALUE and aware and not _named_zone(value)):
-        return epoch_seconds_text(value)
-    text = f"{value.year:04d}-{value.month:02d}-{value.day:02d} " + _clock(
-        value.hour, value.minute, value.second, value.microsecond
-    )
-    return f"{text} {_zone_id(value)}" if aware else text
-
-
-def _named_zone(value: dt.datetime) -> bool:
-    tz = value.tzinfo
-    return isinstance(tz, ZoneInfo) and tz.key != "UTC"
-
-
-def _zone_id(value: dt.datetime) -> str:
-    tz = value.tzinfo
-    if isinstance(tz, ZoneInfo):
-        return tz.key
-    offset = value.utcoffset() or dt.timedelta(0)
-    if not offset:
-        return "UTC"
-    sign = "-" if offset < dt.timedelta(0) else "+"
-    minutes = abs(offset) // dt.timedelta(minutes=1)
-    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
-
-
-def _clock(hour: int, minute: int, second: int, micros: int) -> str:
-    return f"{hour:02d}:{minute:02d}:{second:02d}{_fraction(micros)}"
-
-
-def _fraction(micros: int) -> str:
-    # OceanBase shows every non-zero fraction digit and no trailing zeros
-    return "." + f"{micros:06d}".rstrip("0") if micros else ""
-
-
-# --------------------------------------------------------------------------- shared field helpers
-def bounded_int(format_id: str, value: Any, path: str, maximum: int = 2**63 - 1) -> int | None:
-    """A non-negative integer field sent as a number or digit string (None when absent).
-
-    Refuses huge literals before converting them (``1e999999`` would take a
-    minute to become an int).
-    """
-    if type(value) is int and 0 <= value <= maximum:
-        return value
-    if type(value) is str and len(value) <= 18 and value.isascii() and value.isdigit():
-        number = int(value)  # the common digit text (below 10**18: no huge literal)
-        if number <= maximum:
-            return number
-    if value is None or value == "" or value == "null":
-        return None
-    try:
-        number = _small_int(value)
-    except ValueError:
-        raise DecodeError(format_id, path, f"expected integer, got {_show(value)}") from None
-    if not 0 <= number <= maximum:
-        raise DecodeError(format_id, path, f"integer {number} out of range")
-    return number
-
-
-def _small_int(raw: Any) -> int:
-    """``parse_int`` for values of at most 40 digits; ValueError otherwise."""
-    if isinstance(raw, str):
-        if not _INT_TEXT.fullmatch(raw.strip()):
-            raise ValueError(f"expected integer, got {raw[:40]!r}")
-        return int(raw)
-    if isinstance(raw, Decimal) and (not raw.is_finite() or raw.adjusted() > _MAX_INT_DIGITS):
-        raise ValueError(f"expected integer, got {raw}")
-    if isinstance(raw, (dict, list)):
-        raise ValueError(f"expected integer, got {type_name(raw)}")
-    return parse_int(raw)
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, (dict, list)):
-        return type_name(value)
-    return str(value)[:60] if isinstance(value, Decimal) else repr(value)[:60]
-
-
+# --------------------------------------------------------------------------- header and key text
 def seconds_to_ms(format_id: str, value: Any, path: str) -> int | None:
     """Epoch seconds (number or text, optional fraction) -> epoch milliseconds."""
     if type(value) is str and value.isascii() and value.isdigit() and len(value) <= 12:
@@ -435,11 +317,6 @@ def seconds_to_ms(format_id: str, value: Any, path: str) -> int | None:
     if not seconds.is_finite() or abs(seconds) >= 10**12:
         raise DecodeError(format_id, path, f"epoch seconds out of range: {value!r}")
     return int((seconds * 1000).to_integral_value(rounding=ROUND_FLOOR))
-
-
-def optional_image(format_id: str, value: Any, path: str) -> dict[str, Any] | None:
-    """A row image: an object, or null."""
-    return None if value is None else expect_object(format_id, value, path)
 
 
 def key_text(value: Any) -> str:
@@ -920,7 +797,7 @@ class _IntParser:
         self.ltype = ltype
 
     def __call__(self, raw: Any) -> int:
-        return check_integer_range(raw if type(raw) is int else _small_int(raw), self.ltype)
+        return check_integer_range(raw if type(raw) is int else small_int(raw), self.ltype)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1096,7 +973,7 @@ class OmsExtendJson(_OmsFormat):
         return plan
 
     def _build_light_plan(self, light: bytes, oracle: bool) -> _LightPlan:
-        specs = _JSON.decode(light)
+        specs = JSON_DECODER.decode(light)
         if type(specs) is not dict or not specs:
             raise NotFast  # no light types: the slow path decides
         zone = self.options.timezone
@@ -1127,14 +1004,11 @@ class OmsExtendJson(_OmsFormat):
 
 
 __all__ = [
-    "KEY_SEPARATOR",
     "LIGHT_TYPE",
     "OmsExtendJson",
     "OmsJson",
-    "bounded_int",
     "derived_schema_type",
     "key_text",
     "light_type",
-    "render_value",
     "seconds_to_ms",
 ]

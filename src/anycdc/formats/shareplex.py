@@ -68,8 +68,8 @@ import msgspec
 from anycdc.errors import EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Op, Position, dumps
 from anycdc.formats.base import Capabilities, NotFast, OptionSpec, optional_str
+from anycdc.formats.codecs.text import KEY_SEPARATOR, bounded_int, render_value
 from anycdc.formats.flow import DDL, UPDATE, Header, Images, RowFlow, RowOp
-from anycdc.formats.oms import KEY_SEPARATOR, bounded_int, render_value
 
 # --------------------------------------------------------------------------- wire strings
 F_META: Final = "meta"

@@ -15,12 +15,11 @@ from hypothesis import strategies as st
 from anycdc.errors import DecodeError, EncodeError
 from anycdc.event import ChangeEvent, Column, Op, Position
 from anycdc.formats import detect, get_format
+from anycdc.formats.codecs.java import java_double, plain_decimal
 from anycdc.formats.drs import (
     DrsJson,
     DrsJsonC,
     _DrsJsonBase,
-    java_double,
-    plain_decimal,
 )
 from anycdc.values import (
     BINARY,

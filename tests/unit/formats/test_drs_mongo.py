@@ -16,15 +16,15 @@ from hypothesis import strategies as st
 from anycdc.errors import DecodeError, EncodeError
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
 from anycdc.formats import detect, get_format
-from anycdc.formats.drs import DrsJson, DrsJsonC
-from anycdc.formats.drs_mongo import (
+from anycdc.formats.codecs.mongo import (
     MAX_DEPTH,
     Bson,
-    DrsMongoJson,
     parse_shell,
     shell_text,
     to_ejson,
 )
+from anycdc.formats.drs import DrsJson, DrsJsonC
+from anycdc.formats.drs_mongo import DrsMongoJson
 from anycdc.values import (
     BINARY,
     BOOLEAN,

@@ -1,6 +1,6 @@
 """The fast reader of MongoDB shell text gives exactly what the recursive parser gives.
 
-:func:`anycdc.formats.drs_mongo.parse_shell` first rewrites the common document
+:func:`anycdc.formats.codecs.mongo.parse_shell` first rewrites the common document
 (JSON + constructor calls with literal arguments + bare keys) into JSON for
 msgspec and falls back to the recursive parser for anything else. These tests
 read the same texts both ways and compare ``repr`` of the results (key order,
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from anycdc.bench.decode import messages as bench_messages
 from anycdc.errors import DecodeError
 from anycdc.formats.base import NotFast
-from anycdc.formats.drs_mongo import (
+from anycdc.formats.codecs.mongo import (
     MAX_DEPTH,
     _read_fast,
     _ShellParser,

@@ -19,10 +19,9 @@ from hypothesis import strategies as st
 from anycdc.errors import DecodeError, EncodeError
 from anycdc.event import ChangeEvent, Column, Op, Position, event_from_json, event_to_json
 from anycdc.formats import detect
+from anycdc.formats.codecs.avro import AvroDataError, AvroReader
 from anycdc.formats.dts_avro import (
     PROGRESS_OPS,
-    AvroDataError,
-    AvroReader,
     DtsAvro,
     mysql_column,
 )

@@ -54,7 +54,7 @@ Decoding rules
   ``{"$binary": b64, "$type": t}``; v2 relaxed or canonical: ``$numberInt``,
   ``$numberDouble``, ``{"$date": {"$numberLong": ...}}`` ...). The document's
   top-level fields become the image (key ``_id``), typed exactly as
-  ``drs-mongo-json`` types a document (:func:`anycdc.formats.drs_mongo.ejson_document`:
+  ``drs-mongo-json`` types a document (:func:`anycdc.formats.codecs.mongo.ejson_document`:
   ``long``, ``decimal``, ``date`` -> timestamptz, ``binData`` -> binary, ``objectId``
   -> its hex text; nested documents and arrays as relaxed Extended JSON text, the
   same text whatever the mode). Update operators (old connector ``patch``, or

@@ -16,9 +16,8 @@ from typing import Any, Final
 from anycdc.errors import EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, dumps, value_to_json
 from anycdc.formats.debezium.wire import (
-    _DAY_MICROS,
-    _EPOCH_ORDINAL,
-    _ZONED_TIME_RE,
+    DAY_MICROS,
+    EPOCH_ORDINAL,
     N_BITS,
     N_CONNECT_DATE,
     N_CONNECT_TIME,
@@ -68,6 +67,7 @@ from anycdc.formats.debezium.wire import (
     T_STRUCT,
     VSD_SCALE,
     VSD_VALUE,
+    ZONED_TIME_RE,
 )
 from anycdc.values import (
     BINARY,
@@ -115,7 +115,7 @@ _P_INT8: Final = _int_parser(-(2**7), 2**7 - 1)
 _P_INT16: Final = _int_parser(-(2**15), 2**15 - 1)
 _P_INT32: Final = _int_parser(-(2**31), 2**31 - 1)
 _P_INT64: Final = _int_parser(-(2**63), 2**63 - 1)
-_INT_BOUNDS: Final[Mapping[Callable[[Any], int], tuple[int, int]]] = MappingProxyType(
+INT_BOUNDS: Final[Mapping[Callable[[Any], int], tuple[int, int]]] = MappingProxyType(
     {
         _P_INT8: (-(2**7), 2**7 - 1),
         _P_INT16: (-(2**15), 2**15 - 1),
@@ -123,15 +123,15 @@ _INT_BOUNDS: Final[Mapping[Callable[[Any], int], tuple[int, int]]] = MappingProx
         _P_INT64: (-(2**63), 2**63 - 1),
     }
 )
-_a2b_base64: Final = binascii.a2b_base64
-_from_bytes: Final = int.from_bytes
 
 
-def _p_bool(raw: Any) -> bool:
+def parse_connect_bool(raw: Any) -> bool:
+    """A Connect boolean: a JSON boolean, or the text/number forms ``parse_bool`` takes."""
     return raw if type(raw) is bool else parse_bool(raw)
 
 
-def _p_str(raw: Any) -> str:
+def parse_connect_str(raw: Any) -> str:
+    """A Connect string: exactly a JSON string (ValueError otherwise)."""
     if type(raw) is str:
         return raw
     raise ValueError(f"expected string, got {type_name(raw)}")
@@ -162,7 +162,8 @@ def _scaled(unscaled: int, scale: int) -> Decimal:
     return Decimal(f"{unscaled}E{-scale}")
 
 
-def _p_connect_decimal(scale: int, raw: Any) -> Decimal:
+def parse_connect_decimal(scale: int, raw: Any) -> Decimal:
+    """A Connect ``Decimal`` of ``scale``: base64 unscaled bytes, or a number (``decimal.format=NUMERIC``)."""
     if type(raw) is str:
         return _scaled(_unscaled(raw), scale)
     if isinstance(raw, bool):
@@ -182,11 +183,11 @@ def _p_variable_scale_decimal(raw: Any) -> Decimal:
 
 
 def _p_date_days(raw: Any) -> dt.date:
-    return dt.date.fromordinal(_EPOCH_ORDINAL + (raw if type(raw) is int else parse_int(raw)))
+    return dt.date.fromordinal(EPOCH_ORDINAL + (raw if type(raw) is int else parse_int(raw)))
 
 
 def _time_of_day(micros: int) -> dt.time:
-    if not 0 <= micros < _DAY_MICROS:
+    if not 0 <= micros < DAY_MICROS:
         raise ValueError(f"time of day out of range: {micros} µs")
     seconds, micro = divmod(micros, 1_000_000)
     minutes, second = divmod(seconds, 60)
@@ -209,7 +210,7 @@ def _p_time_ns(raw: Any) -> dt.time:
 def _p_zoned_time(raw: Any) -> dt.time:
     if type(raw) is not str:
         raise ValueError(f"expected time text, got {type_name(raw)}")
-    match = _ZONED_TIME_RE.fullmatch(raw.strip())
+    match = ZONED_TIME_RE.fullmatch(raw.strip())
     if not match:
         raise ValueError(f"invalid zoned time {raw!r}")
     hour, minute, second = int(match.group(1)), int(match.group(2)), int(match.group(3))
@@ -252,13 +253,15 @@ def _p_zoned_timestamp(raw: Any) -> dt.datetime:
     return value
 
 
-def _in_zone(parse: Callable[[Any], dt.datetime], zone: dt.tzinfo, raw: Any) -> dt.datetime:
+def in_zone(parse: Callable[[Any], dt.datetime], zone: dt.tzinfo, raw: Any) -> dt.datetime:
+    """The naive datetime ``parse`` reads from ``raw``, placed in ``zone`` (the column's time zone)."""
     return parse(raw).replace(tzinfo=zone)
 
 
-def _field(
+def schema_field(
     ctype: str, field: str, *, optional: bool = True, name: str | None = None
 ) -> dict[str, Any]:
+    """A Connect schema field of primitive type ``ctype`` (named and versioned when ``name`` is given)."""
     out: dict[str, Any] = {SCHEMA_TYPE: ctype, SCHEMA_OPTIONAL: optional}
     if name is not None:
         out[SCHEMA_NAME] = name
@@ -267,7 +270,8 @@ def _field(
     return out
 
 
-def _array(items: dict[str, Any], field: str, *, optional: bool = True) -> dict[str, Any]:
+def schema_array(items: dict[str, Any], field: str, *, optional: bool = True) -> dict[str, Any]:
+    """A Connect ``array`` schema field of ``items``."""
     return {
         SCHEMA_TYPE: T_ARRAY,
         SCHEMA_ITEMS: items,
@@ -276,14 +280,16 @@ def _array(items: dict[str, Any], field: str, *, optional: bool = True) -> dict[
     }
 
 
-_STRING_ITEMS: Final = {SCHEMA_TYPE: T_STRING, SCHEMA_OPTIONAL: False}
+STRING_ITEMS: Final = {SCHEMA_TYPE: T_STRING, SCHEMA_OPTIONAL: False}
 
 
-def _as_field(schema: dict[str, Any], field: str, *, optional: bool = True) -> dict[str, Any]:
+def as_schema_field(schema: dict[str, Any], field: str, *, optional: bool = True) -> dict[str, Any]:
+    """A copy of ``schema`` used as the field ``field`` of a struct."""
     return {**schema, SCHEMA_OPTIONAL: optional, SCHEMA_FIELD: field}
 
 
-def _struct(fields: list[dict[str, Any]], name: str | None) -> dict[str, Any]:
+def schema_struct(fields: list[dict[str, Any]], name: str | None) -> dict[str, Any]:
+    """A Connect ``struct`` schema of ``fields`` (named when ``name`` is given)."""
     out: dict[str, Any] = {SCHEMA_TYPE: T_STRUCT, SCHEMA_FIELDS: fields, SCHEMA_OPTIONAL: False}
     if name is not None:
         out[SCHEMA_NAME] = name
@@ -291,7 +297,7 @@ def _struct(fields: list[dict[str, Any]], name: str | None) -> dict[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
-class _FieldSpec:
+class FieldSpec:
     """How one column is written: its Connect schema and its value rendering."""
 
     ctype: str
@@ -314,9 +320,10 @@ class _FieldSpec:
         return out
 
 
-def _render_image(
-    image: Mapping[str, Any] | None, specs: Mapping[str, _FieldSpec]
+def render_image(
+    image: Mapping[str, Any] | None, specs: Mapping[str, FieldSpec]
 ) -> dict[str, Any] | None:
+    """A row image with each value rendered by its column's :class:`FieldSpec` (None stays None)."""
     if image is None:
         return None
     return {name: None if v is None else specs[name].render(v) for name, v in image.items()}
@@ -437,7 +444,7 @@ def _r_epoch_instant_us(value: dt.datetime) -> int:
 class ConnectType:
     """One Connect type or logical name: the Connect type its values ride on, the logical
     type they hold, how a JSON value is read (``parse``) and a typed value written
-    (``render``; None: written its own way, see :func:`_field_spec`)."""
+    (``render``; None: written its own way, see :func:`field_spec`)."""
 
     ctype: str
     ltype: LogicalType
@@ -464,12 +471,12 @@ LOGICAL_NAMES: Final[Mapping[str, ConnectType]] = MappingProxyType({
     N_ZONED_TIME: _T(T_STRING, TIME, _p_zoned_time, _r_zoned_time),
     N_YEAR: _T(T_INT32, INT32, _P_INT32, _r_same),
     N_MICRO_DURATION: _T(T_INT64, INT64, _P_INT64, _r_same),
-    N_INTERVAL: _T(T_STRING, STRING, _p_str, _r_same),
+    N_INTERVAL: _T(T_STRING, STRING, parse_connect_str, _r_same),
     N_JSON: _T(T_STRING, JSON, _p_json, _p_json),
-    N_ENUM: _T(T_STRING, STRING, _p_str, _r_same),
-    N_ENUM_SET: _T(T_STRING, STRING, _p_str, _r_same),
-    N_UUID: _T(T_STRING, STRING, _p_str, _r_same),
-    N_XML: _T(T_STRING, STRING, _p_str, _r_same),
+    N_ENUM: _T(T_STRING, STRING, parse_connect_str, _r_same),
+    N_ENUM_SET: _T(T_STRING, STRING, parse_connect_str, _r_same),
+    N_UUID: _T(T_STRING, STRING, parse_connect_str, _r_same),
+    N_XML: _T(T_STRING, STRING, parse_connect_str, _r_same),
     N_BITS: _T(T_BYTES, BINARY, parse_base64, _r_bytes),
 })  # fmt: skip
 # The plain Connect types (schema ``type`` without a name).
@@ -482,8 +489,8 @@ PRIMITIVES: Final[Mapping[str, ConnectType]] = MappingProxyType({
     T_FLOAT_ALIAS: _T(T_FLOAT_ALIAS, FLOAT32, _p_float, _r_float),
     T_FLOAT64: _T(T_FLOAT64, FLOAT64, _p_float, _r_float),
     T_DOUBLE_ALIAS: _T(T_DOUBLE_ALIAS, FLOAT64, _p_float, _r_float),
-    T_BOOLEAN: _T(T_BOOLEAN, BOOLEAN, _p_bool, _r_same),
-    T_STRING: _T(T_STRING, STRING, _p_str, _r_same),
+    T_BOOLEAN: _T(T_BOOLEAN, BOOLEAN, parse_connect_bool, _r_same),
+    T_STRING: _T(T_STRING, STRING, parse_connect_str, _r_same),
     T_BYTES: _T(T_BYTES, BINARY, parse_base64, _r_bytes),
 })  # fmt: skip
 # What the encoder writes for a logical type when the vendor type says nothing: a plain
@@ -508,54 +515,55 @@ def _common_scale(event: ChangeEvent, name: str) -> int:
     return scale
 
 
-def _field_spec(column: Column, event: ChangeEvent, name: str) -> _FieldSpec:
+def field_spec(column: Column, event: ChangeEvent, name: str) -> FieldSpec:
+    """How the column ``name`` of ``event`` is written: its Connect schema and value rendering."""
     ltype, vendor = column.type, column.vendor_type
     if ltype.name == "decimal":
         if ltype.precision is not None:
             scale = ltype.scale or 0
             params = {PARAM_SCALE: str(scale), PARAM_PRECISION: str(ltype.precision)}
-            return _FieldSpec(T_BYTES, N_DECIMAL, params, partial(_r_connect_decimal, scale))
+            return FieldSpec(T_BYTES, N_DECIMAL, params, partial(_r_connect_decimal, scale))
         if vendor == N_DECIMAL:  # a Connect Decimal without precision: the values' scale
             scale = _common_scale(event, name)
-            return _FieldSpec(
+            return FieldSpec(
                 T_BYTES, N_DECIMAL, {PARAM_SCALE: str(scale)}, partial(_r_connect_decimal, scale)
             )
         nested = {
             SCHEMA_FIELDS: [
-                _field(T_INT32, VSD_SCALE, optional=False),
-                _field(T_BYTES, VSD_VALUE, optional=False),
+                schema_field(T_INT32, VSD_SCALE, optional=False),
+                schema_field(T_BYTES, VSD_VALUE, optional=False),
             ]
         }
-        return _FieldSpec(
+        return FieldSpec(
             T_STRUCT, N_VARIABLE_SCALE_DECIMAL, None, _r_variable_scale_decimal, nested
         )
     if ltype.name in ("uint64", "integer"):  # Debezium's "precise" handling: Decimal, scale 0
         params = {PARAM_SCALE: "0"}
         if ltype.name == "uint64":
             params[PARAM_PRECISION] = "20"
-        return _FieldSpec(T_BYTES, N_DECIMAL, params, partial(_r_connect_decimal, 0))
+        return FieldSpec(T_BYTES, N_DECIMAL, params, partial(_r_connect_decimal, 0))
     if ltype.name == "unknown":
         sample = next(
             (img[name] for img in (event.after, event.before) if img and img.get(name) is not None),
             None,
         )
-        return _unknown_spec(vendor, sample)
+        return unknown_spec(vendor, sample)
     named = LOGICAL_NAMES.get(vendor) if vendor is not None else None
     if named is not None and named.ltype == ltype and named.render is not None:
-        return _FieldSpec(named.ctype, vendor, None, named.render)
+        return FieldSpec(named.ctype, vendor, None, named.render)
     plain = PRIMITIVES.get(vendor) if vendor is not None else None
     if plain is not None and plain.ltype == ltype and plain.render is not None:
-        return _FieldSpec(plain.ctype, None, None, plain.render)
+        return FieldSpec(plain.ctype, None, None, plain.render)
     default = DEFAULT_TYPES[ltype.name]
     named = LOGICAL_NAMES.get(default)
     if named is not None and named.render is not None:
-        return _FieldSpec(named.ctype, default, None, named.render)
+        return FieldSpec(named.ctype, default, None, named.render)
     plain = PRIMITIVES[default]
     assert plain.render is not None  # every plain type is written
-    return _FieldSpec(plain.ctype, None, None, plain.render)
+    return FieldSpec(plain.ctype, None, None, plain.render)
 
 
-def _unknown_spec(vendor: str | None, sample: Any) -> _FieldSpec:
+def unknown_spec(vendor: str | None, sample: Any) -> FieldSpec:
     """A column of unknown type: keep its vendor schema type/name, infer the rest from a value."""
     inferred = _infer_schema(sample)
     ctype = inferred.pop(SCHEMA_TYPE)
@@ -563,7 +571,7 @@ def _unknown_spec(vendor: str | None, sample: Any) -> _FieldSpec:
     name = None
     if vendor is not None and vendor not in PRIMITIVES and vendor not in (T_STRUCT, T_ARRAY, T_MAP):
         name = vendor
-    return _FieldSpec(ctype, name, None, _render_json_value, inferred or None)
+    return FieldSpec(ctype, name, None, _render_json_value, inferred or None)
 
 
 def _render_json_value(value: Any) -> Any:

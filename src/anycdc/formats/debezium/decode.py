@@ -3,6 +3,7 @@ schema changes, transactions, messages and CloudEvents (MongoDB: :mod:`.mongo`).
 
 from __future__ import annotations
 
+import binascii
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -23,32 +24,16 @@ from anycdc.formats.base import (
     parse_json,
 )
 from anycdc.formats.debezium.connect import (
-    _INT_BOUNDS,
+    INT_BOUNDS,
     LOGICAL_NAMES,
     PRIMITIVES,
-    _a2b_base64,
-    _from_bytes,
-    _in_zone,
-    _p_bool,
-    _p_connect_decimal,
-    _p_str,
+    in_zone,
+    parse_connect_bool,
+    parse_connect_decimal,
+    parse_connect_str,
 )
-from anycdc.formats.debezium.mongo import _is_mongo, mongo_event
+from anycdc.formats.debezium.mongo import is_mongo, mongo_event
 from anycdc.formats.debezium.wire import (
-    _DELETE,
-    _ENVELOPE_DECODER,
-    _ENVELOPE_HEAD_RE,
-    _EXACT_JSON,
-    _HEARTBEAT,
-    _LSN_RE,
-    _OP_CODES,
-    _OPS,
-    _PAYLOAD_HEAD_RE,
-    _ROW_OP_CODES,
-    _SOURCE_PATHS,
-    _TRUNCATE,
-    _UNAVAILABLE_VALUES,
-    _UPDATE,
     AFTER,
     AVRO_TYPE_NAMES,
     AVRO_VALUE_SUFFIX,
@@ -80,9 +65,15 @@ from anycdc.formats.debezium.wire import (
     DATABASE_NAME,
     DDL,
     DDL_SCHEMA_NAME,
+    DELETE,
+    ENVELOPE_DECODER,
+    ENVELOPE_HEAD_RE,
     ENVELOPE_PAYLOAD,
     ENVELOPE_SCHEMA,
+    EXACT_JSON,
+    HEARTBEAT,
     KEY_SCHEMA_SUFFIXES,
+    LSN_RE,
     MESSAGE,
     MESSAGE_CONTENT,
     MESSAGE_PREFIX,
@@ -91,10 +82,14 @@ from anycdc.formats.debezium.wire import (
     N_DECIMAL,
     N_HEARTBEAT,
     OP,
+    OP_CODES,
     OP_READ,
+    OPS,
     ORD_SNAPSHOT,
     PARAM_PRECISION,
     PARAM_SCALE,
+    PAYLOAD_HEAD_RE,
+    ROW_OP_CODES,
     SCHEMA_FIELD,
     SCHEMA_FIELDS,
     SCHEMA_NAME,
@@ -103,6 +98,7 @@ from anycdc.formats.debezium.wire import (
     SNAPSHOT_FALSE,
     SNAPSHOT_TRUE,
     SOURCE,
+    SOURCE_PATHS,
     SRC_CHANGE_LSN,
     SRC_COLLECTION,
     SRC_COMMIT_LSN,
@@ -146,6 +142,7 @@ from anycdc.formats.debezium.wire import (
     TABLE_COLUMNS,
     TABLE_PRIMARY_KEY,
     TRANSACTION,
+    TRUNCATE,
     TS_MS,
     TX_DATA_COLLECTION_ORDER,
     TX_DATA_COLLECTIONS,
@@ -153,6 +150,8 @@ from anycdc.formats.debezium.wire import (
     TX_ID,
     TX_STATUS,
     TX_TOTAL_ORDER,
+    UNAVAILABLE_VALUES,
+    UPDATE,
     X_CLOUDEVENTS,
     X_COMMIT_SCN,
     X_CONNECTOR,
@@ -172,6 +171,10 @@ from anycdc.values import (
     decimal_type,
     parse_int,
 )
+
+# the fast row's base64 decimal: module-level names, no attribute lookups per value
+_a2b_base64: Final = binascii.a2b_base64
+_from_bytes: Final = int.from_bytes
 
 
 # --------------------------------------------------------------------------- schema plans
@@ -201,16 +204,16 @@ def _row_plan(
     for name, parse in parsers.items():
         if parse is None:
             continue
-        bounds = _INT_BOUNDS.get(parse)
+        bounds = INT_BOUNDS.get(parse)
         if bounds is not None:
             ints.append((name, *bounds))
-        elif parse is _p_str:
+        elif parse is parse_connect_str:
             strings.append(name)
-        elif parse is _p_bool:
+        elif parse is parse_connect_bool:
             bools.append(name)
         elif (
             isinstance(parse, partial)
-            and parse.func is _p_connect_decimal
+            and parse.func is parse_connect_decimal
             and len(parse.args) == 1
             and not parse.keywords
         ):
@@ -287,17 +290,17 @@ def _no_twin(name: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class _EnvelopePlan:
+class EnvelopePlan:
     """What the schema part of a message tells: the row plan and the schema's name."""
 
     row: _RowPlan | None
     name: str | None
 
 
-_NO_SCHEMA: Final = _EnvelopePlan(None, None)
+_NO_SCHEMA: Final = EnvelopePlan(None, None)
 
 
-class _Meta(msgspec.Struct):
+class EventMeta(msgspec.Struct):
     """Event fields taken from the ``source`` block and the envelope (a Struct: cheap to build)."""
 
     database: str | None
@@ -318,9 +321,9 @@ class DebeziumDecoder(Format):
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
-        self._plans: Cache[bytes, _EnvelopePlan] = Cache(self._PLAN_CACHE_SIZE)
+        self._plans: Cache[bytes, EnvelopePlan] = Cache(self._PLAN_CACHE_SIZE)
         # the bytes of a message up to its payload value -> the plan of its schema
-        self._prefixes: Cache[bytes, _EnvelopePlan] = Cache(self._PREFIX_CACHE_SIZE)
+        self._prefixes: Cache[bytes, EnvelopePlan] = Cache(self._PREFIX_CACHE_SIZE)
 
     # ------------------------------------------------------------------ detection
     @classmethod
@@ -355,7 +358,7 @@ class DebeziumDecoder(Format):
         if not envelope_like:
             # the payload alone, usually: parsed here, errors reported by parse_json
             try:
-                obj = _EXACT_JSON.decode(data)
+                obj = EXACT_JSON.decode(data)
             except (msgspec.DecodeError, RecursionError, UnicodeError):
                 return self.decode_object(parse_json(self.id, data), key)
             if type(obj) is not dict or OP not in obj:
@@ -365,7 +368,7 @@ class DebeziumDecoder(Format):
             known = self._known_envelope(data)
             if known is None:
                 try:
-                    envelope = _ENVELOPE_DECODER.decode(data)
+                    envelope = ENVELOPE_DECODER.decode(data)
                 except (msgspec.DecodeError, RecursionError, UnicodeError):
                     envelope = None
                 if envelope is None or envelope.payload is msgspec.UNSET:
@@ -385,7 +388,7 @@ class DebeziumDecoder(Format):
             self.fast_fallbacks += 1
         return self._decode_payload(payload, plan, key, path, fast=False)
 
-    def _known_envelope(self, data: bytes) -> tuple[_EnvelopePlan, Any] | None:
+    def _known_envelope(self, data: bytes) -> tuple[EnvelopePlan, Any] | None:
         """Fast path: the message starts with the exact bytes of a recently seen
         ``{"schema":<S>,"payload":`` and ends with ``}``, so only the payload is parsed
         (a byte comparison instead of parsing a schema of kilobytes every message).
@@ -398,17 +401,17 @@ class DebeziumDecoder(Format):
         for prefix in self._prefixes:  # (keys, then the plan: the quickest way)
             if data.startswith(prefix):
                 try:
-                    return self._prefixes[prefix], _EXACT_JSON.decode(data[len(prefix) : end - 1])
+                    return self._prefixes[prefix], EXACT_JSON.decode(data[len(prefix) : end - 1])
                 except (msgspec.DecodeError, RecursionError, UnicodeError):
                     return None
         return None
 
-    def _remember_prefix(self, data: bytes, raw_schema: bytes, plan: _EnvelopePlan) -> None:
+    def _remember_prefix(self, data: bytes, raw_schema: bytes, plan: EnvelopePlan) -> None:
         """Keep ``data`` up to the payload value, in the producer's own spacing."""
-        head = _ENVELOPE_HEAD_RE.match(data)
+        head = ENVELOPE_HEAD_RE.match(data)
         if not raw_schema or head is None or not data.startswith(raw_schema, head.end()):
             return
-        tail = _PAYLOAD_HEAD_RE.match(data, head.end() + len(raw_schema))
+        tail = PAYLOAD_HEAD_RE.match(data, head.end() + len(raw_schema))
         if tail is not None and all(not data.startswith(p) for p in self._prefixes):
             self._prefixes.put(data[: tail.end()], plan)
 
@@ -483,19 +486,19 @@ class DebeziumDecoder(Format):
         ]
 
     # ---- schema plans
-    def _plan_from_raw(self, raw: bytes) -> _EnvelopePlan:
+    def _plan_from_raw(self, raw: bytes) -> EnvelopePlan:
         if not raw or raw == b"null":
             return _NO_SCHEMA
         plan = self._plans.get(raw)
         if plan is None:
             try:
-                schema = _EXACT_JSON.decode(raw)
+                schema = EXACT_JSON.decode(raw)
             except (msgspec.DecodeError, RecursionError, UnicodeError) as exc:
                 raise self.error("$.schema", f"invalid JSON: {exc}") from None
             plan = self._plans.put(raw, self._build_plan(schema))
         return plan
 
-    def _plan_from_schema(self, schema: Any) -> _EnvelopePlan:
+    def _plan_from_schema(self, schema: Any) -> EnvelopePlan:
         try:
             raw = msgspec.json.encode(schema)
         except (TypeError, ValueError, OverflowError):
@@ -505,7 +508,7 @@ class DebeziumDecoder(Format):
             plan = self._plans.put(raw, self._build_plan(schema))
         return plan
 
-    def _build_plan(self, schema: Any) -> _EnvelopePlan:
+    def _build_plan(self, schema: Any) -> EnvelopePlan:
         if schema is None:
             return _NO_SCHEMA
         if not isinstance(schema, dict):
@@ -514,7 +517,7 @@ class DebeziumDecoder(Format):
         name = name if isinstance(name, str) else None
         fields = schema.get(SCHEMA_FIELDS)
         if fields is None:
-            return _EnvelopePlan(None, name)
+            return EnvelopePlan(None, name)
         if not isinstance(fields, list):
             raise self.error("$.schema.fields", f"expected array, got {type_name(fields)}")
         row: _RowPlan | None = None
@@ -529,7 +532,7 @@ class DebeziumDecoder(Format):
             row = self._row_plan(field_schema, path)
             if field_schema.get(SCHEMA_FIELD) == AFTER:
                 break
-        return _EnvelopePlan(row, name)
+        return EnvelopePlan(row, name)
 
     def _row_plan(self, struct: dict[str, Any], path: str) -> _RowPlan:
         fields = struct.get(SCHEMA_FIELDS)
@@ -560,7 +563,7 @@ class DebeziumDecoder(Format):
             precision = _int_param(params.get(PARAM_PRECISION))
             valid = precision is not None and 0 <= scale <= precision
             ltype = decimal_type(precision, scale) if valid else decimal_type(None, None)
-            return Column(ltype, vendor), partial(_p_connect_decimal, scale)
+            return Column(ltype, vendor), partial(parse_connect_decimal, scale)
         known = LOGICAL_NAMES.get(name) if name else None
         if known is None or (ctype is not None and ctype != known.ctype):
             known = PRIMITIVES.get(ctype) if ctype is not None else None
@@ -569,14 +572,14 @@ class DebeziumDecoder(Format):
         ltype, parse = known.ltype, known.parse
         zone = self.options.timezone
         if ltype is TIMESTAMP and zone is not None and parse is not None:
-            parse = partial(_in_zone, parse, zone)
+            parse = partial(in_zone, parse, zone)
         return Column(ltype, vendor), parse
 
     # ---- payloads
     def _decode_payload(
         self,
         payload: Any,
-        plan: _EnvelopePlan,
+        plan: EnvelopePlan,
         key: bytes | None,
         path: str,
         fast: bool = True,
@@ -596,7 +599,7 @@ class DebeziumDecoder(Format):
         op_code = payload.get(OP)
         if op_code is None:
             return [self._decode_other(payload, plan, path)]
-        op = _OPS.get(op_code) if isinstance(op_code, str) else None
+        op = OPS.get(op_code) if isinstance(op_code, str) else None
         if op is None:
             raise self.error(f"{path}.op", f"unknown op {op_code!r}")
         source = payload.get(SOURCE)
@@ -608,13 +611,13 @@ class DebeziumDecoder(Format):
         if foreign is not None:
             raise self.error(path + foreign[0], foreign[1])
         meta = self._meta(payload, source, op_code, path)
-        if op is _HEARTBEAT:
+        if op is HEARTBEAT:
             return [self._message_event(payload, meta, path)]
         key_names, key_values = self._parse_key(key) if key is not None else (None, None)
-        if _is_mongo(payload, source):
+        if is_mongo(payload, source):
             return [mongo_event(self, op, payload, meta, key_values, path)]
         event_key = self.primary_key(key_names)
-        if op is _TRUNCATE:
+        if op is TRUNCATE:
             return [self._event(op, meta, key=event_key)]
         postgres = source.get(SRC_CONNECTOR) == CONNECTOR_POSTGRESQL or SRC_LSN in source
         return [self._row_event(op, payload, plan.row, meta, event_key, key_values, path, postgres)]
@@ -631,7 +634,7 @@ class DebeziumDecoder(Format):
         op_code = payload.get(OP)
         if type(op_code) is not str:
             raise NotFast
-        op = _ROW_OP_CODES.get(op_code)
+        op = ROW_OP_CODES.get(op_code)
         source = payload.get(SOURCE)
         if op is None or type(source) is not dict or payload.get(TRANSACTION) is not None:
             raise NotFast
@@ -670,20 +673,20 @@ class DebeziumDecoder(Format):
         ):
             raise NotFast
         extra = _source_extras(get, op_code)
-        position = self._position(source, ts_ms, _SOURCE_PATHS.get(path) or f"{path}.source")
+        position = self._position(source, ts_ms, SOURCE_PATHS.get(path) or f"{path}.source")
         # images
         before = after = None
-        if op is not _DELETE:
+        if op is not DELETE:
             if type(after_raw) is not dict:
                 raise NotFast
             after = dict(after_raw) if plan is None else _fast_image(after_raw, plan)
-        if op is _UPDATE or op is _DELETE:
+        if op is UPDATE or op is DELETE:
             if type(before_raw) is dict:
                 if plan is None:
                     before = dict(before_raw)
                 else:
                     before = _fast_image(before_raw, plan, after_raw, after)
-            elif before_raw is not None or op is _DELETE:
+            elif before_raw is not None or op is DELETE:
                 raise NotFast
         if plan is not None:
             names = plan.names
@@ -723,7 +726,7 @@ class DebeziumDecoder(Format):
         op: Op,
         payload: dict[str, Any],
         plan: _RowPlan | None,
-        meta: _Meta,
+        meta: EventMeta,
         key: tuple[str, ...] | None,
         key_values: dict[str, Any] | None,
         path: str,
@@ -735,16 +738,16 @@ class DebeziumDecoder(Format):
         before_raw = payload.get(BEFORE)
         after_raw = payload.get(AFTER)
         before = after = None
-        if op is not _DELETE:
+        if op is not DELETE:
             if after_raw is None:
-                raise self.error(f"{path}.after", f"missing after image for op '{_OP_CODES[op]}'")
+                raise self.error(f"{path}.after", f"missing after image for op '{OP_CODES[op]}'")
             after = self._image(after_raw, plan, path, AFTER, invalid)
-        if op is _UPDATE or op is _DELETE:
+        if op is UPDATE or op is DELETE:
             if before_raw is not None:
                 # the after image typed whole: unchanged columns reuse its values
                 twin = None if invalid or type(after_raw) is not dict else after
                 before = self._image(before_raw, plan, path, BEFORE, invalid, after_raw, twin)
-            elif op is _DELETE:
+            elif op is DELETE:
                 if not key_values:
                     raise self.error(
                         f"{path}.before",
@@ -840,7 +843,7 @@ class DebeziumDecoder(Format):
         except NotFast:
             return convert_values(raw, plan.parsers, invalid)
 
-    def _event(self, op: Op, meta: _Meta, **fields: Any) -> ChangeEvent:
+    def _event(self, op: Op, meta: EventMeta, **fields: Any) -> ChangeEvent:
         return ChangeEvent(
             op=op,
             format=self.id,
@@ -858,9 +861,9 @@ class DebeziumDecoder(Format):
     # ---- source metadata
     def _meta(
         self, payload: dict[str, Any], source: dict[str, Any], op_code: str | None, path: str
-    ) -> _Meta:
+    ) -> EventMeta:
         get = source.get
-        where = _SOURCE_PATHS.get(path) or f"{path}.source"
+        where = SOURCE_PATHS.get(path) or f"{path}.source"
         extra = _source_extras(get, op_code)
         if SRC_SCN in source:
             commit_scn = self._text(get(SRC_COMMIT_SCN), where, SRC_COMMIT_SCN)
@@ -897,7 +900,7 @@ class DebeziumDecoder(Format):
         if row_id is not None and type(row_id) is not str:
             row_id = self._text(row_id, where, SRC_ROW_ID)
         position = self._position(source, ts_ms, where)
-        return _Meta(database, schema, table, ts_ms, position, tx, row_id, extra)
+        return EventMeta(database, schema, table, ts_ms, position, tx, row_id, extra)
 
     def _transaction(self, transaction: Any, extra: dict[str, Any], path: str) -> str | None:
         """The ``transaction`` block: its id, and its order counters into ``extra``."""
@@ -991,7 +994,7 @@ class DebeziumDecoder(Format):
             return None
         if type(value) is not str:
             raise self.error(f"{where}.{field}", f"expected string, got {type_name(value)}")
-        match = _LSN_RE.fullmatch(value)
+        match = LSN_RE.fullmatch(value)
         if match is None:
             return None
         return int(match.group(1), 16), int(match.group(2), 16), int(match.group(3), 16)
@@ -1002,10 +1005,10 @@ class DebeziumDecoder(Format):
         if key is None:
             return None, None
         try:
-            envelope = _ENVELOPE_DECODER.decode(key)
+            envelope = ENVELOPE_DECODER.decode(key)
             payload = envelope.payload
             if payload is msgspec.UNSET:
-                payload = _EXACT_JSON.decode(key)
+                payload = EXACT_JSON.decode(key)
         except (msgspec.DecodeError, RecursionError, UnicodeError):
             return None, None
         if not isinstance(payload, dict) or not payload:
@@ -1013,7 +1016,7 @@ class DebeziumDecoder(Format):
         return tuple(payload), payload
 
     # ---- events other than row changes
-    def _decode_other(self, payload: dict[str, Any], plan: _EnvelopePlan, path: str) -> ChangeEvent:
+    def _decode_other(self, payload: dict[str, Any], plan: EnvelopePlan, path: str) -> ChangeEvent:
         if DDL in payload or TABLE_CHANGES in payload:
             return self._schema_change(payload, path)
         status = payload.get(TX_STATUS)
@@ -1094,7 +1097,7 @@ class DebeziumDecoder(Format):
             extra=extra,
         )
 
-    def _message_event(self, payload: dict[str, Any], meta: _Meta, path: str) -> ChangeEvent:
+    def _message_event(self, payload: dict[str, Any], meta: EventMeta, path: str) -> ChangeEvent:
         message = payload.get(MESSAGE)
         if message is not None:
             if not isinstance(message, dict):
@@ -1151,7 +1154,7 @@ def _sniff(message: Any) -> float:
 def _sniff_payload(payload: dict[str, Any]) -> float:
     op = payload.get(OP)
     source = payload.get(SOURCE)
-    if isinstance(op, str) and op in _OPS:
+    if isinstance(op, str) and op in OPS:
         if _foreign_shape(payload, source if isinstance(source, dict) else {}) is not None:
             return 0.0  # a shape this format does not read: unknown, never wrong rows
         if isinstance(source, dict):
@@ -1185,7 +1188,7 @@ def _sniff_cloudevent(event: dict[str, Any]) -> float:
     return 0.95 if _sniff_payload({**data, OP: event[CE_OP], SOURCE: {}}) else 0.0
 
 
-def _squashed(name: str) -> str:
+def squashed_name(name: str) -> str:
     """An attribute name as the CloudEvents converter writes it: letters and digits only."""
     return "".join(c for c in name if c.isascii() and c.isalnum())
 
@@ -1193,7 +1196,7 @@ def _squashed(name: str) -> str:
 # source and transaction field names read here, by their CloudEvents attribute suffix
 _CE_SOURCE_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
     {
-        _squashed(name): name
+        squashed_name(name): name
         for name in (
             SRC_VERSION, SRC_CONNECTOR, SRC_NAME, SRC_TS_MS, SRC_TS_SEC, SRC_SNAPSHOT, SRC_DB,
             SRC_SCHEMA, SRC_TABLE, SRC_COLLECTION, SRC_SEQUENCE, SRC_FILE, SRC_POS, SRC_ROW,
@@ -1205,7 +1208,7 @@ _CE_SOURCE_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
     }
 )  # fmt: skip
 _CE_TRANSACTION_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
-    {_squashed(name): name for name in (TX_ID, TX_TOTAL_ORDER, TX_DATA_COLLECTION_ORDER)}
+    {squashed_name(name): name for name in (TX_ID, TX_TOTAL_ORDER, TX_DATA_COLLECTION_ORDER)}
 )
 
 
@@ -1250,7 +1253,7 @@ def _sequence_position(value: Any) -> Position | None:
         if inner.isdigit() and inner.isascii():
             return Position((int(inner),))
     try:
-        items = _EXACT_JSON.decode(value)
+        items = EXACT_JSON.decode(value)
     except (msgspec.DecodeError, RecursionError, UnicodeError):
         return None
     if not isinstance(items, list) or not items:
@@ -1271,14 +1274,14 @@ def _may_be_unavailable(image: dict[str, Any] | None) -> bool:
     if image is None:
         return False
     try:
-        return not _UNAVAILABLE_VALUES.isdisjoint(image.values())
+        return not UNAVAILABLE_VALUES.isdisjoint(image.values())
     except TypeError:  # an unhashable value (a JSON object or array)
         return True
 
 
 def _drop_unavailable(image: dict[str, Any]) -> bool:
     """Remove Postgres' placeholders for unchanged TOAST values; True if any was there."""
-    gone = [n for n, v in image.items() if type(v) in (str, bytes) and v in _UNAVAILABLE_VALUES]
+    gone = [n for n, v in image.items() if type(v) in (str, bytes) and v in UNAVAILABLE_VALUES]
     for name in gone:
         del image[name]
     return bool(gone)

@@ -10,21 +10,20 @@ from typing import Any, Final
 from anycdc.errors import EncodeError, OptionError
 from anycdc.event import ChangeEvent, Op, dumps
 from anycdc.formats.base import Format
+from anycdc.formats.codecs.mongo import ejson_fields
 from anycdc.formats.debezium.connect import (
-    _STRING_ITEMS,
-    _array,
-    _as_field,
-    _field,
-    _field_spec,
-    _FieldSpec,
-    _render_image,
-    _struct,
-    _unknown_spec,
+    STRING_ITEMS,
+    FieldSpec,
+    as_schema_field,
+    field_spec,
+    render_image,
+    schema_array,
+    schema_field,
+    schema_struct,
+    unknown_spec,
 )
-from anycdc.formats.debezium.decode import _squashed
+from anycdc.formats.debezium.decode import squashed_name
 from anycdc.formats.debezium.wire import (
-    _MYSQL_FAMILY,
-    _OP_CODES,
     AFTER,
     BEFORE,
     CE_DATA,
@@ -72,6 +71,7 @@ from anycdc.formats.debezium.wire import (
     MONGO_TRUNCATED_SIZE,
     MONGO_UPDATE_DESCRIPTION,
     MONGO_UPDATED_FIELDS,
+    MYSQL_FAMILY,
     N_COLUMN,
     N_ENUM,
     N_HEARTBEAT,
@@ -80,6 +80,7 @@ from anycdc.formats.debezium.wire import (
     N_TABLE_CHANGE,
     N_TX_METADATA,
     OP,
+    OP_CODES,
     OP_MESSAGE,
     PARAM_ALLOWED,
     SCHEMA_FIELD,
@@ -148,7 +149,6 @@ from anycdc.formats.debezium.wire import (
     X_TABLE_CHANGE,
     X_TOTAL_ORDER,
 )
-from anycdc.formats.drs_mongo import ejson_fields
 from anycdc.values import EPOCH
 
 
@@ -168,7 +168,7 @@ class DebeziumEncoder(Format):
         """One message: the envelope (``schema`` option) or the payload alone (a row change
         that came as a CloudEvent goes back as one)."""
         schema, payload = self.schema_and_payload(event)
-        if event.op in _OP_CODES and X_CLOUDEVENTS in event.extra:
+        if event.op in OP_CODES and X_CLOUDEVENTS in event.extra:
             return [dumps(self._encode_cloudevent(event, schema, payload)).encode("utf-8")]
         body = (
             {ENVELOPE_SCHEMA: schema, ENVELOPE_PAYLOAD: payload}
@@ -184,7 +184,7 @@ class DebeziumEncoder(Format):
         the JSON converter writes for ``event`` (the Avro encoder starts from both)."""
         schema: dict[str, Any] | None
         payload: dict[str, Any]
-        if event.op in _OP_CODES:
+        if event.op in OP_CODES:
             if event.extra.get(X_CONNECTOR) == CONNECTOR_MONGODB:
                 schema, payload = self._encode_mongo(event)
             else:
@@ -196,7 +196,7 @@ class DebeziumEncoder(Format):
         elif X_MESSAGE in event.extra:
             schema, payload = self._encode_message(event)
         else:
-            schema = _struct([_field(T_INT64, TS_MS, optional=False)], N_HEARTBEAT)
+            schema = schema_struct([schema_field(T_INT64, TS_MS, optional=False)], N_HEARTBEAT)
             payload = {TS_MS: event.ts_ms}
         return schema, payload
 
@@ -222,7 +222,7 @@ class DebeziumEncoder(Format):
                 return None
             id_field = ejson_fields({MONGO_ID: row[MONGO_ID]}, event.columns)[MONGO_ID]
             payload: dict[str, Any] = {MONGO_KEY_ID: dumps(id_field)}
-            fields = [_field(T_STRING, MONGO_KEY_ID, optional=False)]
+            fields = [schema_field(T_STRING, MONGO_KEY_ID, optional=False)]
         else:
             values = event.key_values()
             if values is None or event.key is None:
@@ -236,9 +236,9 @@ class DebeziumEncoder(Format):
                 spec.schema(name, optional=False)
                 for name, spec in zip(event.key, specs, strict=True)
             ]
-        return _struct(fields, f"{self._prefix(event)}.Key"), payload
+        return schema_struct(fields, f"{self._prefix(event)}.Key"), payload
 
-    def _spec(self, event: ChangeEvent, name: str) -> _FieldSpec:
+    def _spec(self, event: ChangeEvent, name: str) -> FieldSpec:
         column = (event.columns or {}).get(name)
         if column is None:
             sample = next(
@@ -249,8 +249,8 @@ class DebeziumEncoder(Format):
                 ),
                 None,
             )
-            return _unknown_spec(None, sample)
-        return _field_spec(column, event, name)
+            return unknown_spec(None, sample)
+        return field_spec(column, event, name)
 
     def _prefix(self, event: ChangeEvent) -> str:
         return ".".join(p for p in (self._server, event.database, event.schema, event.table) if p)
@@ -262,10 +262,10 @@ class DebeziumEncoder(Format):
         specs = {name: self._spec(event, name) for name in names}
         source, source_fields, connector = self._encode_source(event)
         payload: dict[str, Any] = {
-            BEFORE: _render_image(event.before, specs),
-            AFTER: _render_image(event.after, specs),
+            BEFORE: render_image(event.before, specs),
+            AFTER: render_image(event.after, specs),
             SOURCE: source,
-            OP: _OP_CODES[event.op],
+            OP: OP_CODES[event.op],
             TS_MS: event.ts_ms,
         }
         tx_field = self._encode_transaction(event, payload, source, connector)
@@ -274,17 +274,17 @@ class DebeziumEncoder(Format):
         key = set(event.key or ())
         value_fields = [specs[n].schema(n, optional=n not in key) for n in names]
         prefix = self._prefix(event)
-        value_struct = _struct(value_fields, f"{prefix}.Value")
+        value_struct = schema_struct(value_fields, f"{prefix}.Value")
         fields = [
-            _as_field(value_struct, BEFORE),
-            _as_field(value_struct, AFTER),
+            as_schema_field(value_struct, BEFORE),
+            as_schema_field(value_struct, AFTER),
             _source_schema(source_fields, connector),
-            _field(T_STRING, OP, optional=False),
-            _field(T_INT64, TS_MS),
+            schema_field(T_STRING, OP, optional=False),
+            schema_field(T_INT64, TS_MS),
         ]
         if tx_field:
             fields.append(_TRANSACTION_SCHEMA)
-        return _struct(fields, f"{prefix}.Envelope"), payload
+        return schema_struct(fields, f"{prefix}.Envelope"), payload
 
     def _encode_transaction(
         self,
@@ -333,7 +333,7 @@ class DebeziumEncoder(Format):
         )
         source[SRC_SNAPSHOT] = snapshot
         source[SRC_DB] = event.database
-        if family in _MYSQL_FAMILY:
+        if family in MYSQL_FAMILY:
             source[SRC_TABLE] = event.table
             source[SRC_SERVER_ID] = 0
             source[SRC_GTID] = extra.get(X_GTID)
@@ -406,33 +406,33 @@ class DebeziumEncoder(Format):
         }
         fields = [
             _source_schema(source_fields, connector),
-            _field(T_INT64, TS_MS),
-            _field(T_STRING, DATABASE_NAME),
-            _field(T_STRING, DDL_SCHEMA_NAME),
-            _field(T_STRING, DDL),
-            _array(_TABLE_CHANGE_SCHEMA, TABLE_CHANGES, optional=False),
+            schema_field(T_INT64, TS_MS),
+            schema_field(T_STRING, DATABASE_NAME),
+            schema_field(T_STRING, DDL_SCHEMA_NAME),
+            schema_field(T_STRING, DDL),
+            schema_array(_TABLE_CHANGE_SCHEMA, TABLE_CHANGES, optional=False),
         ]
         name = f"io.debezium.connector.{connector or 'common'}.SchemaChangeValue"
-        return _struct(fields, name), payload
+        return schema_struct(fields, name), payload
 
     def _encode_message(self, event: ChangeEvent) -> tuple[dict[str, Any], dict[str, Any]]:
         source, source_fields, connector = self._encode_source(event)
         message = event.extra[X_MESSAGE]
         payload = {SOURCE: source, OP: OP_MESSAGE, TS_MS: event.ts_ms, MESSAGE: dict(message)}
         tx_field = self._encode_transaction(event, payload, source, connector)
-        message_schema = _struct(
-            [_field(T_STRING, MESSAGE_PREFIX), _field(T_BYTES, MESSAGE_CONTENT)],
+        message_schema = schema_struct(
+            [schema_field(T_STRING, MESSAGE_PREFIX), schema_field(T_BYTES, MESSAGE_CONTENT)],
             "io.debezium.connector.postgresql.Message",
         )
         fields = [
             _source_schema(source_fields, connector),
-            _field(T_STRING, OP, optional=False),
-            _field(T_INT64, TS_MS),
-            _as_field(message_schema, MESSAGE),
+            schema_field(T_STRING, OP, optional=False),
+            schema_field(T_INT64, TS_MS),
+            as_schema_field(message_schema, MESSAGE),
         ]
         if tx_field:
             fields.append(_TRANSACTION_SCHEMA)
-        return _struct(fields, f"{self._prefix(event)}.Envelope"), payload
+        return schema_struct(fields, f"{self._prefix(event)}.Envelope"), payload
 
     def _encode_cloudevent(
         self, event: ChangeEvent, schema: dict[str, Any] | None, payload: dict[str, Any]
@@ -455,10 +455,10 @@ class DebeziumEncoder(Format):
         payload.pop(TS_MS, None)
         for prefix, block in ((CE_PREFIX, source), (CE_TX_PREFIX, transaction)):
             for name, value in block.items():
-                out[prefix + _squashed(name)] = str(value) if type(value) is int else value
+                out[prefix + squashed_name(name)] = str(value) if type(value) is int else value
         if schema is not None and self._with_schema:
             fields = [f for f in schema[SCHEMA_FIELDS] if f.get(SCHEMA_FIELD) in payload]
-            data_schema = _struct(fields, f"{self._prefix(event)}.Data")
+            data_schema = schema_struct(fields, f"{self._prefix(event)}.Data")
             out[CE_DATA] = {ENVELOPE_SCHEMA: data_schema, ENVELOPE_PAYLOAD: payload}
         else:
             out[CE_DATA] = payload
@@ -476,34 +476,34 @@ class DebeziumEncoder(Format):
         }
         if event.patch is not None:
             payload[MONGO_UPDATE_DESCRIPTION] = _render_update_description(event.patch)
-        payload.update({SOURCE: source, OP: _OP_CODES[event.op], TS_MS: event.ts_ms})
+        payload.update({SOURCE: source, OP: OP_CODES[event.op], TS_MS: event.ts_ms})
         self._encode_transaction(event, payload, source, connector)
-        truncated = _struct(
+        truncated = schema_struct(
             [
-                _field(T_STRING, MONGO_TRUNCATED_FIELD, optional=False),
-                _field(T_INT32, MONGO_TRUNCATED_SIZE, optional=False),
+                schema_field(T_STRING, MONGO_TRUNCATED_FIELD, optional=False),
+                schema_field(T_INT32, MONGO_TRUNCATED_SIZE, optional=False),
             ],
             None,
         )
-        update_schema = _struct(
+        update_schema = schema_struct(
             [
-                _array(_STRING_ITEMS, MONGO_REMOVED_FIELDS),
-                _field(T_STRING, MONGO_UPDATED_FIELDS, name=N_JSON),
-                _array(truncated, MONGO_TRUNCATED_ARRAYS),
+                schema_array(STRING_ITEMS, MONGO_REMOVED_FIELDS),
+                schema_field(T_STRING, MONGO_UPDATED_FIELDS, name=N_JSON),
+                schema_array(truncated, MONGO_TRUNCATED_ARRAYS),
             ],
             "io.debezium.connector.mongodb.changestream.updatedescription",
         )
         fields = [
-            _field(T_STRING, BEFORE, name=N_JSON),
-            _field(T_STRING, AFTER, name=N_JSON),
-            _as_field(update_schema, MONGO_UPDATE_DESCRIPTION),
+            schema_field(T_STRING, BEFORE, name=N_JSON),
+            schema_field(T_STRING, AFTER, name=N_JSON),
+            as_schema_field(update_schema, MONGO_UPDATE_DESCRIPTION),
             _source_schema(source_fields, connector),
-            _field(T_STRING, OP, optional=False),
-            _field(T_INT64, TS_MS),
+            schema_field(T_STRING, OP, optional=False),
+            schema_field(T_INT64, TS_MS),
         ]
         if TRANSACTION in payload:
             fields.append(_TRANSACTION_SCHEMA)
-        return _struct(fields, f"{self._prefix(event)}.Envelope"), payload
+        return schema_struct(fields, f"{self._prefix(event)}.Envelope"), payload
 
 
 # --------------------------------------------------------------------------- helpers (encode)
@@ -554,50 +554,50 @@ def _source_schema(fields: list[tuple[str, str]], connector: str | None) -> dict
     items = []
     for name, ctype in fields:
         if name == SRC_SNAPSHOT:
-            snapshot = _field(T_STRING, name, name=N_ENUM)
+            snapshot = schema_field(T_STRING, name, name=N_ENUM)
             snapshot[SCHEMA_PARAMETERS] = {PARAM_ALLOWED: SNAPSHOT_ALLOWED}
             items.append(snapshot)
         else:
-            items.append(_field(ctype, name, optional=name not in _REQUIRED_SOURCE_FIELDS))
-    source = _struct(items, f"io.debezium.connector.{connector or 'common'}.Source")
-    return _as_field(source, SOURCE, optional=False)
+            items.append(schema_field(ctype, name, optional=name not in _REQUIRED_SOURCE_FIELDS))
+    source = schema_struct(items, f"io.debezium.connector.{connector or 'common'}.Source")
+    return as_schema_field(source, SOURCE, optional=False)
 
 
-_TRANSACTION_SCHEMA: Final = _as_field(
-    _struct(
+_TRANSACTION_SCHEMA: Final = as_schema_field(
+    schema_struct(
         [
-            _field(T_STRING, TX_ID, optional=False),
-            _field(T_INT64, TX_TOTAL_ORDER),
-            _field(T_INT64, TX_DATA_COLLECTION_ORDER),
+            schema_field(T_STRING, TX_ID, optional=False),
+            schema_field(T_INT64, TX_TOTAL_ORDER),
+            schema_field(T_INT64, TX_DATA_COLLECTION_ORDER),
         ],
         "event.block",
     ),
     TRANSACTION,
 )
-_COLUMN_SCHEMA: Final = _struct(
+_COLUMN_SCHEMA: Final = schema_struct(
     [
-        _field(T_STRING, COLUMN_NAME, optional=False),
-        _field(T_INT32, COLUMN_JDBC_TYPE),
-        _field(T_STRING, COLUMN_TYPE_NAME),
-        _field(T_INT32, COLUMN_LENGTH),
-        _field(T_INT32, COLUMN_SCALE),
-        _field(T_INT32, COLUMN_POSITION),
-        _field(T_BOOLEAN, COLUMN_OPTIONAL),
+        schema_field(T_STRING, COLUMN_NAME, optional=False),
+        schema_field(T_INT32, COLUMN_JDBC_TYPE),
+        schema_field(T_STRING, COLUMN_TYPE_NAME),
+        schema_field(T_INT32, COLUMN_LENGTH),
+        schema_field(T_INT32, COLUMN_SCALE),
+        schema_field(T_INT32, COLUMN_POSITION),
+        schema_field(T_BOOLEAN, COLUMN_OPTIONAL),
     ],
     N_COLUMN,
 )
-_TABLE_SCHEMA: Final = _struct(
+_TABLE_SCHEMA: Final = schema_struct(
     [
-        _array(_STRING_ITEMS, TABLE_PRIMARY_KEY),
-        _array(_COLUMN_SCHEMA, TABLE_COLUMNS, optional=False),
+        schema_array(STRING_ITEMS, TABLE_PRIMARY_KEY),
+        schema_array(_COLUMN_SCHEMA, TABLE_COLUMNS, optional=False),
     ],
     N_TABLE,
 )
-_TABLE_CHANGE_SCHEMA: Final = _struct(
+_TABLE_CHANGE_SCHEMA: Final = schema_struct(
     [
-        _field(T_STRING, CHANGE_TYPE, optional=False),
-        _field(T_STRING, CHANGE_ID, optional=False),
-        _as_field(_TABLE_SCHEMA, CHANGE_TABLE),
+        schema_field(T_STRING, CHANGE_TYPE, optional=False),
+        schema_field(T_STRING, CHANGE_ID, optional=False),
+        as_schema_field(_TABLE_SCHEMA, CHANGE_TABLE),
     ],
     N_TABLE_CHANGE,
 )
@@ -611,21 +611,21 @@ def _encode_transaction_marker(event: ChangeEvent) -> tuple[dict[str, Any], dict
         TX_EVENT_COUNT: event.extra.get(X_EVENT_COUNT),
         TX_DATA_COLLECTIONS: None,
     }
-    collection = _struct(
+    collection = schema_struct(
         [
-            _field(T_STRING, TX_DATA_COLLECTION, optional=False),
-            _field(T_INT64, TX_EVENT_COUNT, optional=False),
+            schema_field(T_STRING, TX_DATA_COLLECTION, optional=False),
+            schema_field(T_INT64, TX_EVENT_COUNT, optional=False),
         ],
         None,
     )
     fields = [
-        _field(T_STRING, TX_STATUS, optional=False),
-        _field(T_STRING, TX_ID, optional=False),
-        _field(T_INT64, TS_MS),
-        _field(T_INT64, TX_EVENT_COUNT),
-        _array(collection, TX_DATA_COLLECTIONS),
+        schema_field(T_STRING, TX_STATUS, optional=False),
+        schema_field(T_STRING, TX_ID, optional=False),
+        schema_field(T_INT64, TS_MS),
+        schema_field(T_INT64, TX_EVENT_COUNT),
+        schema_array(collection, TX_DATA_COLLECTIONS),
     ]
-    return _struct(fields, N_TX_METADATA), payload
+    return schema_struct(fields, N_TX_METADATA), payload
 
 
 def _render_update_description(patch: Mapping[str, Any]) -> dict[str, Any]:

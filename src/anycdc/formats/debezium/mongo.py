@@ -10,13 +10,16 @@ import msgspec
 from anycdc.errors import type_name
 from anycdc.event import ChangeEvent, Column, Op
 from anycdc.formats.base import Format
+from anycdc.formats.codecs.mongo import (
+    ejson_document,
+    from_ejson,
+    update_patch,
+)
 from anycdc.formats.debezium.wire import (
-    _DOCUMENT_JSON,
-    _NUMBER_JSON,
-    _OP_CODES,
     AFTER,
     BEFORE,
     CONNECTOR_MONGODB,
+    DOCUMENT_JSON,
     MONGO_FILTER,
     MONGO_ID,
     MONGO_KEY_ID,
@@ -25,19 +28,16 @@ from anycdc.formats.debezium.wire import (
     MONGO_TRUNCATED_ARRAYS,
     MONGO_UPDATE_DESCRIPTION,
     MONGO_UPDATED_FIELDS,
+    NUMBER_JSON,
+    OP_CODES,
     PATCH_SET,
     PATCH_TRUNCATED_ARRAYS,
     PATCH_UNSET,
     SRC_CONNECTOR,
 )
-from anycdc.formats.drs_mongo import (
-    ejson_document,
-    from_ejson,
-    update_patch,
-)
 
 if TYPE_CHECKING:
-    from anycdc.formats.debezium.decode import DebeziumDecoder, _Meta
+    from anycdc.formats.debezium.decode import DebeziumDecoder, EventMeta
 
 
 # --------------------------------------------------------------------------- decoding
@@ -45,7 +45,7 @@ def mongo_event(
     fmt: DebeziumDecoder,
     op: Op,
     payload: dict[str, Any],
-    meta: _Meta,
+    meta: EventMeta,
     key_values: dict[str, Any] | None,
     path: str,
 ) -> ChangeEvent:
@@ -86,7 +86,7 @@ def mongo_event(
     partial_images: tuple[str, ...] = ()
     if op in (Op.INSERT, Op.SNAPSHOT):
         if after is None:
-            raise fmt.error(f"{path}.after", f"missing after image for op '{_OP_CODES[op]}'")
+            raise fmt.error(f"{path}.after", f"missing after image for op '{OP_CODES[op]}'")
         return fmt._event(op, meta, key=key, after=after, columns=columns or None)
     if op is Op.UPDATE:
         if after is not None:
@@ -123,9 +123,9 @@ def _json_document(fmt: Format, raw: Any, path: str) -> dict[str, Any] | None:
         return None
     try:
         if isinstance(raw, str):
-            raw = _DOCUMENT_JSON.decode(raw)
+            raw = DOCUMENT_JSON.decode(raw)
         elif isinstance(raw, dict):
-            raw = _DOCUMENT_JSON.decode(_NUMBER_JSON.encode(raw))
+            raw = DOCUMENT_JSON.decode(NUMBER_JSON.encode(raw))
     except (msgspec.DecodeError, RecursionError, UnicodeError) as exc:
         raise fmt.error(path, f"invalid document JSON: {exc}") from None
     if not isinstance(raw, dict):
@@ -159,7 +159,9 @@ def _update_description(fmt: Format, raw: Any, path: str) -> dict[str, Any] | No
     return patch or None
 
 
-def _is_mongo(payload: dict[str, Any], source: dict[str, Any]) -> bool:
+def is_mongo(payload: dict[str, Any], source: dict[str, Any]) -> bool:
+    """Whether a payload comes from the MongoDB connector: by ``source.connector``, or by its
+    fields (``before``/``after`` as document text, ``patch``, ``updateDescription``)."""
     return (
         source.get(SRC_CONNECTOR) == CONNECTOR_MONGODB
         or isinstance(payload.get(AFTER), str)
@@ -174,7 +176,7 @@ def _mongo_key_id(raw: Any) -> Any:
     ``'{"$oid": ...}'``): the ``_id`` value as the document gives it (Extended JSON)."""
     if isinstance(raw, str):
         try:
-            return _DOCUMENT_JSON.decode(raw)
+            return DOCUMENT_JSON.decode(raw)
         except (msgspec.DecodeError, RecursionError, UnicodeError):
             return raw
     return raw

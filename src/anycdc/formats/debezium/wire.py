@@ -142,7 +142,7 @@ OP_DELETE: Final = "d"
 OP_READ: Final = "r"
 OP_TRUNCATE: Final = "t"
 OP_MESSAGE: Final = "m"
-_OPS: Final[dict[str, Op]] = {
+OPS: Final[dict[str, Op]] = {
     OP_CREATE: Op.INSERT,
     OP_UPDATE: Op.UPDATE,
     OP_DELETE: Op.DELETE,
@@ -150,15 +150,15 @@ _OPS: Final[dict[str, Op]] = {
     OP_TRUNCATE: Op.TRUNCATE,
     OP_MESSAGE: Op.HEARTBEAT,
 }
-_ROW_OP_CODES: Final[Mapping[str, Op]] = MappingProxyType(
+ROW_OP_CODES: Final[Mapping[str, Op]] = MappingProxyType(
     {OP_CREATE: Op.INSERT, OP_UPDATE: Op.UPDATE, OP_DELETE: Op.DELETE, OP_READ: Op.SNAPSHOT}
 )
 # Op members bound once (an enum attribute lookup is slow in the per-message path)
-_UPDATE: Final = Op.UPDATE
-_DELETE: Final = Op.DELETE
-_TRUNCATE: Final = Op.TRUNCATE
-_HEARTBEAT: Final = Op.HEARTBEAT
-_OP_CODES: Final[dict[Op, str]] = {
+UPDATE: Final = Op.UPDATE
+DELETE: Final = Op.DELETE
+TRUNCATE: Final = Op.TRUNCATE
+HEARTBEAT: Final = Op.HEARTBEAT
+OP_CODES: Final[dict[Op, str]] = {
     Op.INSERT: OP_CREATE,
     Op.UPDATE: OP_UPDATE,
     Op.DELETE: OP_DELETE,
@@ -183,7 +183,7 @@ SNAPSHOT_FALSE: Final = "false"
 SNAPSHOT_ALLOWED: Final = "true,last,false,incremental"
 UNAVAILABLE_VALUE: Final = "__debezium_unavailable_value"
 UNAVAILABLE_VALUE_BASE64: Final = base64.b64encode(UNAVAILABLE_VALUE.encode()).decode()
-_UNAVAILABLE_VALUES: Final = frozenset(
+UNAVAILABLE_VALUES: Final = frozenset(
     {UNAVAILABLE_VALUE, UNAVAILABLE_VALUE_BASE64, UNAVAILABLE_VALUE.encode()}
 )
 
@@ -259,14 +259,14 @@ X_TABLE_CHANGE: Final = "table_change"
 X_EVENT_COUNT: Final = "event_count"
 X_CLOUDEVENTS: Final = "cloudevents"  # the CloudEvents envelope's id, source and type
 
-_MYSQL_FAMILY: Final = frozenset({CONNECTOR_MYSQL, CONNECTOR_MARIADB})
-_LSN_RE: Final = re.compile(r"([0-9a-fA-F]+):([0-9a-fA-F]+):([0-9a-fA-F]+)")
-_ZONED_TIME_RE: Final = re.compile(r"(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})")
-_DAY_MICROS: Final = 86_400_000_000
-_EPOCH_ORDINAL: Final = EPOCH_DATE.toordinal()
-_EXACT_JSON: Final = msgspec.json.Decoder(float_hook=Decimal)
-_DOCUMENT_JSON: Final = msgspec.json.Decoder()  # MongoDB documents: a fraction is a double
-_NUMBER_JSON: Final = msgspec.json.Encoder(decimal_format="number")
+MYSQL_FAMILY: Final = frozenset({CONNECTOR_MYSQL, CONNECTOR_MARIADB})
+LSN_RE: Final = re.compile(r"([0-9a-fA-F]+):([0-9a-fA-F]+):([0-9a-fA-F]+)")
+ZONED_TIME_RE: Final = re.compile(r"(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})")
+DAY_MICROS: Final = 86_400_000_000
+EPOCH_ORDINAL: Final = EPOCH_DATE.toordinal()
+EXACT_JSON: Final = msgspec.json.Decoder(float_hook=Decimal)
+DOCUMENT_JSON: Final = msgspec.json.Decoder()  # MongoDB documents: a fraction is a double
+NUMBER_JSON: Final = msgspec.json.Encoder(decimal_format="number")
 
 
 class _Envelope(msgspec.Struct):
@@ -276,7 +276,7 @@ class _Envelope(msgspec.Struct):
     payload: Any = msgspec.UNSET
 
 
-_SOURCE_PATHS: Final = MappingProxyType({"$": "$.source", "$.payload": "$.payload.source"})
-_ENVELOPE_DECODER: Final = msgspec.json.Decoder(_Envelope, float_hook=Decimal)
-_ENVELOPE_HEAD_RE: Final = re.compile(rb'\s*\{\s*"schema"\s*:\s*')
-_PAYLOAD_HEAD_RE: Final = re.compile(rb'\s*,\s*"payload"\s*:\s*')
+SOURCE_PATHS: Final = MappingProxyType({"$": "$.source", "$.payload": "$.payload.source"})
+ENVELOPE_DECODER: Final = msgspec.json.Decoder(_Envelope, float_hook=Decimal)
+ENVELOPE_HEAD_RE: Final = re.compile(rb'\s*\{\s*"schema"\s*:\s*')
+PAYLOAD_HEAD_RE: Final = re.compile(rb'\s*,\s*"payload"\s*:\s*')
