@@ -117,7 +117,9 @@ def test_staleness_and_pending_rows_follow_the_schedule() -> None:
 def test_tables_past_the_cap_are_summed_under_other() -> None:
     m = PipelineMetrics(max_tables=2)
     names = [f"db.t{i}" for i in range(5)]
-    m.observe_batch(Batch(tables=[Table(n, events=1, max_ts_ms=1000 * (i + 1)) for i, n in enumerate(names)]))
+    m.observe_batch(
+        Batch(tables=[Table(n, events=1, max_ts_ms=1000 * (i + 1)) for i, n in enumerate(names)])
+    )
     schedule = Schedule(FreshnessPolicy(default_s=3600))
     for i, n in enumerate(names):
         schedule.ingested(("db", None, n.split(".")[1]), 0, rows=i + 1, now_ms=1_000 + i)
