@@ -194,6 +194,7 @@ class PipelineMetrics:
             if len(self._labels) < self.max_tables:
                 self._labels.add(table)
                 return table
+            self._waiting.setdefault(OTHER, (0, None))  # reported from now on
         return OTHER
 
     # ------------------------------------------------------------------ updates
@@ -239,8 +240,8 @@ class PipelineMetrics:
             self.table_dead_letters.labels(table, reason).inc(count)
 
     def observe_schedule(self, schedule: Schedule) -> None:
-        """What waits: each table's pending rows and when the oldest was ingested; a
-        table seen before and not pending now waits for nothing (0)."""
+        """What waits: each table's pending rows and when the oldest was ingested; every
+        other table seen (applied, or pending before) waits for nothing (0)."""
         waiting: dict[str, tuple[int, int | None]] = {}
         for ident, state in list(schedule.pending.items()):
             name = self.label(qualified_name(ident))
@@ -248,7 +249,7 @@ class PipelineMetrics:
             oldest = [s for s in (since, state.since_ms) if s is not None]
             waiting[name] = (rows + state.rows, min(oldest) if oldest else None)
         with self._lock:
-            for name in self._waiting:
+            for name in [*self._labels, *self._waiting]:
                 waiting.setdefault(name, (0, None))
             self._waiting = waiting
 
