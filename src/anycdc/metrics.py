@@ -115,6 +115,7 @@ class PipelineMetrics:
         self._lock = threading.Lock()
         self._waiting: dict[str, tuple[int, int | None]] = {}  # label -> (rows, since_ms)
         self._newest_source: dict[str, float] = {}
+        self._targets: set[str] = set()  # the labels whose freshness target is set
         self._server: Any = None
         self._thread: threading.Thread | None = None
         r = self.registry
@@ -140,6 +141,10 @@ class PipelineMetrics:
             "anycdc_table_last_source_timestamp_seconds",
             "The source's commit time of the newest change applied to the table (Unix time)",
             table, registry=r,
+        )  # fmt: skip
+        self.freshness_target = Gauge(
+            "anycdc_table_freshness_target_seconds",
+            "The table's freshness target (_other: the run's freshness)", table, registry=r,
         )  # fmt: skip
         self.table_dead_letters = Counter(
             "anycdc_table_dead_letters",
@@ -252,6 +257,11 @@ class PipelineMetrics:
             for name in [*self._labels, *self._waiting]:
                 waiting.setdefault(name, (0, None))
             self._waiting = waiting
+        policy = schedule.policy
+        for name in waiting.keys() - self._targets:  # once per table: a regex match each
+            target = policy.default_s if name == OTHER else policy.target_s(name)
+            self.freshness_target.labels(name).set(target)
+            self._targets.add(name)
 
     def observe_progress(self, progress: Mapping[str, Any] | None) -> None:
         """Kafka lag per partition from the streaming query's last progress

@@ -106,6 +106,7 @@ def test_staleness_and_pending_rows_follow_the_schedule() -> None:
     m.observe_schedule(schedule)
     orders = {"table": "shop.orders"}
     assert value(m, "anycdc_table_pending_rows", **orders) == 7
+    assert value(m, "anycdc_table_freshness_target_seconds", **orders) == 3600
     stale = value(m, "anycdc_table_staleness_seconds", **orders)
     assert stale is not None and stale > 1_000_000  # since the oldest (1970 + 1 s)
     schedule.applied([("shop", None, "orders")], through=1)

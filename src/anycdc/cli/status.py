@@ -330,7 +330,8 @@ COMMAND = Command(
     "waiting for the table to be due), how long the oldest has waited, its freshness\n"
     "target, dead letters, names (columns renamed in the table, a shortened folder) and\n"
     "the last error of a table whose last apply failed; then the run's last batch and\n"
-    "ingest lag. --json for machines.\n\n"
+    "ingest lag. --json for machines: the same facts with stable keys, and those the\n"
+    "metrics serve (applies, last apply time, dead letters by reason).\n\n"
     "Example:\n  anycdc status --target lake/",
     add_arguments=add_arguments,
     run=run,
