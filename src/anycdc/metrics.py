@@ -29,6 +29,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Summary
@@ -114,7 +115,7 @@ class PipelineMetrics:
         self._labels: set[str] = set()
         self._lock = threading.Lock()
         self._waiting: dict[str, tuple[int, int | None]] = {}  # label -> (rows, since_ms)
-        self._newest_source: dict[str, float] = {}
+        self._series: dict[str, _TableSeries] = {}  # label -> its apply series
         self._targets: set[str] = set()  # the labels whose freshness target is set
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -226,15 +227,23 @@ class PipelineMetrics:
         self.count_dead_letters(name, result.dead_letters, dead_letter_reason(result.error))
         if result.error:
             return
-        self.applies.labels(name).inc()
-        self.apply_seconds.labels(name).observe(result.seconds)
-        self.applied_events.labels(name).inc(result.events)
-        self.last_applied.labels(name).set(now)
+        series = self._series.get(name)
+        if series is None:  # labels() costs more than the update: once per table
+            series = self._series[name] = _TableSeries(
+                self.applies.labels(name),
+                self.apply_seconds.labels(name),
+                self.applied_events.labels(name),
+                self.last_applied.labels(name),
+                self.last_source.labels(name),
+            )
+        series.applies.inc()
+        series.apply_seconds.observe(result.seconds)
+        series.events.inc(result.events)
+        series.last_applied.set(now)
         if result.max_ts_ms is not None:
             # the newest ever (of all its tables, under _other): a late batch never lowers it
-            newest = max(result.max_ts_ms / 1000, self._newest_source.get(name, 0.0))
-            self._newest_source[name] = newest
-            self.last_source.labels(name).set(newest)
+            series.newest_source = max(result.max_ts_ms / 1000, series.newest_source)
+            series.last_source.set(series.newest_source)
 
     def count_dead_letters(self, table: str | None, count: int, reason: str) -> None:
         """``count`` dead letters for ``reason`` (of ``table``'s label, if a table's)."""
@@ -297,6 +306,18 @@ class PipelineMetrics:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+
+
+@dataclass
+class _TableSeries:
+    """A table label's series of :meth:`PipelineMetrics.observe_table`."""
+
+    applies: Counter
+    apply_seconds: Summary
+    events: Counter
+    last_applied: Gauge
+    last_source: Gauge
+    newest_source: float = 0.0
 
 
 class _Waiting(Collector):
