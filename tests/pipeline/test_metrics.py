@@ -42,11 +42,15 @@ def _get(samples: Samples, name: str, **labels: str) -> float | None:
 
 
 def _until(port: int, done: Callable[[Samples], bool], what: str) -> Samples:
-    """Scrape until ``done`` holds (the batches come at their own pace)."""
+    """Scrape until ``done`` holds (the batches come at their own pace; the server starts
+    with the run, in its thread)."""
     deadline = time.monotonic() + 240
     samples: Samples = {}
     while time.monotonic() < deadline:
-        samples = _scrape(port)
+        try:
+            samples = _scrape(port)
+        except OSError:  # not listening yet
+            samples = {}
         if done(samples):
             return samples
         time.sleep(0.5)
@@ -81,7 +85,7 @@ def test_a_running_pipeline_serves_values_that_move(
     })  # fmt: skip
     pipeline = Pipeline(spark, config)
     queries: list[Any] = []
-    runner = threading.Thread(target=pipeline.run, kwargs={"on_start": queries.append})
+    runner = threading.Thread(target=pipeline.run, kwargs={"on_start": queries.append}, daemon=True)
     send(encode_all("canonical-json", [
         *(ev("insert", i, _row(i, "a")) for i in range(1, 11)),
         *(ev("insert", 20 + i, _row(i, "x"), table="audit") for i in range(1, 6)),
@@ -133,6 +137,9 @@ def test_a_running_pipeline_serves_values_that_move(
         }
         assert set(lag) == {"0", "1"} and all(v >= 0 for v in lag.values())
     finally:
+        deadline = time.monotonic() + 120
+        while not queries and runner.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.5)  # a failure before the query started: stop it all the same
         if queries:
             queries[0].stop()
         runner.join(300)
