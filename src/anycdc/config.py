@@ -451,6 +451,24 @@ class PipelineConfig:
         "streaming query name, and the Delta idempotent-write app id: one per checkpoint",
         "--query-name", "NAME",
     )  # fmt: skip
+    metrics_port: int | None = _setting(
+        None, "execution",
+        "serve the run's metrics in the Prometheus text format on this port of the driver "
+        "(`http://<metrics_address>:<port>/metrics`; see Metrics); off when not set",
+        "--metrics-port", "PORT", minimum=1, shown_default="— (off)",
+    )  # fmt: skip
+    metrics_address: str = _setting(
+        "127.0.0.1", "execution",
+        "the address the metrics server binds: `127.0.0.1` (this machine only), or `0.0.0.0` "
+        "for a Prometheus on another host or in another container",
+        "--metrics-address", "ADDR",
+    )  # fmt: skip
+    metrics_max_tables: int = _setting(
+        1000, "execution",
+        "tables labelled one by one in the metrics (the first seen); the others are summed "
+        "under `table=\"_other\"`, so the number of series stays bounded",
+        "--metrics-max-tables", "N", minimum=0,
+    )  # fmt: skip
     master: str | None = _setting(
         None, "Spark",
         "Spark master of the session anycdc starts (under spark-submit: spark-submit's own "
@@ -536,6 +554,8 @@ class PipelineConfig:
                     f"spark_conf: {key!r} is not a Spark setting (they start with 'spark.'; "
                     "Hadoop settings go as spark.hadoop.<name>)"
                 )
+        if self.metrics_port is not None and self.metrics_port > 65535:
+            raise OptionError(f"metrics_port must be a TCP port (1-65535), got {self.metrics_port}")
         if self.table_name is not None:
             self.catalog_name("db", "schema", "table")  # a bad template fails now, not mid-run
         self._check_decoding()

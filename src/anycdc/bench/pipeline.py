@@ -87,6 +87,8 @@ class BenchSettings:
     hot_freshness: float = 15.0
     apply_engine: str = "merge"
     """The runs' ``apply_engine`` (``batched`` or ``merge``: the two side by side)."""
+    metrics: bool = False
+    """Serve the runs' metrics (``metrics_port``, a free port): what they cost."""
     profile: str = "shop"
     """The simulated tables (:class:`~anycdc.simulate.Workload`): ``shop`` or ``rich``
     (every type the formats carry: unsigned BIGINT, binary, time zones, ...)."""
@@ -103,6 +105,14 @@ class BenchSettings:
             skew=self.skew,
             profile=self.profile,
         )
+
+    def metrics_config(self) -> dict[str, int]:
+        """``metrics_port`` of a run's config when ``metrics`` (a free port), else nothing."""
+        if not self.metrics:
+            return {}
+        from anycdc.devtools.kafka import free_port
+
+        return {"metrics_port": free_port()}
 
     def table_freshness(self) -> dict[str, str]:
         """``table_freshness`` of the pipeline's config: the hot tables' target."""
@@ -401,6 +411,7 @@ def sustained(
             "freshness": settings.freshness,
             "table_freshness": settings.table_freshness(),
             "apply_engine": settings.apply_engine,
+            **settings.metrics_config(),
         }
     )
     policy = config.freshness_policy
@@ -549,6 +560,7 @@ def catch_up(
                 "query_name": "anycdc-bench",
                 "freshness": freshness,
                 "apply_engine": settings.apply_engine,
+                **settings.metrics_config(),
             }
         )
         measured = anycdc_run(spark, config, produced, name)

@@ -101,6 +101,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="merge",
         help="how the runs write their tables (`apply_engine`; default merge, or batched)",
     )
+    parser.add_argument(
+        "--metrics", action="store_true",
+        help="serve the runs' metrics (metrics_port, a free port): to measure what they cost",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -134,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
         hot_freshness=args.hot_freshness,
         profile=args.profile,
         apply_engine=args.apply_engine,
+        metrics=args.metrics,
     )
     unknown = sorted(set(settings.runs) - set(RUNS))
     if unknown:

@@ -23,9 +23,20 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
 
     ``rows`` counts what a reader of the table sees as the source's rows: for an SCD2
     history table the current versions; ``versions`` counts every row of it (None for SCD1).
+    The facts the metrics serve per table (:mod:`anycdc.metrics`) are here too: ``applies``,
+    ``last_applied_ts_ms``, ``pending_rows``, ``staleness_s`` and ``dead_letters_by_reason``.
     """
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
+
+    from anycdc.metrics import SCHEMA_CHANGE
+
+    error = F.col("error")
+    reasons = {
+        "cast": error.isNull(),
+        "schema": error.startswith(SCHEMA_CHANGE),
+        "failed": error.isNotNull() & ~error.startswith(SCHEMA_CHANGE),
+    }
 
     system = f"{target.rstrip('/')}/_anycdc"
     if not DeltaTable.isDeltaTable(spark, f"{system}/batches"):
@@ -43,6 +54,12 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
             F.sum("events").alias("events"),
             F.max("batch_id").alias("last_batch"),
             F.max_by("error", "batch_id").alias("last_error"),
+            F.count(F.when(error.isNull(), 1)).alias("applies"),
+            F.max(F.when(error.isNull(), F.col("processed_at"))).alias("last_applied_at"),
+            *(
+                F.sum(F.when(where, F.col("dead_letters"))).alias(f"dead_{reason}")
+                for reason, where in reasons.items()
+            ),
         )
         .collect()
     )
@@ -68,6 +85,9 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
                 "last_source_ts_ms": row["last_ts_ms"],
                 "freshness_s": round((now_ms - newest) / 1000, 1) if newest else None,
                 "dead_letters": int(row["dead_letters"] or 0),
+                "dead_letters_by_reason": {r: int(row[f"dead_{r}"] or 0) for r in reasons},
+                "applies": int(row["applies"]),
+                "last_applied_ts_ms": _ts_ms(row["last_applied_at"]),
                 "last_batch": row["last_batch"],
                 "last_error": row["last_error"],
                 "renamed_columns": renamed,
@@ -80,7 +100,9 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
             {
                 "table": extra["table"], "path": path, "rows": 0, "versions": None,
                 "events_applied": 0, "last_position": None, "last_source_ts_ms": None,
-                "freshness_s": None, "dead_letters": 0, "last_batch": None,
+                "freshness_s": None, "dead_letters": 0,
+                "dead_letters_by_reason": dict.fromkeys(reasons, 0), "applies": 0,
+                "last_applied_ts_ms": None, "last_batch": None,
                 "last_error": None, "renamed_columns": {}, "folder_shortened": False,
                 **_deferral_fields(extra),
             }
@@ -91,6 +113,7 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
             F.max("batch_id").alias("batch"),
             F.max("max_ts_ms").alias("ts"),
             F.max("processed_at").alias("at"),
+            F.sum("dead_letters").alias("undecoded"),
         )
         .first()
     )
@@ -99,6 +122,10 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
         "target": target,
         "tables": tables,
         "dead_letters": dead_total,
+        "dead_letters_by_reason": {
+            "decode": int(run["undecoded"] or 0) if run else 0,
+            **{r: sum(t["dead_letters_by_reason"][r] for t in tables) for r in reasons},
+        },
         "heartbeat_ts_ms": heartbeat,
         "last_batch": run["batch"] if run else None,
         "ingest_lag_s": round((now_ms - ingested_ts) / 1000, 1) if ingested_ts else None,
@@ -279,6 +306,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ts_ms(at: Any) -> int | None:
+    """Unix milliseconds of a timestamp read back from Delta (None stays None)."""
+    return None if at is None else int(at.timestamp() * 1000)
+
+
 def _seconds(value: float | None) -> str:
     return "" if value is None else f"{value:g}s"
 
@@ -298,7 +330,8 @@ COMMAND = Command(
     "waiting for the table to be due), how long the oldest has waited, its freshness\n"
     "target, dead letters, names (columns renamed in the table, a shortened folder) and\n"
     "the last error of a table whose last apply failed; then the run's last batch and\n"
-    "ingest lag. --json for machines.\n\n"
+    "ingest lag. --json for machines: the same facts with stable keys, and those the\n"
+    "metrics serve (applies, last apply time, dead letters by reason).\n\n"
     "Example:\n  anycdc status --target lake/",
     add_arguments=add_arguments,
     run=run,

@@ -198,6 +198,8 @@ class TableResult:
     error: str | None = None
     appended: bool = False
     """Written by an append, not a MERGE (nothing in the table could match)."""
+    seconds: float = 0.0
+    """The wall time of the table's write (its share of the batch's ``apply`` phase)."""
 
 
 class IncompatibleSchema(Exception):

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Final
 from anycdc.config import PipelineConfig
 from anycdc.devtools.chaos import crash_point
 from anycdc.errors import RunFailed, one_line
+from anycdc.metrics import SCHEMA_CHANGE, PipelineMetrics
 from anycdc.schedule import Schedule, TableIdent, qualified_name
 from anycdc.spark.apply import (
     IncompatibleSchema,
@@ -111,6 +112,8 @@ class BatchMetrics:
     batch_id: int
     messages: int = 0
     events: int = 0
+    bytes: int = 0
+    """The size of the batch's messages."""
     dead_letters: int = 0
     tables: list[TableResult] = field(default_factory=list)
     """The tables applied (their MERGEs ran in this batch)."""
@@ -297,6 +300,12 @@ class Pipeline:
         self._query: StreamingQuery | None = None  # its progress tells a backlog
         self.applier_kind = APPLIERS[self.config.mode]
         """How a table is written: its current row per key (scd1) or every version (scd2)."""
+        self.metrics = (
+            PipelineMetrics(self.config.metrics_max_tables)
+            if self.config.metrics_port is not None
+            else None
+        )
+        """What :meth:`run` serves on ``metrics_port`` (None: not set)."""
 
     # ------------------------------------------------------------------ query
     def start(self) -> StreamingQuery:
@@ -313,6 +322,8 @@ class Pipeline:
             assert interval is not None  # validate() accepts available-now or interval=<n><unit>
             writer = writer.trigger(processingTime=interval)
         self._query = writer.start()
+        if self.metrics is not None:
+            self.metrics.set_alive(True)
         return self._query
 
     def run(
@@ -327,7 +338,25 @@ class Pipeline:
         ``on_start`` gets the running query first (e.g. to watch its ``lastProgress``).
         A failure of one table never gets here (its events are dead-lettered); what
         does concerns the whole run and raises :class:`~anycdc.errors.RunFailed`, one
-        line that says what failed."""
+        line that says what failed. With ``metrics_port``, :attr:`metrics` are served
+        meanwhile (:mod:`anycdc.metrics`)."""
+        if self.metrics is None:
+            return self._run(timeout, on_start)
+        port = self.config.metrics_port
+        assert port is not None
+        try:
+            self.metrics.serve(port, self.config.metrics_address)
+        except OSError as exc:
+            raise RunFailed(f"the metrics server did not start: {one_line(exc)}") from None
+        try:
+            return self._run(timeout, on_start)
+        finally:
+            self.metrics.set_alive(False)
+            self.metrics.stop()
+
+    def _run(
+        self, timeout: float | None, on_start: Callable[[StreamingQuery], None] | None
+    ) -> list[BatchMetrics]:
         try:
             query = self.start()
         except Exception as exc:  # a bad checkpoint, an unreachable source, ...
@@ -472,8 +501,21 @@ class Pipeline:
         log.info("%s", metrics.line())
         metrics.finished = time.monotonic()
         (self.applies if metrics.flush else self.history).append(metrics)
+        if self.metrics is not None:
+            self._observe(self.metrics, metrics)
         if self.on_batch:
             self.on_batch(metrics)
+
+    def _observe(self, metrics: PipelineMetrics, batch: BatchMetrics) -> None:
+        """Hand the batch's counts, what waits and the Kafka lag to :attr:`metrics` (no Spark
+        job: what the batch has counted already). A failure here stops nothing."""
+        try:
+            metrics.observe_batch(batch)
+            metrics.observe_schedule(self.schedule())
+            if not batch.flush:
+                metrics.observe_progress(self._last_progress())
+        except Exception as exc:
+            log.warning("metrics not updated: %s", one_line(exc))
 
     def _process(self, spark: SparkSession, decoded: DataFrame, batch_id: int) -> BatchMetrics:
         from pyspark.sql import functions as F
@@ -489,6 +531,7 @@ class Pipeline:
                     ).alias("hb"),
                     F.max(F.when(F.col("op").isin(*ROW_OPS), F.col("ts_ms"))).alias("ts"),
                     F.sum((F.col("event_index") == 0).cast("int")).alias("messages"),
+                    F.sum(F.when(F.col("event_index") == 0, F.length("raw"))).alias("bytes"),
                 )
             )
         metrics.events = int(counts["rows"] or 0) - int(counts["errors"] or 0)
@@ -496,6 +539,7 @@ class Pipeline:
         metrics.heartbeat_ts_ms = counts["hb"]
         metrics.source_ts_ms = counts["ts"]
         metrics.messages = int(counts["messages"] or 0)
+        metrics.bytes = int(counts["bytes"] or 0)
         app = WriteId(self.config.query_name, batch_id)
         with metrics.timed("schema"):
             self._system_upkeep(spark)
@@ -539,15 +583,19 @@ class Pipeline:
     def _batches_behind(self, messages: int) -> float | None:
         """How many micro-batches the stream is behind its source after this one (None:
         not known yet): from the last progress of the query (:func:`batches_behind`)."""
-        query = self._query
-        try:
-            progress = query.lastProgress if query is not None else None
-        except Exception:  # a query being stopped: no figure
-            return None
+        progress = self._last_progress()
         if not progress:
             return None
         cap = self.config.max_offsets_per_trigger
         return batches_behind(progress, cap, messages)
+
+    def _last_progress(self) -> dict[str, Any] | None:
+        """The streaming query's last progress (of the batch before), if any."""
+        query = self._query
+        try:
+            return query.lastProgress if query is not None else None
+        except Exception:  # a query being stopped: no figure
+            return None
 
     def _summary(self, wanted: DataFrame) -> list[TableSummary]:
         """The plan job: per table, its distinct column lists with the first position each
@@ -693,7 +741,7 @@ class Pipeline:
             try:
                 item = self._prepare_one(spark, plan, through, properties)
             except IncompatibleSchema as exc:
-                failed.append((plan, self._failed(plan, f"incompatible schema change: {exc}")))
+                failed.append((plan, self._failed(plan, f"{SCHEMA_CHANGE}: {exc}")))
                 continue
             except Exception as exc:  # whatever Spark or Delta raise: this table only
                 failed.append((plan, self._failed(plan, one_line(exc))))
@@ -846,14 +894,17 @@ class Pipeline:
 
             def apply_one(index: int) -> TableResult:
                 item = prepared[index]
+                started = time.monotonic()
                 try:
-                    return self._apply_table(
+                    result = self._apply_table(
                         item, actions, folded, index, stats.get(index), through
                     )
                 except Exception as exc:  # whatever Spark or Delta raise: this table only
                     plan = item.applier.plan
                     reason = self._failed(plan, one_line(exc))
                     return self._dead_letter_table(wanted, plan, reason, app)
+                result.seconds = time.monotonic() - started
+                return result
 
             workers = min(self.config.max_concurrent_tables, len(prepared))
             with self._txn(
