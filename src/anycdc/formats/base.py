@@ -265,6 +265,14 @@ class Format(ABC):
         return COMMON_OPTIONS + cls.extra_options
 
     # ---- detection
+    sniff_keys: ClassVar[frozenset[str] | None] = None
+    """Top-level keys of which a JSON object must hold at least one for :meth:`sniff` to
+    score it above 0; None: any message may score. Detection asks only the formats whose
+    keys a message holds (and those that declare none): a message of one format is
+    never sniffed by the ten others (:func:`anycdc.formats.detect`). A key set that is
+    too narrow loses a detection: the differential test against the full scan
+    (:func:`anycdc.formats.detect_reference`) runs every golden case and corpus message."""
+
     @classmethod
     @abstractmethod
     def sniff(cls, message: Any) -> float:

@@ -648,6 +648,8 @@ class CanalFamily(Format):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ detection
+    sniff_keys = frozenset({F_TYPE})  # every Canal-shaped message has a string ``type``
+
     @classmethod
     def sniff(cls, message: Any) -> float:
         try:

@@ -211,6 +211,8 @@ class MaxwellJson(RowFlow):
     rowless_key = False  # DDL and bootstrap markers carry no key
 
     # ---- detection
+    sniff_keys = frozenset({F_TYPE, *_UNREADABLE})  # a row's type, or a row-less shape
+
     @classmethod
     def sniff(cls, message: Any) -> float:
         if not isinstance(message, dict):
