@@ -93,9 +93,11 @@ class MessageDecoder:
             format_id = found.format
             fmt = self.format_for(format_id)
             # parsed once: detection's value is what decode_slow would parse (the same
-            # exact parser), where a format's fast path would parse the bytes again
+            # exact parser); decode(value) would parse the bytes again
             events = (
-                fmt.decode(value, key) if parsed is NOT_JSON else fmt.decode_object(parsed, key)
+                fmt.decode(value, key)
+                if parsed is NOT_JSON
+                else fmt.decode_parsed(value, parsed, key)
             )
         for event in events:  # the one place of this rule (inline: once per message)
             if not event.table and event.op in NAMED_OPS:

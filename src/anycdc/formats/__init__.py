@@ -20,7 +20,7 @@ from functools import cache
 from typing import Any, Final
 
 from anycdc.errors import UnknownFormatError
-from anycdc.formats.base import Cache, Format, parse_json
+from anycdc.formats.base import SNIFF_PASS, Cache, Format, parse_json
 
 REGISTRY: Final[dict[str, str]] = {
     "debezium-json": "anycdc.formats.debezium:DebeziumJson",
@@ -195,13 +195,17 @@ def _candidates(message: Any) -> _Sniffers:
 
 def _scores(message: Any, sniffers: _Sniffers) -> list[tuple[str, float]]:
     scores = []
-    for format_id, cls in sniffers:
-        try:
-            score = float(cls.sniff(message))
-        except Exception:
-            score = 0.0
-        if score > 0:
-            scores.append((format_id, score))
+    SNIFF_PASS.begin(message)  # what several sniffers read alike is read once
+    try:
+        for format_id, cls in sniffers:
+            try:
+                score = float(cls.sniff(message))
+            except Exception:
+                score = 0.0
+            if score > 0:
+                scores.append((format_id, score))
+    finally:
+        SNIFF_PASS.end()
     return sorted(scores, key=lambda item: -item[1])
 
 

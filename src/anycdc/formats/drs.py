@@ -78,6 +78,7 @@ from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
     NAIVE_DATETIME,
     NULL_RAW,
+    SNIFF_PASS,
     Cache,
     Capabilities,
     FastColumn,
@@ -312,6 +313,12 @@ DRS_ONLY: Final = 3  #: what only DRS writes: DRS claims the message
 
 
 def drs_evidence(message: Any) -> tuple[int, int]:
+    """:func:`read_drs_evidence`, read once per detection pass (four sniffers ask for it:
+    :class:`~anycdc.formats.base.SniffPass`)."""
+    return SNIFF_PASS.shared(message, read_drs_evidence)
+
+
+def read_drs_evidence(message: Any) -> tuple[int, int]:
     """How much of Huawei DRS' JSON a flat message shows, and which DRS variant it proves:
     the one rule every Canal-shaped sniffer reads (DRS' to claim, the others to step aside).
 
@@ -329,11 +336,11 @@ def drs_evidence(message: Any) -> tuple[int, int]:
     JSON (a DELETE row in ``old``, an epoch-seconds TIMESTAMP, the GaussDB flavour that
     JSON-C does not support), 0 when one message cannot tell.
 
-    >>> drs_evidence({"mysqlType": {"b": "varbinary"}, "type": "INSERT", "data": [{"b": "[1]"}]})
+    >>> read_drs_evidence({"mysqlType": {"b": "varbinary"}, "type": "INSERT", "data": [{"b": "[1]"}]})
     (3, 0)
-    >>> drs_evidence({"data": [{"b": "[1]"}], "type": "DELETE", "mysqlType": {"b": "blob"}})
+    >>> read_drs_evidence({"data": [{"b": "[1]"}], "type": "DELETE", "mysqlType": {"b": "blob"}})
     (3, 1)
-    >>> drs_evidence({"data": [{"b": "x"}], "type": "INSERT", "mysqlType": {"b": "blob"}})
+    >>> read_drs_evidence({"data": [{"b": "x"}], "type": "INSERT", "mysqlType": {"b": "blob"}})
     (1, 0)
     """
     if not isinstance(message, dict) or not isinstance(message.get(F_TYPE), str):
