@@ -14,7 +14,7 @@ when first used, so a format's dependencies never break the others.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final
@@ -108,7 +108,7 @@ def detect(message: bytes | bytearray | memoryview | str | Any) -> Detection:
 def detect_parsed(message: bytes | bytearray | memoryview | str | Any) -> tuple[Detection, Any]:
     """:func:`detect`, and the message as parsed for it: the JSON value, or
     :data:`NOT_JSON` for bytes that are no JSON (a binary format's). A caller that goes
-    on to decode hands the value to :meth:`Format.decode_object`: the message is parsed once.
+    on to decode hands the value to :meth:`Format.decode_parsed`: the message is parsed once.
 
     >>> found, parsed = detect_parsed(b'{"op":"c","after":{"id":1},"source":{"table":"t"}}')
     >>> found.format, parsed["after"]
@@ -116,6 +116,19 @@ def detect_parsed(message: bytes | bytearray | memoryview | str | Any) -> tuple[
     >>> detect_parsed(b"\\x00\\x01")[1] is NOT_JSON
     True
     """
+    return _detect(message, _candidates)
+
+
+def detect_reference(message: bytes | bytearray | memoryview | str | Any) -> Detection:
+    """:func:`detect` by asking every format (no :attr:`Format.sniff_keys`): the reference
+    the candidate index must agree with (tests compare the two on every case and
+    corpus message)."""
+    return _detect(message, lambda parsed: _sniffers(binary=False))[0]
+
+
+def _detect(
+    message: bytes | bytearray | memoryview | str | Any, candidates: Callable[[Any], _Sniffers]
+) -> tuple[Detection, Any]:
     if isinstance(message, (bytes, bytearray, memoryview, str)):
         raw = bytes(message) if not isinstance(message, str) else message.encode("utf-8")
         try:
@@ -124,21 +137,7 @@ def detect_parsed(message: bytes | bytearray | memoryview | str | Any) -> tuple[
             return _best(_scores(raw, _sniffers(binary=True))), NOT_JSON
     else:
         parsed = message
-    return _best(_scores(parsed, _candidates(parsed))), parsed
-
-
-def detect_reference(message: bytes | bytearray | memoryview | str | Any) -> Detection:
-    """:func:`detect` by asking every format (no :attr:`Format.sniff_keys`): the reference
-    the candidate index must agree with (tests compare the two on every case and
-    corpus message)."""
-    if isinstance(message, (bytes, bytearray, memoryview, str)):
-        raw = bytes(message) if not isinstance(message, str) else message.encode("utf-8")
-        try:
-            parsed = parse_json(UNKNOWN_FORMAT, raw)
-        except Exception:
-            return _best(_scores(raw, _sniffers(binary=True)))
-        return _best(_scores(parsed, _sniffers(binary=False)))
-    return _best(_scores(message, _sniffers(binary=False)))
+    return _best(_scores(parsed, candidates(parsed))), parsed
 
 
 _Sniffers = tuple[tuple[str, type[Format]], ...]
