@@ -25,7 +25,7 @@ from typing import Final
 
 from anycdc.errors import DecodeError, OptionError
 from anycdc.event import ChangeEvent
-from anycdc.formats import detect, format_class, format_ids, get_format
+from anycdc.formats import NOT_JSON, detect_parsed, format_class, format_ids, get_format
 from anycdc.formats.base import NAMED_OPS, Format
 
 AUTO: Final = "auto"
@@ -83,15 +83,22 @@ class MessageDecoder:
         format_id = self.format_id
         if format_id != AUTO:
             fmt = self._formats[format_id]
+            events = fmt.decode(value, key)
         elif value is None:
             return AUTO, []  # a tombstone carries no shape to detect
         else:
-            found = detect(value)
+            found, parsed = detect_parsed(value)
             if not found.known:
                 raise DecodeError("unknown", "$", _undetected_reason(found.candidates))
             format_id = found.format
             fmt = self.format_for(format_id)
-        events = fmt.decode(value, key)
+            # parsed once: detection's value is what decode_slow would parse (the same
+            # exact parser); decode(value) would parse the bytes again
+            events = (
+                fmt.decode(value, key)
+                if parsed is NOT_JSON
+                else fmt.decode_parsed(value, parsed, key)
+            )
         for event in events:  # the one place of this rule (inline: once per message)
             if not event.table and event.op in NAMED_OPS:
                 raise fmt.unnamed_table(event)

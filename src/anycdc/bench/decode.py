@@ -9,8 +9,10 @@ Avro), (b) anycdc's decode + typing and (c) the pipeline's decode stage (decode
 while decoding ``--memory-events`` messages one at a time must stay flat.
 
 Run: ``python -m anycdc.bench.decode [--events 20000] [--memory-events 10000000]
-[--formats canal-json,oms-json] [--profile canal-json]`` (``--profile``: cProfile of
-the format's decode over the same messages instead of the tables).
+[--formats canal-json,oms-json] [--format auto] [--profile canal-json]`` (``--profile``:
+cProfile of the format's decode over the same messages instead of the tables;
+``--format auto``: the decode column detects every message's format first, as a
+pipeline with ``format: auto`` does).
 """
 
 from __future__ import annotations
@@ -151,7 +153,14 @@ def bare_parsers(format_id: str) -> dict[str, Callable[[bytes], Any]]:
     return {"orjson": orjson.loads, "msgspec": decoder.decode}
 
 
-def bench_formats(count: int, only: list[str] | None = None) -> list[list[str]]:
+def auto_decoder() -> Callable[[bytes], Any]:
+    """What ``format: auto`` does per message: detect, then decode (:class:`MessageDecoder`)."""
+    from anycdc.decoding import AUTO, MessageDecoder
+
+    return MessageDecoder(AUTO).decode
+
+
+def bench_formats(count: int, only: list[str] | None = None, auto: bool = False) -> list[list[str]]:
     rows = []
     for format_id in only or format_ids():
         if format_id in SKIP or not format_class(format_id).can_encode:
@@ -164,7 +173,7 @@ def bench_formats(count: int, only: list[str] | None = None) -> list[list[str]]:
         events = sum(len(fmt.decode(m)) for m in data)
         gc.collect()
         funcs: dict[str, Callable[[bytes], Any]] = {
-            "decode": fmt.decode,
+            "decode": auto_decoder() if auto else fmt.decode,
             "stage": stage_decoder(format_id),
         }
         measured = rates({**funcs, **bare_parsers(format_id)}, data)
@@ -246,6 +255,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-events", type=int, default=10_000_000, help="0 to skip")
     parser.add_argument("--memory-format", default="canal-json")
     parser.add_argument("--formats", help="comma-separated format ids (default: all)")
+    parser.add_argument(
+        "--format",
+        choices=("each", "auto"),
+        default="each",
+        help="decode column: each format's own decoder, or auto-detection then decode",
+    )
     parser.add_argument("--profile", metavar="FORMAT", help="print a cProfile of FORMAT instead")
     args = parser.parse_args(argv)
     from anycdc.cli.output import print_table
@@ -254,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
         print(profile(args.profile, args.events))
         return 0
     only = [f.strip() for f in args.formats.split(",") if f.strip()] if args.formats else None
-    rows = bench_formats(args.events, only)
+    auto = args.format == "auto"
+    rows = bench_formats(args.events, only, auto)
     print_table(
         f"Decode throughput, one core, {args.events:,} messages per format "
         "(side by side, best of 3 per 200-message chunk)",
@@ -262,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
             "format",
             "messages",
             "bare parse (msg/s)",
-            "anycdc decode (events/s)",
+            "anycdc auto-detect + decode (events/s)" if auto else "anycdc decode (events/s)",
             "vs fastest bare",
             "pipeline stage (events/s)",
             "size",

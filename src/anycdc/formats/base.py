@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -265,6 +266,14 @@ class Format(ABC):
         return COMMON_OPTIONS + cls.extra_options
 
     # ---- detection
+    sniff_keys: ClassVar[frozenset[str] | None] = None
+    """Top-level keys of which a JSON object must hold at least one for :meth:`sniff` to
+    score it above 0; None: any message may score. Detection asks only the formats whose
+    keys a message holds (and those that declare none): a message of one format is
+    never sniffed by the ten others (:func:`anycdc.formats.detect`). A key set that is
+    too narrow loses a detection: the differential test against the full scan
+    (:func:`anycdc.formats.detect_reference`) runs every golden case and corpus message."""
+
     @classmethod
     @abstractmethod
     def sniff(cls, message: Any) -> float:
@@ -291,6 +300,25 @@ class Format(ABC):
             except Exception as exc:  # a bug of the fast path: said, never hidden
                 raise self.error("$", f"fast path failed: {type(exc).__name__}: {exc}") from exc
         return self.decode_slow(value, key)
+
+    def decode_parsed(
+        self, value: bytes | bytearray | memoryview | str, parsed: Any, key: bytes | None = None
+    ) -> list[ChangeEvent]:
+        """:meth:`decode` of a JSON message already parsed (``parsed``: what :func:`parse_json`
+        gives for ``value``; auto detection parsed it): never parsed a second time by the
+        generic parser. A format's fast path still reads the bytes: its typed read of the
+        envelope is what makes it fast (2-4x :meth:`decode_object` of the parsed value);
+        where it refuses, the parsed value is decoded.
+        """
+        # decode()'s fast branch, copied: inline there, as a call would cost its hot path
+        if self.fast_path and type(value) is bytes and len(value) <= MAX_MESSAGE_BYTES:
+            try:
+                return self.decode_fast(value)
+            except FAST_REFUSALS:
+                self.fast_fallbacks += 1
+            except Exception as exc:  # a bug of the fast path: said, never hidden
+                raise self.error("$", f"fast path failed: {type(exc).__name__}: {exc}") from exc
+        return self.decode_object(parsed, key)
 
     def decode_slow(
         self, value: bytes | bytearray | memoryview | str | None, key: bytes | None = None
@@ -570,6 +598,55 @@ def optional_str(format_id: str, value: Any, path: str) -> str | None:
 # counts it in ``fast_fallbacks``.
 NULL_RAW: Final = msgspec.Raw(b"null")
 """The default of a ``msgspec.Raw`` field the fast paths read (an absent image is null)."""
+
+
+class SniffPass(threading.local):
+    """The message one detection pass asks its candidate formats about, and what their
+    sniffers compute from it alike: the four Canal-shaped sniffers each read DRS' evidence
+    (:func:`anycdc.formats.drs.drs_evidence`), the costliest sniff, which is read once per
+    pass. :func:`anycdc.formats.detect` opens and closes the pass; a sniffer called outside
+    one computes afresh, so a message changed between two calls is never judged by its
+    old self. Per thread.
+
+    >>> calls = []
+    >>> def evidence(message: Any) -> int:
+    ...     calls.append(1)
+    ...     return len(message)
+    >>> msg = {"a": 1}
+    >>> SNIFF_PASS.begin(msg)
+    >>> SNIFF_PASS.shared(msg, evidence), SNIFF_PASS.shared(msg, evidence), len(calls)
+    (1, 1, 1)
+    >>> SNIFF_PASS.end()
+    >>> SNIFF_PASS.shared(msg, evidence), len(calls)
+    (1, 2)
+    """
+
+    def __init__(self) -> None:
+        self.message: Any = _NOTHING
+        self.values: dict[Callable[[Any], Any], Any] = {}
+
+    def begin(self, message: Any) -> None:
+        self.message = message
+        self.values = {}
+
+    def end(self) -> None:
+        self.message = _NOTHING
+        self.values = {}
+
+    def shared(self, message: Any, compute: Callable[[Any], _V]) -> _V:
+        """``compute(message)``, computed once per pass over ``message``."""
+        if message is not self.message:
+            return compute(message)
+        values = self.values
+        if compute in values:
+            found: _V = values[compute]
+            return found
+        result = values[compute] = compute(message)
+        return result
+
+
+_NOTHING: Final = object()
+SNIFF_PASS: Final = SniffPass()
 
 
 class NotFast(Exception):

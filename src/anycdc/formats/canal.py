@@ -47,8 +47,8 @@ Rules this decoder follows (seeds 000-003, FORMATS.md section 4):
   holding only the handle key (``_tidb.onlyHandleKey``) or a claim-check pointer
   (``_tidb.claimCheckLocation``) is an error: the row is not in it. ``gtid`` (a GTID set, not a transaction id) goes to
   ``extra``; ``ts`` (write time) is not kept.
-* detection: see :func:`is_canal_shaped`, :func:`drs_evidence` (Huawei DRS'
-  fields and renderings, read by every Canal-shaped sniffer) and :func:`is_dts_certain`
+* detection: see :func:`is_canal_shaped`, :func:`anycdc.formats.drs.drs_evidence`
+  (Huawei DRS' fields and renderings, read by every Canal-shaped sniffer) and :func:`is_dts_certain`
   (the keys DTS leaves out).
 
 >>> fmt = CanalJson()
@@ -142,15 +142,6 @@ F_SQL_TYPE: Final = "sqlType"
 F_IS_HEARTBEAT: Final = "isHeartbeat"
 F_SERVER_ID: Final = "serverId"
 F_DATA_SOURCE_NAME: Final = "dataSourceName"
-# Huawei DRS' own fields (:mod:`anycdc.formats.drs` reads them too): the GaussDB flavour's
-# type map and op, and the full-load fields
-F_COLUMN_TYPE: Final = "columnType"
-F_OP_TYPE: Final = "opType"
-F_JOB_ID: Final = "jobId"
-F_SHARD_ID: Final = "shardId"
-F_IDENTIFIER: Final = "identifier"
-F_EVENT_ID: Final = "eventId"
-FULL_LOAD_FIELDS: Final = (F_JOB_ID, F_SHARD_ID, F_IDENTIFIER, F_EVENT_ID)
 # TiCDC writes Canal-JSON with ``enable-tidb-extension=true``: ``_tidb`` holds the
 # transaction's TSO (``commitTs``; ``id`` is always 0), ``TIDB_WATERMARK`` messages a
 # ``watermarkTs`` (every change before it was sent); a message too large for Kafka is
@@ -615,6 +606,8 @@ class CanalFamily(Format):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ detection
+    sniff_keys = frozenset({F_TYPE})  # every Canal-shaped message has a string ``type``
+
     @classmethod
     def sniff(cls, message: Any) -> float:
         try:
@@ -1305,19 +1298,9 @@ def _partial(
 
 # --------------------------------------------------------------------------- detection
 _SHAPE_FIELDS: Final = (F_DATA, F_OLD, F_IS_DDL, F_MYSQL_TYPE, F_SQL_TYPE, F_PK_NAMES)
-_DRS_FIELDS: Final = frozenset({F_COLUMN_TYPE, F_OP_TYPE, *FULL_LOAD_FIELDS})
 _DATAARTS_FIELDS: Final = (F_SERVER_ID, F_DATA_SOURCE_NAME, F_IS_HEARTBEAT)
-_BINARY_NAMES: Final = ("binary", "varbinary", "blob", "tinyblob", "mediumblob", "longblob")
-_BYTE_LIST_TEXT: Final = re.compile(r"\[(?:-?\d{1,3}(?:, ?-?\d{1,3})*)?\]")
-_DATETIME_TEXT: Final = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}")
 _FIRST_WORD: Final = re.compile(r"[\s(\[]")
 _DML_DTS_FIELDS: Final = (F_DATABASE, F_TABLE, F_ES, F_ID, F_TS)
-
-# how much of Huawei DRS a message shows (:func:`drs_evidence`)
-NOT_FLAT: Final = 0  #: not a flat message DRS could write (no type map field ...)
-FLAT: Final = 1  #: a flat message with nothing of DRS
-DRS_LIKE: Final = 2  #: a sign of DRS that proves nothing: Canal-shaped vendors step aside
-DRS_ONLY: Final = 3  #: what only DRS writes: DRS claims the message
 
 
 def type_word(name: str) -> str:
@@ -1337,87 +1320,6 @@ def is_canal_shaped(msg: Any) -> bool:
         if rows is not None and not isinstance(rows, list):
             return False  # Maxwell / SharePlex put one object here
     return any(field in msg for field in _SHAPE_FIELDS)
-
-
-def drs_evidence(message: Any) -> tuple[int, int]:
-    """How much of Huawei DRS' JSON a flat message shows, and which DRS variant it proves:
-    the one rule every Canal-shaped sniffer reads (DRS' to claim, the others to step aside).
-
-    Returns ``(strength, variant)``. ``strength`` is :data:`DRS_ONLY` when every row
-    value is text (DRS writes nothing else; Canal by OMS/DataArts does) and the message
-    has a sign of DRS: a GaussDB-flavour field (``columnType``/``opType``), a full-load
-    field (``jobId`` ...), ``INIT_DDL``, DRS' field order (``mysqlType``/``columnType``
-    first; the others start with ``data`` or ``database``) or a binary column written as
-    a byte list (``"[106, 103]"``). It is :data:`DRS_LIKE` for such a sign beside a value
-    that is not text or outside DRS' shape, and for a MySQL ``TIMESTAMP`` in epoch
-    seconds beside an ``id`` (DRS JSON's rendering; OMS, the other epoch writer, has no
-    ``id``) without other sign; :data:`FLAT` for a flat message with none of these and
-    :data:`NOT_FLAT` for anything else. ``variant`` is +1 when the message proves JSON-C
-    (a DELETE row in ``data``, a MySQL TIMESTAMP as datetime text), -1 when it proves
-    JSON (a DELETE row in ``old``, an epoch-seconds TIMESTAMP, the GaussDB flavour that
-    JSON-C does not support), 0 when one message cannot tell.
-
-    >>> drs_evidence({"mysqlType": {"b": "varbinary"}, "type": "INSERT", "data": [{"b": "[1]"}]})
-    (3, 0)
-    >>> drs_evidence({"data": [{"b": "[1]"}], "type": "DELETE", "mysqlType": {"b": "blob"}})
-    (3, 1)
-    >>> drs_evidence({"data": [{"b": "x"}], "type": "INSERT", "mysqlType": {"b": "blob"}})
-    (1, 0)
-    """
-    if not isinstance(message, dict) or not isinstance(message.get(F_TYPE), str):
-        return NOT_FLAT, 0
-    signed = (
-        not _DRS_FIELDS.isdisjoint(message)
-        or next(iter(message)) in (F_MYSQL_TYPE, F_COLUMN_TYPE)
-        or message.get(F_TYPE) == OP_INIT_DDL
-    )
-    types = message.get(F_MYSQL_TYPE, message.get(F_COLUMN_TYPE, False))
-    data, old = message.get(F_DATA), message.get(F_OLD)
-    if (
-        types is False
-        or (types is not None and not isinstance(types, dict))
-        or not isinstance(data, (list, type(None)))
-        or not isinstance(old, (list, type(None)))
-    ):
-        return (DRS_LIKE if signed else NOT_FLAT), 0
-    rows = [r for r in (data or [])[:4] + (old or [])[:4] if isinstance(r, dict)]
-    text = all(v is None or isinstance(v, str) for r in rows for v in r.values())
-    proofs: set[int] = set()
-    if F_COLUMN_TYPE in message or F_OP_TYPE in message:
-        proofs.add(-1)  # JSON-C exists for MySQL/TaurusDB sources only
-    if message.get(F_TYPE) == OP_DELETE:
-        if data and not old:
-            proofs.add(1)
-        elif old and not data:
-            proofs.add(-1)
-    epoch_with_id = False
-    heads = [r[0] for r in (data, old) if r]  # the first rows: an epoch there is DRS-like
-    mysql = types is message.get(F_MYSQL_TYPE)
-    for name, vendor in (types or {}).items():
-        if not isinstance(vendor, str):
-            continue
-        word = type_word(vendor)
-        if word in _BINARY_NAMES:
-            if any(_is_byte_list(r.get(name)) for r in rows):
-                signed = True
-        elif word == "timestamp" and mysql:
-            bare = vendor.split("(", 1)[0].strip().lower() == word  # not "timestamp with ..."
-            for row in rows:
-                value = row.get(name)
-                if isinstance(value, str):
-                    if EPOCH_TEXT.fullmatch(value):
-                        proofs.add(-1)
-                        if bare and F_ID in message and any(row is h for h in heads):
-                            epoch_with_id = True
-                    elif _DATETIME_TEXT.match(value):
-                        proofs.add(1)
-    if signed and text:
-        return DRS_ONLY, next(iter(proofs)) if len(proofs) == 1 else 0
-    return (DRS_LIKE if signed or epoch_with_id else FLAT), 0
-
-
-def _is_byte_list(value: Any) -> bool:
-    return isinstance(value, str) and _BYTE_LIST_TEXT.fullmatch(value) is not None
 
 
 def is_dts_certain(msg: dict[str, Any]) -> bool:
@@ -1459,6 +1361,9 @@ class CanalJson(CanalFamily):
 
     @classmethod
     def shape_score(cls, msg: dict[str, Any]) -> float:
+        # DRS' rule lives with DRS, whose module builds on this one: imported on first use
+        from anycdc.formats.drs import DRS_LIKE, drs_evidence
+
         if drs_evidence(msg)[0] >= DRS_LIKE:
             return 0.2
         if is_dts_certain(msg):

@@ -41,6 +41,8 @@ class CanonicalJson(Format):
         key_detail="key",
     )
 
+    sniff_keys = frozenset({FIELD_FORMAT})
+
     @classmethod
     def sniff(cls, message: Any) -> float:
         if not isinstance(message, dict):

@@ -783,6 +783,8 @@ class DataWorksJson(DataWorksFamily):
                 f"got {self._version!r}"
             )
 
+    sniff_keys = frozenset({FIELD_PAYLOAD})
+
     @classmethod
     def sniff(cls, message: Any) -> float:
         """Sure when ``payload`` has ``op``, ``timestamp``, ``sequenceId`` and ``schema`` has

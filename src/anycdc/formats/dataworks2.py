@@ -288,6 +288,8 @@ class DataWorks2Json(DataWorksFamily):
     fast_decoder = msgspec.json.Decoder(_FastMessage, float_hook=Decimal)
     fast_rules = frozenset({RULE_INSERT, RULE_DELETE, RULE_UPDATE})
 
+    sniff_keys = frozenset({FIELD_VERSION})  # "2.0" decides
+
     @classmethod
     def sniff(cls, message: Any) -> float:
         """Sure when ``version`` is ``"2.0"`` and ``payload`` has ``op`` and ``timestamp``."""

@@ -160,6 +160,8 @@ class AwsDmsJson(RowFlow):
         self._prefix = self.options.get(OPT_BEFORE_PREFIX) or None
 
     # ---- detection
+    sniff_keys = frozenset({F_METADATA})
+
     @classmethod
     def sniff(cls, message: Any) -> float:
         if not isinstance(message, dict):

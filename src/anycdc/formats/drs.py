@@ -66,6 +66,7 @@ Position(parts=(7,))
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar, Final
@@ -77,6 +78,7 @@ from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
     NAIVE_DATETIME,
     NULL_RAW,
+    SNIFF_PASS,
     Cache,
     Capabilities,
     FastColumn,
@@ -90,28 +92,19 @@ from anycdc.formats.base import (
     optional_str,
 )
 from anycdc.formats.canal import (
-    DRS_ONLY,
-    F_COLUMN_TYPE,
     F_DATA,
     F_DATABASE,
     F_ES,
-    F_EVENT_ID,
     F_ID,
-    F_IDENTIFIER,
     F_IS_DDL,
-    F_JOB_ID,
     F_MYSQL_TYPE,
     F_OLD,
-    F_OP_TYPE,
     F_PK_NAMES,
-    F_SHARD_ID,
     F_SQL,
     F_SQL_TYPE,
     F_TABLE,
     F_TS,
     F_TYPE,
-    FLAT,
-    FULL_LOAD_FIELDS,
     OP_DDL,
     OP_DELETE,
     OP_INIT,
@@ -125,7 +118,6 @@ from anycdc.formats.canal import (
     Pairing,
     RowRender,
     cache_items,
-    drs_evidence,
     type_word,
 )
 from anycdc.formats.codecs.java import gson_json, java_double, plain_decimal
@@ -133,6 +125,7 @@ from anycdc.formats.codecs.text import int_field
 from anycdc.typemap import sql_type
 from anycdc.values import (
     BINARY,
+    EPOCH_TEXT,
     INTEGER_RANGES,
     INTEGER_TYPES,
     STRING,
@@ -151,9 +144,16 @@ from anycdc.values import (
 
 # --------------------------------------------------------------------------- wire names
 # (the fields and op codes every Canal-shaped message has come from anycdc.formats.canal)
-# (and DRS' own fields detection reads, ``columnType``/``opType`` and the full-load ones)
 F_DB_TYPE: Final = "dbType"
 F_SCHEMA: Final = "schema"
+# DRS' own fields: the GaussDB flavour's type map and op, and the full-load fields
+F_COLUMN_TYPE: Final = "columnType"
+F_OP_TYPE: Final = "opType"
+F_JOB_ID: Final = "jobId"
+F_SHARD_ID: Final = "shardId"
+F_IDENTIFIER: Final = "identifier"
+F_EVENT_ID: Final = "eventId"
+FULL_LOAD_FIELDS: Final = (F_JOB_ID, F_SHARD_ID, F_IDENTIFIER, F_EVENT_ID)
 
 ROW_OPS: Final[dict[str, Op]] = {
     OP_INSERT: Op.INSERT,
@@ -255,6 +255,108 @@ def _offset_text(value: dt.datetime) -> str:
     return f"{sign}{hours:02d}" + (f":{minutes:02d}" if minutes else "")
 
 
+# --------------------------------------------------------------------------- detection
+# DRS' rule, read by every Canal-shaped sniffer: DRS' to claim a message, canal-json's and
+# dts-canal-json's to step aside (they import it from here, when first sniffing)
+_DRS_FIELDS: Final = frozenset({F_COLUMN_TYPE, F_OP_TYPE, *FULL_LOAD_FIELDS})
+_BINARY_NAMES: Final = ("binary", "varbinary", "blob", "tinyblob", "mediumblob", "longblob")
+_BYTE_LIST_TEXT: Final = re.compile(r"\[(?:-?\d{1,3}(?:, ?-?\d{1,3})*)?\]")
+_DATETIME_TEXT: Final = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}")
+
+# how much of Huawei DRS a message shows (:func:`drs_evidence`)
+NOT_FLAT: Final = 0  #: not a flat message DRS could write (no type map field ...)
+FLAT: Final = 1  #: a flat message with nothing of DRS
+DRS_LIKE: Final = 2  #: a sign of DRS that proves nothing: Canal-shaped vendors step aside
+DRS_ONLY: Final = 3  #: what only DRS writes: DRS claims the message
+
+
+def drs_evidence(message: Any) -> tuple[int, int]:
+    """:func:`read_drs_evidence`, read once per detection pass (four sniffers ask for it:
+    :class:`~anycdc.formats.base.SniffPass`)."""
+    return SNIFF_PASS.shared(message, read_drs_evidence)
+
+
+def read_drs_evidence(message: Any) -> tuple[int, int]:
+    """How much of Huawei DRS' JSON a flat message shows, and which DRS variant it proves:
+    the one rule every Canal-shaped sniffer reads (DRS' to claim, the others to step aside).
+
+    Returns ``(strength, variant)``. ``strength`` is :data:`DRS_ONLY` when every row
+    value is text (DRS writes nothing else; Canal by OMS/DataArts does) and the message
+    has a sign of DRS: a GaussDB-flavour field (``columnType``/``opType``), a full-load
+    field (``jobId`` ...), ``INIT_DDL``, DRS' field order (``mysqlType``/``columnType``
+    first; the others start with ``data`` or ``database``) or a binary column written as
+    a byte list (``"[106, 103]"``). It is :data:`DRS_LIKE` for such a sign beside a value
+    that is not text or outside DRS' shape, and for a MySQL ``TIMESTAMP`` in epoch
+    seconds beside an ``id`` (DRS JSON's rendering; OMS, the other epoch writer, has no
+    ``id``) without other sign; :data:`FLAT` for a flat message with none of these and
+    :data:`NOT_FLAT` for anything else. ``variant`` is +1 when the message proves JSON-C
+    (a DELETE row in ``data``, a MySQL TIMESTAMP as datetime text), -1 when it proves
+    JSON (a DELETE row in ``old``, an epoch-seconds TIMESTAMP, the GaussDB flavour that
+    JSON-C does not support), 0 when one message cannot tell.
+
+    >>> read_drs_evidence({"mysqlType": {"b": "varbinary"}, "type": "INSERT", "data": [{"b": "[1]"}]})
+    (3, 0)
+    >>> read_drs_evidence({"data": [{"b": "[1]"}], "type": "DELETE", "mysqlType": {"b": "blob"}})
+    (3, 1)
+    >>> read_drs_evidence({"data": [{"b": "x"}], "type": "INSERT", "mysqlType": {"b": "blob"}})
+    (1, 0)
+    """
+    if not isinstance(message, dict) or not isinstance(message.get(F_TYPE), str):
+        return NOT_FLAT, 0
+    signed = (
+        not _DRS_FIELDS.isdisjoint(message)
+        or next(iter(message)) in (F_MYSQL_TYPE, F_COLUMN_TYPE)
+        or message.get(F_TYPE) == OP_INIT_DDL
+    )
+    types = message.get(F_MYSQL_TYPE, message.get(F_COLUMN_TYPE, False))
+    data, old = message.get(F_DATA), message.get(F_OLD)
+    if (
+        types is False
+        or (types is not None and not isinstance(types, dict))
+        or not isinstance(data, (list, type(None)))
+        or not isinstance(old, (list, type(None)))
+    ):
+        return (DRS_LIKE if signed else NOT_FLAT), 0
+    rows = [r for r in (data or [])[:4] + (old or [])[:4] if isinstance(r, dict)]
+    text = all(v is None or isinstance(v, str) for r in rows for v in r.values())
+    proofs: set[int] = set()
+    if F_COLUMN_TYPE in message or F_OP_TYPE in message:
+        proofs.add(-1)  # JSON-C exists for MySQL/TaurusDB sources only
+    if message.get(F_TYPE) == OP_DELETE:
+        if data and not old:
+            proofs.add(1)
+        elif old and not data:
+            proofs.add(-1)
+    epoch_with_id = False
+    heads = [r[0] for r in (data, old) if r]  # the first rows: an epoch there is DRS-like
+    mysql = types is message.get(F_MYSQL_TYPE)
+    for name, vendor in (types or {}).items():
+        if not isinstance(vendor, str):
+            continue
+        word = type_word(vendor)
+        if word in _BINARY_NAMES:
+            if any(_is_byte_list(r.get(name)) for r in rows):
+                signed = True
+        elif word == "timestamp" and mysql:
+            bare = vendor.split("(", 1)[0].strip().lower() == word  # not "timestamp with ..."
+            for row in rows:
+                value = row.get(name)
+                if isinstance(value, str):
+                    if EPOCH_TEXT.fullmatch(value):
+                        proofs.add(-1)
+                        if bare and F_ID in message and any(row is h for h in heads):
+                            epoch_with_id = True
+                    elif _DATETIME_TEXT.match(value):
+                        proofs.add(1)
+    if signed and text:
+        return DRS_ONLY, next(iter(proofs)) if len(proofs) == 1 else 0
+    return (DRS_LIKE if signed or epoch_with_id else FLAT), 0
+
+
+def _is_byte_list(value: Any) -> bool:
+    return isinstance(value, str) and _BYTE_LIST_TEXT.fullmatch(value) is not None
+
+
 # --------------------------------------------------------------------------- the formats
 # --------------------------------------------------------------------------- fast path
 # As canal-json's (see :mod:`anycdc.formats.canal`): msgspec decodes the envelope
@@ -327,7 +429,7 @@ class _DrsJsonBase(CanalFamily):
     @classmethod
     def sniff(cls, message: Any) -> float:
         """DRS-only features decide (the family's rule,
-        :func:`~anycdc.formats.canal.drs_evidence`), then the variant."""
+        :func:`drs_evidence`), then the variant."""
         try:
             strength, variant = drs_evidence(message)
         except Exception:  # a sniffer never raises

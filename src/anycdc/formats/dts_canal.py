@@ -47,15 +47,14 @@ from anycdc.formats.base import Capabilities, OptionSpec
 from anycdc.formats.canal import (
     BINARY_OPTION,
     DEFAULT_VENDOR,
-    DRS_LIKE,
     F_DATA,
     F_OLD,
     OP_DDL,
     CanalFamily,
     RowRender,
-    drs_evidence,
     is_dts_certain,
 )
+from anycdc.formats.drs import DRS_LIKE, drs_evidence
 from anycdc.typemap import jdbc_type, mysql_binlog_type
 from anycdc.values import LogicalType
 

@@ -214,14 +214,23 @@ class RowFlow(Format):
             )
         code = head.get(self.op_field)
         if type(code) is not str:
+            self.unreadable(msg)
             found = require(self.id, head, self.op_field, self.header_path)
             if found is None and self.null_missing:
                 raise self.error(self.header_path, f"missing required field {self.op_field!r}")
             code = expect_str(self.id, found, self.op_path)
         rule = self.ops.get(code)
         if rule is None:
+            self.unreadable(msg)
             raise self.error(self.op_path, f"unknown {self.op_noun or self.op_field} {code!r}")
         return [self.flow(msg, head, code, rule)]
+
+    def unreadable(self, msg: dict[str, Any]) -> None:
+        """A hook for a message whose op code is missing or unknown, before the flow's error:
+        a format whose vendor writes row-less shapes without an op code (Maxwell's encrypted
+        messages) raises its own, clearer error here. A format that checks such shapes on
+        messages with a known op code does it in :meth:`header`: there the check costs no
+        call of its own on the hot path."""
 
     def flow(
         self,

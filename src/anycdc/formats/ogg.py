@@ -171,6 +171,8 @@ class OggJson(RowFlow):
         self.time_zone = self.options.timezone or dt.UTC
 
     # ---- detection
+    sniff_keys = frozenset({F_OP_TYPE})  # the default name (op_keys renames codes only)
+
     @classmethod
     def sniff(cls, message: Any) -> float:
         if not isinstance(message, dict):

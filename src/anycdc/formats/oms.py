@@ -428,6 +428,8 @@ class _OmsFormat(RowFlow):
         self._key_names: Cache[str, tuple[str, ...]] = Cache(_TEXTS_CACHED)
 
     # ---- detection
+    sniff_keys = frozenset({F_META})
+
     @classmethod
     def _shape_score(cls, message: Any) -> float:
         if not isinstance(message, dict) or not isinstance(message.get(F_META), dict):

@@ -190,6 +190,8 @@ class SharePlexJson(RowFlow):
             raise OptionError(f"{self.id}: option {OPT_FULL_KEY}: {exc}") from None
 
     # ---- detection
+    sniff_keys = frozenset({F_META})
+
     @classmethod
     def sniff(cls, message: Any) -> float:
         if not isinstance(message, dict):

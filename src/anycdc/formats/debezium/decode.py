@@ -326,6 +326,10 @@ class DebeziumDecoder(Format):
         self._prefixes: Cache[bytes, EnvelopePlan] = Cache(self._PREFIX_CACHE_SIZE)
 
     # ------------------------------------------------------------------ detection
+    # an envelope's payload, a CloudEvent's data, or a payload alone: a row change's op,
+    # a schema change's source, a transaction marker's status
+    sniff_keys = frozenset({ENVELOPE_PAYLOAD, CE_DATA, OP, SOURCE, TX_STATUS})
+
     @classmethod
     def sniff(cls, message: Any) -> float:
         """Envelope with a Connect struct schema, or a payload with a Debezium ``op``."""
