@@ -382,13 +382,10 @@ def anycdc_run(
         seconds = time.monotonic() - started
     applied = sum(m.events for m in history)
     assert applied >= events, f"anycdc applied {applied} of {events} events"
-    merges = sum(len(m.tables) for m in history)
+    applies = sum(len(m.tables) for m in history)
     batch_seconds = [m.seconds for m in history if not m.flush]
-    out = [
-        Measured(
-            f"{name}: end to end ({merges} MERGEs)", events, seconds, batch_seconds, memory.peak
-        )
-    ]
+    label = f"{name}: end to end ({applies} table applies, {config.apply_engine} engine)"
+    out = [Measured(label, events, seconds, batch_seconds, memory.peak)]
     if any(m.flush for m in history):
         out.append(Measured(f"{name}: ingest only", events, ends[-1] - started, batch_seconds))
     return out
