@@ -85,8 +85,8 @@ class BenchSettings:
     """The most active tables (the first ones) that get ``hot_freshness`` (the others:
     ``freshness``)."""
     hot_freshness: float = 15.0
-    apply_engine: str = "merge"
-    """The runs' ``apply_engine`` (``batched`` or ``merge``: the two side by side)."""
+    apply_engine: str = "batched"
+    """The runs' ``apply_engine`` (``batched``, the pipeline's default, or ``merge``: the two side by side)."""
     metrics: bool = False
     """Serve the runs' metrics (``metrics_port``, a free port): what they cost."""
     profile: str = "shop"

@@ -98,8 +98,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--apply-engine",
         choices=("batched", "merge"),
-        default="merge",
-        help="how the runs write their tables (`apply_engine`; default merge, or batched)",
+        default="batched",
+        help="how the runs write their tables (`apply_engine`; default batched, as the pipeline; or merge)",
     )
     parser.add_argument(
         "--metrics", action="store_true",
