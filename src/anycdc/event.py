@@ -53,6 +53,10 @@ class Op(StrEnum):
 
 
 ROW_OPS: Final = frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT})
+CONTROL_OPS: Final = frozenset({Op.HEARTBEAT, Op.BEGIN, Op.COMMIT})
+"""Records that carry no change of a table: they move the stream's clock, never a row."""
+TABLE_OPS: Final = ROW_OPS | {Op.TRUNCATE, Op.DDL}
+"""What the pipeline applies to a table (every other op is :data:`CONTROL_OPS`)."""
 
 
 class Position(msgspec.Struct, frozen=True, order=True):

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from anycdc.cli import main as cli
-from tests.pipeline.helpers import run
+from tests.pipeline.helpers import accounted, run
 
 pytestmark = [pytest.mark.spark, pytest.mark.faults]
 
@@ -29,6 +29,8 @@ def test_duplicates_reordering_and_poison_leave_exact_tables(spark: Any, tmp_pat
     result = verify(spark, str(target), str(sim / "truth"))
     assert result["expected_dead_letters"] > 0
     assert result["ok"], result
+    audit = accounted(spark, target, pending=0, unaccounted=0)
+    assert audit["decode_dead_letters"] == result["expected_dead_letters"]
 
 
 def test_verify_reports_a_wrong_value(spark: Any, tmp_path: Path) -> None:

@@ -128,3 +128,17 @@ def writes(table: Path) -> list[str]:
         else:
             kinds.append(OPERATION_KINDS.get(operation, operation))
     return kinds
+
+
+def accounted(spark: Any, target: Path, **expected: int) -> dict[str, Any]:
+    """The audit of ``target`` (:func:`anycdc.spark.accounting.account`) as a dict, after
+    checking that every changelog row has its one outcome and that the totals ``expected``
+    (``applied=3``, ``dead_lettered=1``, ``pending=0``, ...) hold."""
+    from anycdc.spark.accounting import account
+
+    result = account(spark, str(target))
+    report = result.as_dict()
+    assert result.ok, report
+    total = report["total"]
+    assert {name: total[name] for name in expected} == expected, report
+    return report

@@ -10,7 +10,16 @@ import pytest
 
 from anycdc.event import Column
 from anycdc.values import LogicalType
-from tests.pipeline.helpers import ORDER_COLUMNS, encode_all, ev, rows, run, system, write_messages
+from tests.pipeline.helpers import (
+    ORDER_COLUMNS,
+    accounted,
+    encode_all,
+    ev,
+    rows,
+    run,
+    system,
+    write_messages,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -148,6 +157,8 @@ def test_bad_messages_go_to_dead_letters_and_the_stream_goes_on(spark: Any, tmp_
     assert [r["offset"] for r in dead] == [1, 3, 4]
     assert all(r["source"].endswith("001.jsonl") and r["raw"] for r in dead)
     assert "qty: cannot cast" in dead[2]["error"]
+    # the bad cast's dead letter is its changelog row's outcome; the others never got there
+    assert accounted(spark, out, applied=1, dead_lettered=1)["decode_dead_letters"] == 2
 
 
 def test_replayed_batch_changes_nothing_twice(spark: Any, tmp_path: Path) -> None:
@@ -187,6 +198,7 @@ def test_replay_dead_letters_applies_messages_after_an_option_change(
     assert replay_dead_letters(spark, config) == (2, 0)
     assert [r["id"] for r in rows(spark, out)] == [1, 2]
     assert system(spark, out, "dead_letter") == []
+    accounted(spark, out, applied=2, dead_lettered=0)  # the replay's rows, applied on ingest
 
 
 def test_one_batch_and_many_batches_give_identical_tables(spark: Any, tmp_path: Path) -> None:
@@ -282,6 +294,8 @@ def test_an_incompatible_change_dead_letters_that_table_only(spark: Any, tmp_pat
     assert "shop.orders: incompatible schema change: column price: cannot change" in dead["error"]
     assert dead["format"] == "canonical-json" and dead["offset"] == 1  # line 1 of 002.jsonl
     assert dead["source"].endswith("002.jsonl")
+    assert dead["table"] == "shop.orders"  # ties the dead letter to its changelog row
+    accounted(spark, out, applied=2, dead_lettered=1)
     assert rows(spark, out, "items") == [
         {"id": 7, "name": "other", "qty": 7, "price": Decimal("7.00")}
     ]

@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "run",
     "status",
     "verify",
+    "audit",
     "replay",
     "bench",
     "dev",

@@ -30,6 +30,7 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
     from anycdc.metrics import SCHEMA_CHANGE
+    from anycdc.spark.accounting import skipped_by_reason
 
     error = F.col("error")
     reasons = {
@@ -126,6 +127,7 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
             "decode": int(run["undecoded"] or 0) if run else 0,
             **{r: sum(t["dead_letters_by_reason"][r] for t in tables) for r in reasons},
         },
+        "skipped": dict(skipped_by_reason(batches)),
         "heartbeat_ts_ms": heartbeat,
         "last_batch": run["batch"] if run else None,
         "ingest_lag_s": round((now_ms - ingested_ts) / 1000, 1) if ingested_ts else None,
@@ -297,6 +299,10 @@ def run(args: argparse.Namespace) -> int:
                "target", "dead letters", "names", "last error"]  # fmt: skip
     print_table(f"anycdc status: {args.target}", headers, rows)
     print(f"dead letters in total: {report['dead_letters']}")
+    if report["skipped"]:
+        # the changelog rows no table takes, by documented reason (anycdc audit: each row)
+        parts = ", ".join(f"{n} {reason}" for reason, n in report["skipped"].items())
+        print(f"skipped (applied to no table): {parts}")
     if report["last_batch"] is not None:
         lag = report["ingest_lag_s"]
         print(
@@ -329,8 +335,9 @@ COMMAND = Command(
     "heartbeat), the ingest batch it is applied through, its pending changes (ingested,\n"
     "waiting for the table to be due), how long the oldest has waited, its freshness\n"
     "target, dead letters, names (columns renamed in the table, a shortened folder) and\n"
-    "the last error of a table whose last apply failed; then the run's last batch and\n"
-    "ingest lag. --json for machines: the same facts with stable keys, and those the\n"
+    "the last error of a table whose last apply failed; then the run's dead letters,\n"
+    "the events applied to no table by reason (control records, DDL naming no table,\n"
+    "excluded tables), the last batch and the ingest lag. --json for machines: the same facts with stable keys, and those the\n"
     "metrics serve (applies, last apply time, dead letters by reason).\n\n"
     "Example:\n  anycdc status --target lake/",
     add_arguments=add_arguments,

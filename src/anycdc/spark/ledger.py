@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Final, NamedTuple
 
 from anycdc.config import PipelineConfig
+from anycdc.event import TABLE_OPS
 from anycdc.schedule import Schedule, TableIdent, qualified_name
 
 if TYPE_CHECKING:
@@ -35,7 +36,10 @@ if TYPE_CHECKING:
 INGEST_BATCH: Final = "ingest_batch"
 """The changelog column of the micro-batch that ingested a row (NULL: applied on ingest by a
 ``replay-dead-letters`` run, or written before deferred applies existed)."""
-PENDING_OPS: Final = ("insert", "update", "delete", "snapshot", "truncate", "ddl")
+PENDING_OPS: Final = tuple(sorted(op.value for op in TABLE_OPS))
+NAMES_A_TABLE: Final = "`table` IS NOT NULL AND `table` <> ''"
+"""The changelog rows some table takes (SQL): a DDL may name no table (``CREATE DATABASE``);
+such a row, like a heartbeat, is counted as skipped (:mod:`anycdc.spark.accounting`)."""
 URGENT_OPS: Final = ("truncate", "ddl")
 
 
@@ -130,7 +134,7 @@ class Ledger:
         pending = (
             log_frame.filter(
                 (F.col(INGEST_BATCH) > F.lit(watermark))
-                & F.col("table").isNotNull()
+                & F.expr(NAMES_A_TABLE)
                 & F.col("op").isin(*PENDING_OPS)
             )
             .groupBy("database", "schema", "table", INGEST_BATCH)

@@ -41,6 +41,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from anycdc import event
 from anycdc.config import PipelineConfig
 from anycdc.devtools.chaos import crash_point
 from anycdc.errors import RunFailed, one_line
@@ -62,14 +63,22 @@ from anycdc.spark.apply import (
 from anycdc.spark.commit import DeltaTables, LogState
 from anycdc.spark.decode import decode_frame
 from anycdc.spark.key_bound import KEY_NUMBER_TYPE, KeyBound, bound_column, log_version, read_bound
-from anycdc.spark.ledger import INGEST_BATCH, Applied, Ledger, WriteId, only_pending
+from anycdc.spark.ledger import (
+    INGEST_BATCH,
+    NAMES_A_TABLE,
+    PENDING_OPS,
+    Applied,
+    Ledger,
+    WriteId,
+    only_pending,
+)
 from anycdc.spark.maintenance import AUTO_COMPACT, TableDetail, Upkeep, table_properties
 from anycdc.spark.scd2 import Scd2Applier
 from anycdc.spark.source import raw_stream
 from anycdc.spark.tombstones import MAINTENANCE_EVERY, Tombstones, table_tag
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, Row, SparkSession
+    from pyspark.sql import Column, DataFrame, Row, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
 log = logging.getLogger("anycdc.pipeline")
@@ -77,16 +86,31 @@ log = logging.getLogger("anycdc.pipeline")
 TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION: Final = "spark.databricks.delta.write.txnVersion"
 MATERIALIZE_SOURCE: Final = "spark.databricks.delta.merge.materializeSource"
-ROW_OPS: Final = ("insert", "update", "delete", "snapshot")
+ROW_OPS: Final = tuple(sorted(op.value for op in event.ROW_OPS))
+CONTROL_OPS: Final = tuple(sorted(op.value for op in event.CONTROL_OPS))
 SYSTEM_TABLES: Final = ("changelog", "dead_letter", "batches", "tombstones", "applied")
 DEAD_LETTER_COLUMNS: Final = (
-    "source", "partition", "offset", "kafka_key", "raw", "format", "error",
+    "source", "partition", "offset", "event_index", "table", "kafka_key", "raw", "format",
+    "error",
 )  # fmt: skip
+"""``event_index`` and ``table`` (qualified; NULL for a message that did not decode) tie a
+dead letter of an apply to its changelog row (:mod:`anycdc.spark.accounting`)."""
 BATCHES_SCHEMA: Final = (
     "batch_id BIGINT, table STRING, path STRING, events BIGINT, dead_letters BIGINT, "
     "max_position STRING, max_ts_ms BIGINT, heartbeat_ts_ms BIGINT, error STRING, "
-    "processed_at TIMESTAMP"
+    "skipped MAP<STRING, BIGINT>, processed_at TIMESTAMP"
 )
+"""One row per applied table, one per excluded table (``path`` NULL, ``skipped``
+``{excluded: N}``) and one for the batch (``table`` NULL; ``skipped``: its changelog rows
+no table takes, by :data:`SKIP_REASONS`)."""
+SKIP_CONTROL: Final = "control"
+"""Heartbeats and transaction markers (:data:`anycdc.event.CONTROL_OPS`)."""
+SKIP_NO_TABLE: Final = "no-table"
+"""A DDL that names no table (``CREATE DATABASE``)."""
+SKIP_EXCLUDED: Final = "excluded"
+"""A change of a table that ``include``/``exclude`` leave out."""
+SKIP_REASONS: Final = (SKIP_CONTROL, SKIP_NO_TABLE, SKIP_EXCLUDED)
+"""Why a changelog row is applied to no table: the documented skips (README, Semantics)."""
 DETAIL_EVERY: Final = 16
 """A table's size (DESCRIBE DETAIL: whether its MERGE is key-bounded) is read on its first
 apply in a run, then every so many applies; properties and schema are known in between."""
@@ -135,6 +159,10 @@ class BatchMetrics:
     """The part of ``seconds`` spent applying the tables that were due."""
     behind: float | None = None
     """Micro-batches of backlog after this one (:func:`batches_behind`), if known."""
+    skipped: dict[str, int] = field(default_factory=dict)
+    """The batch's changelog rows that no table takes, by reason (:data:`SKIP_REASONS`)."""
+    excluded: dict[str, int] = field(default_factory=dict)
+    """The batch's changes of tables ``include``/``exclude`` leave out, per table."""
 
     @contextmanager
     def timed(self, phase: str) -> Iterator[None]:
@@ -526,12 +554,18 @@ class Pipeline:
                 decoded.agg(
                     F.count(F.lit(1)).alias("rows"),
                     F.sum(F.col("error").isNotNull().cast("int")).alias("errors"),
-                    F.max(
-                        F.when(F.col("op").isin("heartbeat", "begin", "commit"), F.col("ts_ms"))
-                    ).alias("hb"),
+                    F.max(F.when(F.col("op").isin(*CONTROL_OPS), F.col("ts_ms"))).alias("hb"),
                     F.max(F.when(F.col("op").isin(*ROW_OPS), F.col("ts_ms"))).alias("ts"),
                     F.sum((F.col("event_index") == 0).cast("int")).alias("messages"),
                     F.sum(F.when(F.col("event_index") == 0, F.length("raw"))).alias("bytes"),
+                    F.sum(F.col("op").isin(*CONTROL_OPS).cast("int")).alias(SKIP_CONTROL),
+                    F.sum(
+                        (
+                            F.col("error").isNull()
+                            & ~F.col("op").isin(*CONTROL_OPS)
+                            & ~F.expr(f"coalesce({NAMES_A_TABLE}, false)")
+                        ).cast("int")
+                    ).alias(SKIP_NO_TABLE),
                 )
             )
         metrics.events = int(counts["rows"] or 0) - int(counts["errors"] or 0)
@@ -540,28 +574,34 @@ class Pipeline:
         metrics.source_ts_ms = counts["ts"]
         metrics.messages = int(counts["messages"] or 0)
         metrics.bytes = int(counts["bytes"] or 0)
+        metrics.skipped = {
+            reason: int(counts[reason] or 0)
+            for reason in (SKIP_CONTROL, SKIP_NO_TABLE)
+            if counts[reason]
+        }
         app = WriteId(self.config.query_name, batch_id)
         with metrics.timed("schema"):
             self._system_upkeep(spark)
         with metrics.timed("plan"):
             schedule = self.schedule()
-            wanted = decoded.filter(F.col("error").isNull() & F.col("table").isNotNull())
+            wanted = decoded.filter(F.col("error").isNull() & F.expr(NAMES_A_TABLE))
             summary = self._summary(wanted)
             now_ms = int(time.time() * 1000)
             for table in summary:
-                if self.config.wants_table(qualified_name(table.ident)):
+                name = qualified_name(table.ident)
+                if self.config.wants_table(name):
                     schedule.ingested(table.ident, batch_id, table.rows, now_ms, table.urgency)
+                else:
+                    metrics.excluded[name] = table.rows
         with metrics.timed("log"):
             # the batch made durable: its events, then its bad messages (each once per batch)
             logged = decoded.filter(F.col("error").isNull())
             if not self.keep_ledger:
                 logged = logged.withColumn(INGEST_BATCH, F.lit(None).cast("bigint"))
-            self._append(logged, "changelog", app, merge_schema=True)
+            self._append(logged, "changelog", app)
             if metrics.dead_letters:
-                dead = decoded.filter(F.col("error").isNotNull()).select(
-                    *DEAD_LETTER_COLUMNS, F.current_timestamp().alias("failed_at")
-                )
-                self._append(dead, "dead_letter", app)
+                dead = decoded.filter(F.col("error").isNotNull())
+                self._append(dead_letter_rows(dead), "dead_letter", app)
         metrics.behind = self._batches_behind(metrics.messages)
         schedule.catching_up = bool(
             self.config.catch_up_batches
@@ -606,7 +646,7 @@ class Pipeline:
         no_names = F.array().cast("array<string>")
         # two stages in one job: per distinct column list first (few), then per table
         per_columns = (
-            wanted.filter(F.col("op").isin(*ROW_OPS, "truncate", "ddl"))
+            wanted.filter(F.col("op").isin(*PENDING_OPS))
             .groupBy(*table, "columns")
             .agg(
                 F.count(F.lit(1)).alias("rows"),
@@ -1031,19 +1071,12 @@ class Pipeline:
         if created_now:
             self._register(applier)
         if dead:
-            bad = actions.filter(mine & F.col("_bad").isNotNull())
+            bad = actions.filter(mine & F.col("_bad").isNotNull()).withColumn(
+                "kafka_key", F.lit(None).cast("binary")
+            )
             # several writers append to dead_letter in one apply: each needs its own app id
             self._append(
-                bad.select(
-                    "source",
-                    "partition",
-                    "offset",
-                    F.lit(None).cast("binary").alias("kafka_key"),
-                    "raw",
-                    "format",
-                    F.concat(F.lit(f"{plan.qualified}: "), F.col("_bad")).alias("error"),
-                    F.current_timestamp().alias("failed_at"),
-                ),
+                dead_letter_rows(bad, plan.qualified, F.col("_bad")),
                 "dead_letter",
                 WriteId(f"{self.config.query_name}:dead:{applier.path}", through),
             )
@@ -1141,15 +1174,12 @@ class Pipeline:
             known.bound = None
 
     # ------------------------------------------------------------------ system tables
-    def _append(
-        self, frame: DataFrame, name: str, app: WriteId, merge_schema: bool = False
-    ) -> None:
-        """Append to a system table once per ``app`` (Delta skips a replayed pair)."""
+    def _append(self, frame: DataFrame, name: str, app: WriteId) -> None:
+        """Append to a system table once per ``app`` (Delta skips a replayed pair); one
+        written by an earlier version of anycdc gains the newer columns."""
         path = f"{self.config.system_dir}/{name}"
         writer = frame.write.format("delta").mode("append").options(**app.options())
-        if merge_schema:  # a changelog written by an earlier version lacks newer columns
-            writer = writer.option("mergeSchema", "true")
-        writer.save(path)
+        writer.option("mergeSchema", "true").save(path)
 
     def _dead_letter_table(
         self, frame: DataFrame, plan: TablePlan, reason: str, app: WriteId
@@ -1161,35 +1191,61 @@ class Pipeline:
         from pyspark.sql import functions as F
 
         path = self.config.table_path(plan.database, plan.schema, plan.table)
-        events = frame.where(table_condition(plan)).select(
-            "source", "partition", "offset", "kafka_key", "raw", "format",
-            F.lit(f"{plan.qualified}: {reason}").alias("error"),
-            F.current_timestamp().alias("failed_at"),
-        )  # fmt: skip
-        count = events.count()
-        if count:
-            self._append(events, "dead_letter", app.of(f"failed:{path}"))
+        events = dead_letter_rows(
+            frame.where(table_condition(plan)), plan.qualified, F.lit(reason)
+        ).persist()
+        try:
+            count = events.count()
+            if count:
+                self._append(events, "dead_letter", app.of(f"failed:{path}"))
+        finally:
+            events.unpersist()
         return TableResult(plan.qualified, path, dead_letters=count, error=reason)
 
     def _record_batch(self, spark: SparkSession, metrics: BatchMetrics, app: WriteId) -> None:
-        """One row per applied table, and one for the batch itself (no table)."""
+        """One row per applied table, one per excluded table and one for the batch itself
+        (no table): :data:`BATCHES_SCHEMA`."""
         from pyspark.sql import functions as F
 
         rows: list[tuple[Any, ...]] = [
             (
                 metrics.batch_id, t.table, t.path, t.events, t.dead_letters, t.max_position,
-                t.max_ts_ms, metrics.heartbeat_ts_ms, t.error, None,
+                t.max_ts_ms, metrics.heartbeat_ts_ms, t.error, None, None,
             )
             for t in metrics.tables
         ]  # fmt: skip
+        rows += [
+            (metrics.batch_id, name, None, 0, 0, None, None, None, None, {SKIP_EXCLUDED: n},
+             None)
+            for name, n in sorted(metrics.excluded.items())
+        ]  # fmt: skip
         rows.append(
             (metrics.batch_id, None, None, metrics.events, metrics.dead_letters, None,
-             metrics.source_ts_ms, metrics.heartbeat_ts_ms, None, None)
+             metrics.source_ts_ms, metrics.heartbeat_ts_ms, None, metrics.skipped or None, None)
         )  # fmt: skip
         frame = spark.createDataFrame(rows, BATCHES_SCHEMA).withColumn(
             "processed_at", F.current_timestamp()
         )
         self._append(frame, "batches", app)
+
+
+def dead_letter_rows(
+    frame: DataFrame, table: str | None = None, reason: Column | None = None
+) -> DataFrame:
+    """``frame``'s rows as ``_anycdc/dead_letter`` rows (:data:`DEAD_LETTER_COLUMNS` and
+    ``failed_at``): of a message that did not decode (its ``error``), or of ``table``'s
+    events an apply could not write, with ``reason`` after the table's name."""
+    from pyspark.sql import functions as F
+
+    columns: dict[str, Column] = {}
+    if table is not None:
+        columns["table"] = F.lit(table)
+        columns["error"] = F.concat(
+            F.lit(f"{table}: "), reason if reason is not None else F.lit("")
+        )
+    return frame.withColumns(columns).select(
+        *DEAD_LETTER_COLUMNS, F.current_timestamp().alias("failed_at")
+    )
 
 
 def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[int, int]:
