@@ -53,6 +53,7 @@ CHANGELOG_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("patch", "STRING"),  # MongoDB update operators as JSON
     ("row_id", "STRING"),
     ("error", "STRING"),  # set on dead letters only
+    ("produced_ms", "BIGINT"),  # the Kafka record's timestamp (NULL for files): staleness
 )
 
 
@@ -67,6 +68,9 @@ class Coordinates(NamedTuple):
     offset: int
     kafka_key: bytes | None = None
     raw: bytes | None = None
+    produced_ms: int | None = None
+    """The Kafka record's timestamp (its producer's, or the broker's append time, as the
+    topic says), Unix ms; None for a file's line."""
 
 
 def _bool_text(value: bool) -> str:
@@ -190,6 +194,7 @@ def event_to_row(
         "patch": dumps(value_to_json(event.patch)) if event.patch is not None else None,
         "row_id": event.row_id,
         "error": None,
+        "produced_ms": where.produced_ms,
     }
 
 
@@ -205,6 +210,7 @@ def error_row(where: Coordinates, format_id: str, error: str) -> dict[str, Any]:
         raw=where.raw,
         format=format_id,
         error=error,
+        produced_ms=where.produced_ms,
         partial=[],
         invalid=[],
         columns=[],

@@ -260,7 +260,7 @@ class PipelineMetrics:
         for ident, state in list(schedule.pending.items()):
             name = self.label(qualified_name(ident))
             rows, since = waiting.get(name, (0, None))
-            oldest = [s for s in (since, state.since_ms) if s is not None]
+            oldest = [s for s in (since, state.oldest_ms) if s is not None]
             waiting[name] = (rows + state.rows, min(oldest) if oldest else None)
         with self._lock:
             for name in [*self._labels, *self._waiting]:

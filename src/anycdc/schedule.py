@@ -106,6 +106,9 @@ class Pending:
     """Ingest batch -> its rows for the table (a re-run batch is counted once)."""
     since_ms: int | None = None
     """Wall time the oldest pending rows were ingested."""
+    produced: dict[int, int] = field(default_factory=dict)
+    """Ingest batch -> the Kafka record time of its oldest row for the table (batches of a
+    source without record times are not in it)."""
     urgent: str | None = None
     """Why it cannot wait (``ddl``, ``truncate``, ``restart``), else None."""
 
@@ -116,6 +119,20 @@ class Pending:
     @property
     def oldest_batch(self) -> int | None:
         return min(self.batches) if self.batches else None
+
+    @property
+    def oldest_ms(self) -> int | None:
+        """When the oldest pending change entered the pipeline's source: its Kafka record
+        time where the source has one, else when it was ingested (what staleness counts
+        from: a change waiting in Kafka is as stale as one waiting in the changelog).
+
+        >>> Pending({3: 10}, since_ms=5_000, produced={3: 1_000}).oldest_ms
+        1000
+        >>> Pending({3: 10}, since_ms=5_000).oldest_ms
+        5000
+        """
+        known = [self.produced[b] for b in self.batches if b in self.produced]
+        return min(known) if known else self.since_ms
 
 
 @dataclass
@@ -140,13 +157,17 @@ class Schedule:
         rows: int,
         now_ms: int,
         urgent: str | None = None,
+        produced_ms: int | None = None,
     ) -> None:
-        """Record that batch ``batch_id`` ingested ``rows`` changelog rows of ``ident``."""
+        """Record that batch ``batch_id`` ingested ``rows`` changelog rows of ``ident``
+        (``produced_ms``: the Kafka record time of the oldest, if the source has one)."""
         if self.through.get(ident, -1) >= batch_id:
             return  # already applied through this batch (a re-run batch)
         state = self.pending.setdefault(ident, Pending())
         if batch_id not in state.batches:
             state.batches[batch_id] = rows
+            if produced_ms is not None:
+                state.produced[batch_id] = produced_ms
         if state.since_ms is None:
             state.since_ms = now_ms
         if urgent and not state.urgent:
@@ -189,17 +210,20 @@ class Schedule:
                 continue
             for batch in [b for b in state.batches if b <= through]:
                 del state.batches[batch]
+                state.produced.pop(batch, None)
             if not state.batches:
                 del self.pending[ident]
             else:  # rows of later batches stay (not reached by this apply)
                 state.urgent = None
 
     def staleness_s(self, ident: TableIdent, now_ms: int) -> float:
-        """Seconds the table's oldest pending change has waited (0 when none)."""
+        """Seconds since the table's oldest pending change entered the source (its Kafka
+        record time, else its ingest: :attr:`Pending.oldest_ms`); 0 when none waits."""
         state = self.pending.get(ident)
-        if state is None or state.since_ms is None:
+        oldest = state.oldest_ms if state is not None else None
+        if oldest is None:
             return 0.0
-        return max(0.0, (now_ms - state.since_ms) / 1000)
+        return max(0.0, (now_ms - oldest) / 1000)
 
 
 __all__ = [

@@ -20,12 +20,15 @@ def split_halves() -> tuple[bytes, bytes]:
 
 
 def records(values: list[bytes | None], topic: str = "t") -> list[RawRecord]:
-    return [(topic, 3, 100 + n, None, value) for n, value in enumerate(values)]
+    return [
+        (topic, 3, 100 + n, None, value, 1_700_000_000_000 + n) for n, value in enumerate(values)
+    ]
 
 
 def test_split_halves_become_one_update_at_the_after_half() -> None:
     before, after = split_halves()
     [row] = decode_rows(records([before, after]), "dataworks-json", {})
+    assert row["produced_ms"] == 1_700_000_000_001  # the Kafka record time of the after-half
     assert row["op"] == "update" and row["split"] is None
     assert row["before"]["name"] == "name11" and row["after"] is not None
     assert (row["partition"], row["offset"], row["raw"]) == (3, 101, after)

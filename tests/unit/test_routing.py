@@ -35,13 +35,13 @@ def test_each_topic_decodes_with_its_own_format_and_options() -> None:
     # auto classifies these messages as dts-canal-json; topic "dts" is told canal-json
     config = kafka(per_topic={"dts": {"format": "canal-json", "options": {"primary_key": "id"}}})
     records: list[RawRecord] = [
-        ("dts", 0, 1, None, message(pk_names=False)),
-        ("other", 0, 1, None, message(pk_names=False)),
-        ("dts", 0, 2, None, message()),
-        ("other", 0, 2, None, message()),
+        ("dts", 0, 1, None, message(pk_names=False), None),
+        ("other", 0, 1, None, message(pk_names=False), None),
+        ("dts", 0, 2, None, message(), None),
+        ("other", 0, 2, None, message(), None),
     ]
     rows = list(decode_rows(records, config.routing))
-    assert [(r["source"], r["offset"]) for r in rows] == [(s, o) for s, _, o, _, _ in records]
+    assert [(r["source"], r["offset"]) for r in rows] == [(s, o) for s, _, o, _, _, _ in records]
     seen = [(r["source"], r["format"], r["key"], r["error"]) for r in rows]
     assert seen == [
         ("dts", "canal-json", ["id"], None),  # the key came from the topic's option
@@ -53,7 +53,7 @@ def test_each_topic_decodes_with_its_own_format_and_options() -> None:
 
 def test_without_per_topic_every_source_gets_the_runs_route() -> None:
     config = kafka(format="canal-json", format_options={"primary_key": "id"})
-    rows = list(decode_rows([("dts", 0, 1, None, message(False))], config.routing))
+    rows = list(decode_rows([("dts", 0, 1, None, message(False), None)], config.routing))
     assert (rows[0]["format"], rows[0]["key"]) == ("canal-json", ["id"])
 
 

@@ -192,7 +192,14 @@ def _deferral(
     per_batch = (
         changelog.filter(F.col(INGEST_BATCH).isNotNull() & F.col("table").isNotNull())
         .groupBy("database", "schema", "table", INGEST_BATCH)
-        .agg(F.count(F.lit(1)).alias("n"))
+        .agg(
+            F.count(F.lit(1)).alias("n"),
+            F.min(
+                F.col("produced_ms")
+                if "produced_ms" in changelog.columns
+                else F.lit(None).cast("bigint")
+            ).alias("produced_ms"),
+        )
         .collect()
     )
     for row in per_batch:
@@ -204,9 +211,17 @@ def _deferral(
             config.table_path(*ident), {"table": qualified_name(ident), "through": None}
         )
         entry["pending"] = entry.get("pending", 0) + int(row["n"])
+        # staleness counts from the Kafka record time where there is one, else the ingest
         at = ingested_at.get(batch)
-        if at is not None:
-            waited = round(now_ms / 1000 - at.timestamp(), 1)
+        since_s = (
+            row["produced_ms"] / 1000
+            if row["produced_ms"] is not None
+            else at.timestamp()
+            if at is not None
+            else None
+        )
+        if since_s is not None:
+            waited = round(now_ms / 1000 - since_s, 1)
             entry["staleness_s"] = max(entry.get("staleness_s") or 0.0, waited)
     return out
 

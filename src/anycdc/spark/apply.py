@@ -255,6 +255,8 @@ class TableSummary:
     has_row_id: bool = False
     truncate_position: str | None = None
     has_rows: bool = False
+    produced_ms: int | None = None
+    """The Kafka record time of the table's oldest row (None: a source without one)."""
 
     @property
     def ident(self) -> TableIdent:
@@ -291,6 +293,7 @@ class TableSummary:
             has_row_id=bool(field_of("has_row_id")),
             truncate_position=field_of("truncate_position"),
             has_rows=bool(field_of("has_rows")),
+            produced_ms=field_of("produced_ms"),
         )
 
 

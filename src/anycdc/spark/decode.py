@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-INPUT_COLUMNS = ("source", "partition", "offset", "key", "value")
+INPUT_COLUMNS = ("source", "partition", "offset", "key", "value", "produced_ms")
 
 
 def changelog_schema() -> StructType:
@@ -49,7 +49,7 @@ def changelog_schema() -> StructType:
     return schema
 
 
-RawRecord = tuple[str | None, int | None, int | None, bytes | None, bytes | None]
+RawRecord = tuple[str | None, int | None, int | None, bytes | None, bytes | None, int | None]
 """One raw record: the values of :data:`INPUT_COLUMNS`, in that order."""
 
 
@@ -71,8 +71,10 @@ class ChangelogRows:
     def rows(self, records: Iterable[RawRecord]) -> Iterator[dict[str, Any]]:
         """The changelog rows of ``records``, in order (a dead letter for a bad message)."""
         format_id, decoder, columns = self.format_id, self._decoder, self._columns
-        for source, partition, offset, key, value in records:
-            where = Coordinates(source or "", int(partition or 0), int(offset or 0), key, value)
+        for source, partition, offset, key, value, produced in records:
+            where = Coordinates(
+                source or "", int(partition or 0), int(offset or 0), key, value, produced
+            )
             try:
                 _, events = decoder.decode(value, key)
             except SchemaSourceError:
@@ -194,5 +196,9 @@ def _arrow_ready(row: dict[str, Any]) -> dict[str, Any]:
 
 def decode_frame(raw: DataFrame, routing: SourceRouting) -> DataFrame:
     """Decode a DataFrame of raw records into changelog rows (dead letters included)."""
+    from pyspark.sql import functions as F
+
     schema = changelog_schema()
+    if "produced_ms" not in raw.columns:  # a source without record times (a replay)
+        raw = raw.withColumn("produced_ms", F.lit(None).cast("bigint"))
     return raw.select(*INPUT_COLUMNS).mapInArrow(_arrow_mapper(routing, schema), schema)

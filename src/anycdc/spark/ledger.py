@@ -138,7 +138,14 @@ class Ledger:
                 & F.col("op").isin(*PENDING_OPS)
             )
             .groupBy("database", "schema", "table", INGEST_BATCH)
-            .agg(F.count(F.lit(1)).alias("rows"))
+            .agg(
+                F.count(F.lit(1)).alias("rows"),
+                F.min(
+                    F.col("produced_ms")
+                    if "produced_ms" in log_frame.columns
+                    else F.lit(None).cast("bigint")
+                ).alias("produced_ms"),
+            )
             .collect()
         )
         now_ms = int(time.time() * 1000)
@@ -147,7 +154,10 @@ class Ledger:
             if not self.config.wants_table(qualified_name(ident)):
                 continue
             # a run that stopped with rows pending: they are applied in the first batch
-            schedule.ingested(ident, int(row[INGEST_BATCH]), int(row["rows"]), now_ms, "restart")
+            schedule.ingested(
+                ident, int(row[INGEST_BATCH]), int(row["rows"]), now_ms, "restart",
+                row["produced_ms"],
+            )  # fmt: skip
         return schedule
 
     def pending_rows(self, idents: Sequence[TableIdent], schedule: Schedule) -> DataFrame:

@@ -590,7 +590,10 @@ class Pipeline:
             for table in summary:
                 name = qualified_name(table.ident)
                 if self.config.wants_table(name):
-                    schedule.ingested(table.ident, batch_id, table.rows, now_ms, table.urgency)
+                    schedule.ingested(
+                        table.ident, batch_id, table.rows, now_ms, table.urgency,
+                        table.produced_ms,
+                    )  # fmt: skip
                 else:
                     metrics.excluded[name] = table.rows
         with metrics.timed("log"):
@@ -644,6 +647,10 @@ class Pipeline:
 
         table = ("database", "schema", "table")
         no_names = F.array().cast("array<string>")
+        # a changelog written by an earlier version has no record times
+        produced = (
+            F.col("produced_ms") if "produced_ms" in wanted.columns else F.lit(None).cast("bigint")
+        )
         # two stages in one job: per distinct column list first (few), then per table
         per_columns = (
             wanted.filter(F.col("op").isin(*PENDING_OPS))
@@ -668,6 +675,7 @@ class Pipeline:
                     "truncate_position"
                 ),
                 F.max(F.col("op").isin(*ROW_OPS)).alias("has_rows"),
+                F.min(produced).alias("produced_ms"),
                 F.collect_list(
                     F.when(F.col("op") == "ddl", F.struct(F.col("position"), F.col("ddl")))
                 ).alias("ddl"),
@@ -683,6 +691,7 @@ class Pipeline:
                 F.max("has_row_id").alias("has_row_id"),
                 F.max("truncate_position").alias("truncate_position"),
                 F.max("has_rows").alias("has_rows"),
+                F.min("produced_ms").alias("produced_ms"),
                 F.flatten(F.collect_list("ddl")).alias("ddl"),
             )
             .collect()

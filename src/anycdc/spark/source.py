@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
-RAW_SCHEMA = "source STRING, partition INT, offset BIGINT, key BINARY, value BINARY"
+RAW_SCHEMA = (
+    "source STRING, partition INT, offset BIGINT, key BINARY, value BINARY, produced_ms BIGINT"
+)
 
 
 def kafka_stream(spark: SparkSession, config: PipelineConfig) -> DataFrame:
@@ -36,7 +38,10 @@ def kafka_stream(spark: SparkSession, config: PipelineConfig) -> DataFrame:
         reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
     for key, value in config.kafka_options.items():
         reader = reader.option(key, value)
-    return reader.load().selectExpr("topic AS source", "partition", "offset", "key", "value")
+    return reader.load().selectExpr(
+        "topic AS source", "partition", "offset", "key", "value",
+        "unix_millis(timestamp) AS produced_ms",
+    )  # fmt: skip
 
 
 def file_stream(spark: SparkSession, config: PipelineConfig) -> DataFrame:
@@ -63,6 +68,7 @@ def _split_files(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             ("offset", pa.int64()),
             ("key", pa.binary()),
             ("value", pa.binary()),
+            ("produced_ms", pa.int64()),
         ]
     )
     for batch in batches:
@@ -81,7 +87,10 @@ def _split_files(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
 
 def _raw(path: str, line: int, value: bytes | None) -> dict[str, object]:
-    return {"source": path, "partition": 0, "offset": line, "key": None, "value": value}
+    return {
+        "source": path, "partition": 0, "offset": line, "key": None, "value": value,
+        "produced_ms": None,  # a file has no record times (its mtime is not the source's)
+    }  # fmt: skip
 
 
 def raw_stream(spark: SparkSession, config: PipelineConfig) -> DataFrame:

@@ -316,10 +316,12 @@ def test_an_unreachable_registry_fails_the_task_instead_of_dead_lettering() -> N
     value, _ = case_bytes("seed_sqlserver_create")
     rows = ChangelogRows("debezium-avro", {"registry_url": url, "registry_timeout": "2"})
     with pytest.raises(SchemaSourceError) as info:
-        list(rows.rows([("t", 0, 0, None, value)]))
+        list(rows.rows([("t", 0, 0, None, value, None)]))
     assert "127.0.0.1" in str(info.value) and SECRET not in str(info.value)
     # a message that is not framed is still the message's fault: a dead letter
-    [row] = ChangelogRows("debezium-avro", {"registry_url": url}).rows([("t", 0, 1, None, b"{}")])
+    [row] = ChangelogRows("debezium-avro", {"registry_url": url}).rows(
+        [("t", 0, 1, None, b"{}", None)]
+    )
     assert row["error"].startswith("debezium-avro: $: not a Confluent-framed Avro message")
     assert set(row) == {name for name, _ in CHANGELOG_COLUMNS}
 
