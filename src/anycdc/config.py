@@ -337,6 +337,16 @@ class PipelineConfig:
         (), "target", "regexes over `database.table`: the tables matching one are skipped",
         "--exclude", "RE", "list", regex=True,
     )  # fmt: skip
+    schema_changes: Literal["evolve", "lenient", "ignore", "fail"] = _setting(
+        "lenient", "target",
+        "what a source's schema change does to its table (see Semantics, Schema changes): "
+        "`lenient` adds new columns and widens types, never drops a column, and a rename "
+        "adds the new name; `evolve` also renames and drops columns (Delta column mapping: "
+        "metadata only, history kept) and rewrites a column whose type narrows; `ignore` "
+        "keeps the table's first schema (new columns are not written); `fail` dead-letters "
+        "the table's events with the change named, and the other tables go on",
+        "--schema-changes", choices=("evolve", "lenient", "ignore", "fail"),
+    )  # fmt: skip
     primary_keys: Mapping[str, tuple[str, ...]] = _setting(
         {}, "target",
         "`[DB.]TABLE: [COL, ...]` for tables whose messages name no key",

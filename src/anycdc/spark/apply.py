@@ -167,8 +167,9 @@ class TablePlan:
     row_id: bool = False  # events carry a vendor row identity
     truncate_position: str | None = None
     has_rows: bool = False
-    dropped: list[str] = field(default_factory=list)  # DROP COLUMN: kept, no longer filled
-    renamed: list[tuple[str, str]] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # DROP COLUMN (DDL)
+    renamed: list[tuple[str, str, str]] = field(default_factory=list)
+    """RENAME COLUMN (DDL): (old, new, the DDL's position)."""
 
     @property
     def qualified(self) -> str:
@@ -207,13 +208,21 @@ class IncompatibleSchema(Exception):
 
 
 def settled_types(
-    columns: dict[str, list[str]], current: dict[str, str], decimal_default: tuple[int, int]
+    columns: dict[str, list[str]],
+    current: dict[str, str],
+    decimal_default: tuple[int, int],
+    retyped: set[str] | None = None,
 ) -> dict[str, str]:
     """Column -> Spark type: each column's logical types folded, in order, over its
-    ``current`` Spark type (:func:`~anycdc.spark.sql_types.settle_type`).
+    ``current`` Spark type (:func:`~anycdc.spark.sql_types.settle_type`). A type that is
+    not a widening raises :class:`IncompatibleSchema`, or, given ``retyped``, starts the
+    column afresh at the new type and adds its name there (``schema_changes: evolve``).
 
     >>> settled_types({"p": ["decimal", "decimal(18,4)"], "n": ["int32"]}, {"n": "BIGINT"}, (38, 18))
     {'p': 'DECIMAL(38,18)', 'n': 'BIGINT'}
+    >>> narrowed: set[str] = set()
+    >>> settled_types({"n": ["string"]}, {"n": "BIGINT"}, (38, 18), narrowed), narrowed
+    ({'n': 'STRING'}, {'n'})
     """
     settled_all = {}
     for name, logicals in columns.items():
@@ -221,6 +230,9 @@ def settled_types(
         for logical in logicals:
             before = settled
             settled = settle_type(before, logical, decimal_default)
+            if settled is None and retyped is not None:
+                settled = settle_type(None, logical, decimal_default)
+                retyped.add(name)
             if settled is None:
                 raise IncompatibleSchema(f"column {name}: cannot change {before} to {logical}")
         if settled is not None:
@@ -317,13 +329,13 @@ def build_plans(
             (position, 0, columns) for position, columns in summary.sightings
         ]
         steps += [(position, 1, text) for position, text in summary.ddl]
-        for _, kind, item in sorted(steps, key=lambda step: step[:2]):
+        for position, kind, item in sorted(steps, key=lambda step: step[:2]):
             if kind == 0:
                 for name, logical in item:
                     plan.see(name, logical)
             else:
-                _apply_ddl(plan, item)
-        gone = set(plan.dropped) | {old for old, _ in plan.renamed}
+                _apply_ddl(plan, item, position)
+        gone = set(plan.dropped) | {old for old, _, _ in plan.renamed}
         for name in summary.image_columns:
             if name not in plan.columns and name not in gone:
                 plan.see(name, "unknown")  # untyped: kept as text
@@ -401,10 +413,18 @@ class TableApplier:
         return {t: s for s, t in self.targets.items() if s != t}
 
     # ------------------------------------------------------------------ schema
-    def desired_types(self, current: dict[str, str] | None = None) -> dict[str, str]:
-        """Column -> Spark type once the batch's types are folded over ``current``'s."""
+    @property
+    def schema_changes(self) -> str:
+        """What a schema change of the source does to the table (``schema_changes``)."""
+        return self.config.schema_changes
+
+    def desired_types(
+        self, current: dict[str, str] | None = None, retyped: set[str] | None = None
+    ) -> dict[str, str]:
+        """Column -> Spark type once the batch's types are folded over ``current``'s
+        (``retyped``: see :func:`settled_types`)."""
         current = current or {}
-        desired = settled_types(self.plan.columns, current, self.config.decimal_default)
+        desired = settled_types(self.plan.columns, current, self.config.decimal_default, retyped)
         if not self.plan.key:
             desired = {ROW_KEY: "STRING", **desired}
         for key in self.key_columns():
@@ -460,7 +480,22 @@ class TableApplier:
                 f"table was written in {written} mode; run it with that mode or use a new target"
             )
         by_source = {source: current[target] for source, target in existing.items()}
-        desired = self.desired_types(by_source)
+        mode = self.schema_changes
+        if mode == "ignore":
+            # the table keeps its schema: values of columns it lacks are not written, and
+            # a value its column's type cannot hold is a dead letter (a bad cast)
+            self.targets = assign_columns((), {**seed, **existing})
+            self.columns = dict(current)
+            return by_source
+        if mode == "fail":
+            self._refuse_changes(by_source)
+        if mode == "evolve":
+            self._rename_and_drop(current, existing, by_source)
+        retyped: set[str] = set()
+        desired = self.desired_types(by_source, retyped if mode == "evolve" else None)
+        if retyped:
+            self._rewrite({name: desired[name] for name in sorted(retyped)}, existing, current)
+            by_source.update({name: desired[name] for name in retyped})
         self.targets = assign_columns(desired, {**seed, **existing})
         additions = {k: v for k, v in desired.items() if k not in by_source}
         changes = {k: v for k, v in desired.items() if k in by_source and by_source[k] != v}
@@ -492,6 +527,105 @@ class TableApplier:
         current.update(self._by_target(changes))
         self.columns = dict(current)
         return {**by_source, **additions, **changes}
+
+    def _refuse_changes(self, by_source: dict[str, str]) -> None:
+        """``schema_changes: fail``: raise :class:`IncompatibleSchema` naming the first change
+        the batch makes to the table (a new column, a type, a rename or drop in DDL)."""
+        plan = self.plan
+        try:
+            desired = self.desired_types(by_source)
+        except IncompatibleSchema as exc:
+            raise IncompatibleSchema(f"{exc} (schema_changes: fail)") from None
+        found = [f"new column {name}" for name in desired if name not in by_source]
+        found += [
+            f"column {name}: {by_source[name]} to {kind}"
+            for name, kind in desired.items()
+            if name in by_source and by_source[name] != kind
+        ]
+        found += [
+            f"column {old} renamed to {new}" for old, new, _ in plan.renamed if old in by_source
+        ]
+        found += [f"column {name} dropped" for name in plan.dropped if name in by_source]
+        if found:
+            raise IncompatibleSchema(f"{'; '.join(found)} (schema_changes: fail)")
+
+    def _rename_and_drop(
+        self, current: dict[str, str], existing: dict[str, str], by_source: dict[str, str]
+    ) -> None:
+        """``schema_changes: evolve``: the DDL's renames (in source order), then its drops, as
+        Delta column-mapping renames and drops (metadata only: no file is rewritten, and
+        earlier versions keep the old names). ``current``, ``existing`` and ``by_source``
+        follow. A key column is never dropped (its rows could not be told apart)."""
+        plan = self.plan
+        steps: list[tuple[str, str, str | None]] = [
+            ("rename", old, new) for old, new, _ in plan.renamed
+        ]
+        steps += [("drop", name, None) for name in plan.dropped]
+        wanted = [
+            step for step in steps
+            if step[1] in existing and (step[0] == "drop" or step[2] not in existing)
+        ]  # fmt: skip
+        if not wanted:
+            return
+        ref = self._table_ref()
+        if self.last_detail is None or not all(
+            self.last_detail.properties.get(k) == v for k, v in COLUMN_MAPPING.items()
+        ):
+            self.spark.sql(
+                f"ALTER TABLE {ref} SET TBLPROPERTIES ({_property_list(COLUMN_MAPPING)})"
+            )
+        keys = set(self.key_columns())
+        for action, old, new in wanted:
+            target = existing[old]
+            if action == "drop":
+                if old in keys:
+                    log.warning(
+                        "%s: key column %s dropped at the source: kept", plan.qualified, old
+                    )
+                    continue
+                self.spark.sql(f"ALTER TABLE {ref} DROP COLUMN {q(target)}")
+                del existing[old], by_source[old]
+                current.pop(target, None)
+                log.info("%s: column %s dropped (metadata only)", plan.qualified, old)
+                continue
+            assert new is not None
+            others = {k: v for k, v in existing.items() if k != old}
+            moved = assign_columns([new], others)[new]
+            if moved != target:
+                self.spark.sql(f"ALTER TABLE {ref} RENAME COLUMN {q(target)} TO {q(moved)}")
+            # the comment names the source column where the table's name differs from it
+            comment = source_comment(new) if moved != new else ""
+            self.spark.sql(f"ALTER TABLE {ref} ALTER COLUMN {q(moved)} COMMENT {lit(comment)}")
+            existing[new] = moved
+            del existing[old]
+            by_source[new] = by_source.pop(old)
+            current[moved] = current.pop(target)
+            log.info("%s: column %s renamed to %s (metadata only)", plan.qualified, old, new)
+
+    def _rewrite(
+        self, types: dict[str, str], existing: dict[str, str], current: dict[str, str]
+    ) -> None:
+        """``schema_changes: evolve``: columns whose type changed in a way Delta cannot widen
+        (a narrowing, BIGINT to STRING ...) are rewritten: every row's value cast, through
+        its text, to the new type, as the source's ALTER did (a value that does not fit
+        becomes NULL). One overwrite of the table, its schema replaced."""
+        from pyspark.sql import functions as F
+
+        frame = self.spark.read.format("delta").load(self.path)
+        fields = {f.name: f for f in frame.schema.fields}
+        for name, kind in types.items():
+            target = existing.get(name)
+            if target is None or target not in fields:
+                continue
+            text = f"CAST({q(target)} AS STRING)"
+            frame = frame.withColumn(
+                target, F.expr(cast_sql(text, kind)).alias(target, metadata=fields[target].metadata)
+            )
+            current[target] = kind
+        frame.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(
+            self.path
+        )
+        log.info("%s: rewrote %s for their new types", self.plan.qualified, ", ".join(types))
 
     def _by_target(self, types: Mapping[str, str]) -> dict[str, str]:
         """``types`` (by source column) by the columns' names in the table."""
@@ -609,6 +743,16 @@ class TableApplier:
         if floor is not None:
             condition += f" AND (position IS NULL OR position > {lit(floor)})"
         rows = events.where(condition)
+        if self.schema_changes == "evolve" and self.plan.renamed:
+            from pyspark.sql import functions as F
+
+            # a change from before a rename carries the old name: it is the renamed column's
+            rows = rows.withColumns(
+                {
+                    image: F.expr(renamed_image(image, self.plan.renamed))
+                    for image in ("before", "after")
+                }
+            )
         if keys == (ROW_KEY,):
             rows = rows.withColumn("before", _with_row_key("before")).withColumn(
                 "after", _with_row_key("after")
@@ -1007,8 +1151,27 @@ def fold_actions(actions: DataFrame, by: Sequence[str] = ("_key",)) -> DataFrame
     return ordered.select(*by, F.expr(f"aggregate(evs, {state}, {step})").alias("st"))
 
 
-def _apply_ddl(plan: TablePlan, statement: str) -> None:
-    """Fold an ALTER TABLE into the plan: added/retyped columns; drops and renames recorded."""
+def renamed_image(image: str, renames: list[tuple[str, str, str]]) -> str:
+    """SQL: the map column ``image`` with each (old, new, position) rename applied to the
+    rows from before its position (in order: a column renamed twice ends at the last name).
+
+    >>> print(renamed_image("after", [("a", "b", "7")]))  # doctest: +NORMALIZE_WHITESPACE
+    CASE WHEN position < '7' AND map_contains_key(after, 'a') THEN map_concat(map_filter(after,
+    (k, v) -> k <> 'a'), map('b', element_at(after, 'a'))) ELSE after END
+    """
+    expr = image
+    for old, new, position in renames:
+        expr = (
+            f"CASE WHEN position < {lit(position)} AND map_contains_key({expr}, {lit(old)}) "
+            f"THEN map_concat(map_filter({expr}, (k, v) -> k <> {lit(old)}), "
+            f"map({lit(new)}, element_at({expr}, {lit(old)}))) ELSE {expr} END"
+        )
+    return expr
+
+
+def _apply_ddl(plan: TablePlan, statement: str, position: str = "") -> None:
+    """Fold an ALTER TABLE into the plan: added/retyped columns; drops and renames recorded
+    (what they do to the table is ``schema_changes``'s: :meth:`TableApplier.ensure_schema`)."""
     from anycdc.ddl import column_changes
     from anycdc.typemap import sql_type
 
@@ -1022,20 +1185,9 @@ def _apply_ddl(plan: TablePlan, statement: str) -> None:
         elif change.action == "drop":
             plan.dropped.append(change.column)
             plan.columns.pop(change.column, None)
-            log.info(
-                "%s: column %s dropped at the source: kept, no longer filled",
-                plan.qualified,
-                change.column,
-            )
         elif change.action == "rename" and change.new_name:
-            plan.renamed.append((change.column, change.new_name))
+            plan.renamed.append((change.column, change.new_name, position))
             plan.columns.pop(change.column, None)
-            log.info(
-                "%s: column %s renamed to %s: old column kept",
-                plan.qualified,
-                change.column,
-                change.new_name,
-            )
 
 
 def ingest_batch(frame: DataFrame) -> Any:
