@@ -328,6 +328,15 @@ class PipelineConfig:
         "batch); a property removed here stays on the tables; `anycdc.*` are anycdc's own",
         "--table-property", "K=V", "pairs",
     )  # fmt: skip
+    column_names: Literal["exact", "portable"] = _setting(
+        "exact", "target",
+        "how the columns of a new table (or new to a table) are named: `exact` (the source's "
+        "names; a name Delta rejects turns on column mapping, which some readers cannot read) "
+        "or `portable` (a name with other than ASCII letters, digits and `_` renamed, e.g. "
+        "`Order_Date__eda3f545`, its source name in the column's comment: every reader reads "
+        "the table); a column keeps its name (see Reading the tables)",
+        "--column-names", choices=("exact", "portable"),
+    )  # fmt: skip
     include: tuple[str, ...] = _setting(
         (), "target",
         "regexes over `database.table`: only the tables matching one are applied (default: all)",

@@ -19,18 +19,27 @@ Every rule that turns a source name into a target name lives here, so that the p
   ``_cdc_position``, ...). Such a column is named ``<name>__<8 hex digits of the SHA-256 of
   the source name>`` (longer digits in the unlikely case that is taken too), and keeps its
   source name in its comment (:data:`SOURCE_COMMENT`).
+- **portable columns** (``column_names: portable``, :func:`portable_name`): every name that
+  is not plain ASCII (letters, digits, ``_``) or is in anycdc's namespace becomes one that
+  is: its runs of other characters turned into ``_``, then ``__`` + 8 hex digits of the
+  SHA-256 of the source name (``Order Date`` -> ``Order_Date__<hash>``); the collisions
+  above are resolved as under ``exact``. No table then needs column mapping, and every
+  Delta reader reads it; the comment keeps the source name.
 
 >>> path_segment("../etc"), path_segment(".hidden"), path_segment("a/b")
 ('_.._etc', '_.hidden', 'a_b')
 >>> assign_columns(["id", "Name", "name", "_cdc_op"], {})
 {'id': 'id', 'Name': 'Name', 'name': 'name__82a3537f', '_cdc_op': '_cdc_op__0fbd44a4'}
+>>> assign_columns(["id", "Order Date", "名前"], {}, "portable")
+{'id': 'id', 'Order Date': 'Order_Date__eda3f545', '名前': 'col__7ec26292'}
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
-from typing import Final
+from typing import Final, Literal
 
 MAX_SEGMENT_BYTES: Final = 255
 """The longest folder name most file systems take (ext4, XFS, APFS, NTFS: 255)."""
@@ -48,6 +57,11 @@ DELTA_INVALID: Final = frozenset(" ,;{}()\n\t=")
 MAPPED_TOO: Final = frozenset(".")
 """Accepted by Delta without mapping, but a dot reads as a nested field in many readers and
 in Delta's own statistics paths: mapped too."""
+ColumnNames = Literal["exact", "portable"]
+"""How source column names become target names (the ``column_names`` setting)."""
+COLUMN_NAMES: Final[tuple[ColumnNames, ...]] = ("exact", "portable")
+_PORTABLE: Final = re.compile(r"[A-Za-z0-9_]+")
+_NOT_PORTABLE: Final = re.compile(r"[^A-Za-z0-9_]+")
 
 
 def sha_hex(text: str, digits: int) -> str:
@@ -157,26 +171,63 @@ def renamed(name: str, taken: Iterable[str]) -> str:
     return f"{candidate}_{n}"
 
 
-def assign_columns(sources: Iterable[str], existing: Mapping[str, str]) -> dict[str, str]:
+def is_portable(name: str) -> bool:
+    """Whether every Delta reader takes ``name`` as it is: ASCII letters, digits and ``_``
+    only, and not in anycdc's namespace (what :func:`portable_name` gives).
+
+    >>> is_portable("order_date"), is_portable("Order Date"), is_portable("名前"), is_portable("_cdc_op")
+    (True, False, False, False)
+    """
+    return _PORTABLE.fullmatch(name) is not None and not is_reserved(name)
+
+
+def portable_name(name: str) -> str:
+    """``name`` as :func:`is_portable` takes it: kept when it is already, else its runs of
+    other characters as ``_`` (leading and trailing ``_`` dropped, so it leaves anycdc's
+    namespace; ``col`` when nothing is left), then ``__`` + 8 hex digits of the SHA-256 of
+    ``name``: the same name always gets the same one, and two names the same only after
+    the replacement differ in their digits.
+
+    >>> portable_name("order_id"), portable_name("Order Date"), portable_name("a.b")
+    ('order_id', 'Order_Date__eda3f545', 'a_b__2e7336dc')
+    >>> portable_name("_cdc_op"), portable_name("名前")
+    ('cdc_op__0fbd44a4', 'col__7ec26292')
+    """
+    if is_portable(name):
+        return name
+    base = _NOT_PORTABLE.sub("_", name).strip("_") or "col"
+    return f"{base}__{sha_hex(name, COLUMN_HASH_DIGITS)}"
+
+
+def assign_columns(
+    sources: Iterable[str], existing: Mapping[str, str], scheme: ColumnNames = "exact"
+) -> dict[str, str]:
     """Source column -> target column for ``existing`` (kept as they are) and then each of
-    ``sources`` in order (see the module docstring).
+    ``sources`` in order (see the module docstring); ``scheme``: the ``column_names``
+    setting, for the columns new to the table (``portable``: :func:`portable_name` first).
 
     ``existing``: the table's assignments so far (source -> target; a column whose comment
-    names no source is its own source).
+    names no source is its own source). The one place a column's target name is chosen:
+    the scheme is a value, so a per-table setting passes its table's.
 
     >>> assign_columns(["name", "id"], {"Name": "Name"})
     {'Name': 'Name', 'name': 'name__82a3537f', 'id': 'id'}
     >>> assign_columns(["_cdc_x"], {"_cdc_x": "_cdc_x"})  # kept: the table has it so
     {'_cdc_x': '_cdc_x'}
+    >>> assign_columns(["a b", "a_b__c8687a08"], {}, "portable")  # a source named like a target
+    {'a b': 'a_b__c8687a08', 'a_b__c8687a08': 'a_b__c8687a08__3600b4f0'}
     """
+    if scheme not in COLUMN_NAMES:
+        raise ValueError(f"column_names must be {' or '.join(COLUMN_NAMES)}, got {scheme!r}")
     out = dict(existing)
     taken = {target.lower() for target in out.values()}
     for source in sources:
         if source in out:
             continue
-        target = source
-        if is_reserved(source) or source.lower() in taken:
-            target = renamed(source, taken)
+        target = source if scheme == "exact" else portable_name(source)
+        if is_reserved(target) or target.lower() in taken:
+            # the hash of what was to be its name: stays portable when that was
+            target = renamed(target, taken)
         out[source] = target
         taken.add(target.lower())
     return out

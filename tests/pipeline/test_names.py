@@ -34,7 +34,14 @@ import pytest
 from anycdc.cli.status import collect
 from anycdc.config import PipelineConfig
 from anycdc.event import Column
-from anycdc.naming import path_segment, sha_hex
+from anycdc.naming import (
+    is_portable,
+    path_segment,
+    portable_name,
+    sha_hex,
+    source_comment,
+    source_of,
+)
 from anycdc.values import LogicalType
 from tests.pipeline.helpers import encode_all, ev, run, system, write_messages
 
@@ -304,6 +311,84 @@ def test_odd_names_land_and_a_failing_table_is_isolated_then_replayed(
     assert system(spark, out, "dead_letter") == []
 
 
+def _arrow_rows(table: pa.Table, delta: Any) -> list[dict[str, Any]]:
+    """``table`` (read from the delta-rs table ``delta``) by rows under the source's names
+    (a renamed column's comment in the table's schema names it), without anycdc's
+    ``_cdc_`` columns, sorted by id."""
+    sources = {f.name: source_of(f.name, f.metadata.get("comment")) for f in delta.schema().fields}
+    out = [
+        {sources[k]: v for k, v in r.items() if not k.startswith("_cdc_")}
+        for r in table.to_pylist()
+    ]
+    return sorted(out, key=lambda r: r["id"])
+
+
+def test_portable_names_read_through_every_delta_rs_reader(spark: Any, tmp_path: Path) -> None:
+    """``column_names: portable``: no column mapping; delta-rs' Arrow dataset reader (what
+    pandas and polars users call) reads every column, as its DataFusion reader does; the
+    source names ride in the comments, ``status`` shows them; both engines write it."""
+    from deltalake import DeltaTable, QueryBuilder
+
+    src, out = tmp_path / "in", tmp_path / "out"
+    odd, cases = out / "shop" / "odd", out / "shop" / "cases"
+    # no widening here: delta-rs reads no table with type widening on
+    later = _odd_columns({"Unit Price": TEXT, "Shipped At": DATETIME})
+    write_messages(src, "001.jsonl", encode_all("canonical-json", [
+        ev("insert", 1, _odd_row(1, "a"), table="odd", columns=_odd_columns()),
+        ev("insert", 2, _odd_row(2, "b"), table="odd", columns=_odd_columns()),
+        ev("insert", 3, _colliding_row("k1", "c"), table="cases", columns=COLLIDING_COLUMNS,
+           key=("name",)),
+    ]))  # fmt: skip
+    write_messages(src, "002.jsonl", encode_all("canonical-json", [
+        ev("update", 4, _odd_row(1, "a2", **LATER), table="odd", columns=later),
+        ev("delete", 5, _odd_row(2, "b"), table="odd", columns=_odd_columns()),
+        ev("update", 6, _colliding_row("k1", "c2"), table="cases", columns=COLLIDING_COLUMNS,
+           key=("name",)),
+    ]))  # fmt: skip
+    _in_order(src)
+    # batched engine: the tables created, then rewritten (an odd column added, a delete)
+    run(spark, src, out, max_files_per_trigger=1, freshness=0, column_names="portable")
+    # the MERGE engine on the same tables: a row updated, one inserted, a column added
+    note = {"Note #": "n"}
+    write_messages(src, "003.jsonl", encode_all("canonical-json", [
+        ev("update", 7, _odd_row(1, "a3", **LATER, **note), table="odd",
+           columns={**later, "Note #": TEXT}),
+        ev("insert", 8, _odd_row(3, "c", **LATER, **note), table="odd",
+           columns={**later, "Note #": TEXT}),
+    ]))  # fmt: skip
+    _in_order(src)
+    run(spark, src, out, freshness=0, column_names="portable", apply_engine="merge")
+    assert system(spark, out, "dead_letter") == []
+
+    expected = [_odd_row(1, "a3", **LATER, **note), _odd_row(3, "c", **LATER, **note)]
+    table = DeltaTable(str(odd))
+    assert "delta.columnMapping.mode" not in table.metadata().configuration
+    protocol = table.protocol()
+    assert "columnMapping" not in [
+        *(protocol.reader_features or []),
+        *(protocol.writer_features or []),
+    ]
+    arrow = table.to_pyarrow_table()
+    assert _arrow_rows(arrow, table) == expected  # not NULLs: no column mapping to miss
+    assert all(is_portable(n) or n.startswith("_cdc_") for n in arrow.column_names)
+    query = QueryBuilder().register("t", table).execute("SELECT * FROM t").read_all()
+    assert _arrow_rows(pa.table(query), table) == expected
+    # the source names in the comments (delta-rs' schema and Spark's), as status shows them
+    renamed = {portable_name(n): n for n in [*ODD_COLUMNS, *LATER, *note] if not is_portable(n)}
+    comments = {f.name: f.metadata.get("comment") for f in table.schema().fields}
+    assert {t: comments[t] for t in renamed} == {t: source_comment(s) for t, s in renamed.items()}
+    report = {t["table"]: t for t in collect(spark, str(out))["tables"]}
+    assert report["shop.odd"]["renamed_columns"] == renamed
+    assert report["shop.odd"]["rows"] == 2
+    # collisions resolved as under exact; a _cdc_ name leaves anycdc's namespace
+    [row] = _arrow_rows(DeltaTable(str(cases)).to_pyarrow_table(), DeltaTable(str(cases)))
+    assert row == _colliding_row("k1", "c2")
+    assert report["shop.cases"]["renamed_columns"] == {
+        RENAMED["name"]: "name", RENAMED["NAME"]: "NAME",
+        **{portable_name(n): n for n in COLLIDING[3:]},
+    }  # fmt: skip
+
+
 def test_a_run_wide_failure_is_one_line(
     spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -346,3 +431,12 @@ def test_a_very_wide_table_lands(spark: Any, tmp_path: Path) -> None:
     assert system(spark, out, "dead_letter") == []
     [row] = _rs_rows(out / "shop" / "wide")
     assert row == update
+    # what ``column_names: portable`` is for: delta-rs' Arrow dataset reader (deltalake 1.6,
+    # what pandas and polars users call) reads this column-mapped table's every column as
+    # NULL, the key included, without an error; QueryBuilder above reads it right
+    from deltalake import DeltaTable
+
+    table = DeltaTable(str(out / "shop" / "wide"))
+    assert table.metadata().configuration["delta.columnMapping.mode"] == "name"
+    arrow = table.to_pyarrow_table()
+    assert arrow.num_rows == 1 and all(arrow[c].null_count == 1 for c in arrow.column_names)

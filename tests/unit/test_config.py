@@ -115,7 +115,7 @@ def test_every_configuration_key_has_a_flag(tmp_path: Path) -> None:
         "--max-concurrent-tables", "2", "--key-range-min-mb", "0", "--query-name", "orders_sync", "--master", "local[1]",
         "--no-auto-compact", "--vacuum-every-hours", "6", "--vacuum-retain-hours", "48",
         "--spark-conf", "spark.driver.memory=6g",
-        "--table-property", "delta.enableChangeDataFeed=true",
+        "--table-property", "delta.enableChangeDataFeed=true", "--column-names", "portable",
         "--freshness", "15m", "--table-freshness", "shop\\.orders=10s", "--max-pending-rows", "9",
         "--apply-engine", "merge", "--rewrite-max-mb", "16", "--catch-up-batches", "3",
         "--metrics-port", "9108", "--metrics-address", "0.0.0.0", "--metrics-max-tables", "50",

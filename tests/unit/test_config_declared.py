@@ -101,6 +101,7 @@ def test_the_dev_command_writes_the_table_between_the_markers(tmp_path: Path) ->
         ({"key_range_min_mb": -0.5}, "key_range_min_mb must be >= 0, got -0.5"),
         # choices
         ({"mode": "scd3"}, "mode must be scd1 or scd2, got 'scd3'"),
+        ({"column_names": "safe"}, "column_names must be exact or portable, got 'safe'"),
         # regex
         ({"include": ["shop\\.(orders"]}, "include: invalid regex 'shop\\\\.(orders'"),
         ({"exclude": "["}, "exclude: invalid regex '['"),

@@ -11,11 +11,14 @@ from hypothesis import strategies as st
 
 from anycdc.config import PipelineConfig
 from anycdc.naming import (
+    DELTA_INVALID,
     MAX_SEGMENT_BYTES,
     assign_columns,
+    is_portable,
     is_reserved,
     needs_column_mapping,
     path_segment,
+    portable_name,
     sha_hex,
     shortened,
     source_comment,
@@ -111,6 +114,85 @@ def test_assigned_names_never_collide(sources: list[str]) -> None:
     assert len(targets) == len(set(targets))
     # anycdc's namespace is anycdc's: a source name in it never keeps its name
     assert all(t != s for s, t in names.items() if is_reserved(s))
+
+
+PORTABLE = [
+    # (source name, its portable name)
+    ("id", "id"),
+    ("Order_ID", "Order_ID"),
+    ("_private", "_private"),
+    ("2fa", "2fa"),
+    ("Order Date", f"Order_Date__{sha_hex('Order Date', 8)}"),
+    ("a.b", f"a_b__{sha_hex('a.b', 8)}"),
+    ("x,y;z", f"x_y_z__{sha_hex('x,y;z', 8)}"),
+    ("{p}(q)", f"p_q__{sha_hex('{p}(q)', 8)}"),
+    ("tab\there", "tab_here__" + sha_hex("tab\there", 8)),
+    ("名前", f"col__{sha_hex('名前', 8)}"),
+    ("prix€", f"prix__{sha_hex('prix€', 8)}"),
+    ("emoji😀", f"emoji__{sha_hex('emoji😀', 8)}"),
+    ("select", "select"),
+    ("_cdc_op", f"cdc_op__{sha_hex('_cdc_op', 8)}"),
+    ("_CDC_TS", f"CDC_TS__{sha_hex('_CDC_TS', 8)}"),
+    ("", f"col__{sha_hex('', 8)}"),
+]
+
+
+@pytest.mark.parametrize(("source", "target"), PORTABLE)
+def test_portable_names_are_plain_ascii_and_hashed_when_changed(source: str, target: str) -> None:
+    assert portable_name(source) == target
+    assert is_portable(target) and not needs_column_mapping(target)
+
+
+@given(st.text(max_size=20))
+def test_a_portable_name_is_valid_deterministic_and_idempotent(source: str) -> None:
+    target = portable_name(source)
+    assert target == portable_name(source)  # no state, no salt: every run, every batch
+    assert portable_name(target) == target
+    assert target.isascii() and target and not is_reserved(target)
+    assert not any(c in DELTA_INVALID or c == "." for c in target)
+    assert (target == source) == is_portable(source)
+
+
+@given(st.lists(st.text(max_size=12), max_size=16, unique=True))
+def test_portable_assignments_are_injective_portable_and_stable(sources: list[str]) -> None:
+    names = assign_columns(sources, {}, "portable")
+    targets = [t.lower() for t in names.values()]
+    assert len(targets) == len(set(targets))  # injective, ignoring case as Delta does
+    assert all(is_portable(t) for t in names.values())
+    # a column added later gets the name it would have got in the first batch, and the
+    # columns named before keep theirs
+    half = len(sources) // 2
+    first = assign_columns(sources[:half], {}, "portable")
+    assert assign_columns(sources, first, "portable") == names
+    # assigned again over the table's own names: nothing changes
+    assert assign_columns(sources, names, "portable") == names
+
+
+def test_portable_collisions_are_resolved_as_exact_ones() -> None:
+    spaced = portable_name("a b")
+    names = assign_columns(["Name", "name", "a b", spaced, "_cdc_op"], {}, "portable")
+    assert names == {
+        "Name": "Name",
+        "name": f"name__{sha_hex('name', 8)}",
+        "a b": spaced,
+        spaced: f"{spaced}__{sha_hex(spaced, 8)}",  # a source already named like a target
+        "_cdc_op": f"cdc_op__{sha_hex('_cdc_op', 8)}",
+    }
+
+
+def test_a_table_keeps_its_names_when_the_scheme_changes() -> None:
+    exact = assign_columns(["id", "Order Date"], {})
+    assert exact == {"id": "id", "Order Date": "Order Date"}
+    later = assign_columns(["id", "Order Date", "Ship Date"], exact, "portable")
+    assert later["Order Date"] == "Order Date"  # kept: the table has it so
+    assert later["Ship Date"] == portable_name("Ship Date")
+    back = assign_columns(["Ship Date", "Due Date"], later, "exact")
+    assert back["Ship Date"] == portable_name("Ship Date") and back["Due Date"] == "Due Date"
+
+
+def test_an_unknown_scheme_is_refused() -> None:
+    with pytest.raises(ValueError, match="column_names must be exact or portable"):
+        assign_columns(["a"], {}, "loose")  # type: ignore[arg-type]
 
 
 def test_the_source_name_rides_in_the_comment() -> None:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
 from anycdc.naming import (
+    ColumnNames,
     assign_columns,
     needs_column_mapping,
     shortened,
@@ -74,7 +75,8 @@ TIMESTAMP_NTZ_FEATURE: Final = {"delta.feature.timestampNtz": "supported"}
 COLUMN_MAPPING: Final = {"delta.columnMapping.mode": "name"}
 """What a table whose column names Delta rejects gets (Delta raises the protocol itself:
 reader 2, writer 5). Only where needed: delta-rs' Arrow dataset reads such a table's
-columns as NULLs, and some engines cannot read it at all."""
+columns as NULLs, and some engines cannot read it at all; under ``column_names: portable``
+no name needs it (:func:`anycdc.naming.portable_name`)."""
 HISTORY_MARKER: Final = "_cdc_is_current"  # only SCD2 history tables have it
 UPSERT_OPS: Final = ("insert", "snapshot", "update")
 BATCH_COLUMN: Final = "_batch"  # the micro-batch id, carried in the MERGE source's rows
@@ -408,6 +410,11 @@ class TableApplier:
         """The table's column for the source column ``source``."""
         return self.targets.get(source, source)
 
+    def column_names(self) -> ColumnNames:
+        """How this table's new columns are named (``column_names``: run-wide for now; a
+        per-table setting returns the table's here)."""
+        return self.config.column_names
+
     def renamed_columns(self) -> dict[str, str]:
         """Target -> source of the columns whose name is not their source's."""
         return {t: s for s, t in self.targets.items() if s != t}
@@ -447,7 +454,7 @@ class TableApplier:
         seed = {} if self.plan.key else {ROW_KEY: ROW_KEY}
         if known is None and not self._exists():
             desired = self.desired_types()
-            self.targets = assign_columns(desired, seed)
+            self.targets = assign_columns(desired, seed, self.column_names())
             self._created_properties = self._creation_properties(desired)
             plain = not self.renamed_columns() and not any(
                 name in self._created_properties for name in COLUMN_MAPPING
@@ -496,7 +503,7 @@ class TableApplier:
         if retyped:
             self._rewrite({name: desired[name] for name in sorted(retyped)}, existing, current)
             by_source.update({name: desired[name] for name in retyped})
-        self.targets = assign_columns(desired, {**seed, **existing})
+        self.targets = assign_columns(desired, {**seed, **existing}, self.column_names())
         additions = {k: v for k, v in desired.items() if k not in by_source}
         changes = {k: v for k, v in desired.items() if k in by_source and by_source[k] != v}
         if additions:
@@ -590,7 +597,7 @@ class TableApplier:
                 continue
             assert new is not None
             others = {k: v for k, v in existing.items() if k != old}
-            moved = assign_columns([new], others)[new]
+            moved = assign_columns([new], others, self.column_names())[new]
             if moved != target:
                 self.spark.sql(f"ALTER TABLE {ref} RENAME COLUMN {q(target)} TO {q(moved)}")
             # the comment names the source column where the table's name differs from it
