@@ -61,7 +61,7 @@ POLL_SECONDS: Final = 0.02
 CRASH_ENV: Final = "ANYCDC_CRASH_AT"
 """A moment's name (:func:`crash_point`): the process kills itself there (fault tests)."""
 UNJITTERED: Final = ("between-tables",)
-CRASH_POINTS: Final = ("written", "before-ledger")
+CRASH_POINTS: Final = ("written", "before-ledger", "renamed")
 """The moments the process reaches itself (:func:`crash_point`), not seen from outside."""
 
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
+from anycdc.devtools.chaos import crash_point
 from anycdc.naming import (
     ColumnNames,
     assign_columns,
@@ -608,6 +609,7 @@ class TableApplier:
             by_source[new] = by_source.pop(old)
             current[moved] = current.pop(target)
             log.info("%s: column %s renamed to %s (metadata only)", plan.qualified, old, new)
+            crash_point("renamed")  # the fault suite's moment: renamed, rows not yet written
 
     def _rewrite(
         self, types: dict[str, str], existing: dict[str, str], current: dict[str, str]
