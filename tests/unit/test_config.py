@@ -116,6 +116,7 @@ def test_every_configuration_key_has_a_flag(tmp_path: Path) -> None:
         "--no-auto-compact", "--vacuum-every-hours", "6", "--vacuum-retain-hours", "48",
         "--spark-conf", "spark.driver.memory=6g",
         "--table-property", "delta.enableChangeDataFeed=true", "--column-names", "portable",
+        "--schema-changes", "evolve",
         "--freshness", "15m", "--table-freshness", "shop\\.orders=10s", "--max-pending-rows", "9",
         "--apply-engine", "merge", "--rewrite-max-mb", "16", "--catch-up-batches", "3",
         "--metrics-port", "9108", "--metrics-address", "0.0.0.0", "--metrics-max-tables", "50",
