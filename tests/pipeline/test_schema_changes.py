@@ -70,7 +70,8 @@ def _write(src: Path) -> None:
             for i, events in enumerate(_stream(table, with_ddl)):
                 batches[i] += [e for e in events if e is not None]
     for i, events in enumerate(batches, start=1):
-        write_messages(src, f"{i:03d}.jsonl", encode_all("canonical-json", events))
+        path = write_messages(src, f"{i:03d}.jsonl", encode_all("canonical-json", events))
+        os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))  # read in this order
 
 
 TABLES = {f"shop.*_{mode}": {"schema_changes": mode} for mode in MODES}
@@ -157,9 +158,10 @@ def test_a_kill_in_the_middle_of_a_rename(spark: Any, lake: Path, tmp_path: Path
     src, out = tmp_path / "in", tmp_path / "out"
     batches = list(_stream("ddl_evolve", with_ddl=True))
     for i, events in enumerate(batches, start=1):
-        write_messages(
+        path = write_messages(
             src, f"{i:03d}.jsonl", encode_all("canonical-json", [e for e in events if e])
         )
+        os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))
     command = [
         sys.executable, "-m", "anycdc", "run", "--source-dir", str(src), "--target", str(out),
         "--schema-changes", "evolve", "--freshness", "0", "--max-files-per-trigger", "1",

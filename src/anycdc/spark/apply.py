@@ -215,11 +215,13 @@ def settled_types(
     current: dict[str, str],
     decimal_default: tuple[int, int],
     retyped: set[str] | None = None,
+    keep: bool = False,
 ) -> dict[str, str]:
     """Column -> Spark type: each column's logical types folded, in order, over its
     ``current`` Spark type (:func:`~anycdc.spark.sql_types.settle_type`). A type that is
-    not a widening raises :class:`IncompatibleSchema`, or, given ``retyped``, starts the
-    column afresh at the new type and adds its name there (``schema_changes: evolve``).
+    not a widening raises :class:`IncompatibleSchema`; given ``retyped``, it starts the
+    column afresh at the new type and adds its name there (``schema_changes: evolve``);
+    with ``keep``, the column keeps the type it had (``ignore``: values are cast to it).
 
     >>> settled_types({"p": ["decimal", "decimal(18,4)"], "n": ["int32"]}, {"n": "BIGINT"}, (38, 18))
     {'p': 'DECIMAL(38,18)', 'n': 'BIGINT'}
@@ -233,7 +235,9 @@ def settled_types(
         for logical in logicals:
             before = settled
             settled = settle_type(before, logical, decimal_default)
-            if settled is None and retyped is not None:
+            if settled is None and keep:
+                settled = before
+            elif settled is None and retyped is not None:
                 settled = settle_type(None, logical, decimal_default)
                 retyped.add(name)
             if settled is None:
@@ -430,9 +434,12 @@ class TableApplier:
         self, current: dict[str, str] | None = None, retyped: set[str] | None = None
     ) -> dict[str, str]:
         """Column -> Spark type once the batch's types are folded over ``current``'s
-        (``retyped``: see :func:`settled_types`)."""
+        (``retyped``, and ``ignore``'s keeping of a type: see :func:`settled_types`)."""
         current = current or {}
-        desired = settled_types(self.plan.columns, current, self.config.decimal_default, retyped)
+        keep = self.schema_changes == "ignore"
+        desired = settled_types(
+            self.plan.columns, current, self.config.decimal_default, retyped, keep
+        )
         if not self.plan.key:
             desired = {ROW_KEY: "STRING", **desired}
         for key in self.key_columns():
@@ -454,7 +461,8 @@ class TableApplier:
         column or type)."""
         seed = {} if self.plan.key else {ROW_KEY: ROW_KEY}
         if known is None and not self._exists():
-            desired = self.desired_types()
+            # a new table: a type that changes within its first apply settles as its mode says
+            desired = self.desired_types(None, set() if self.schema_changes == "evolve" else None)
             self.targets = assign_columns(desired, seed, self.column_names())
             self._created_properties = self._creation_properties(desired)
             plain = not self.renamed_columns() and not any(
