@@ -423,7 +423,7 @@ class Pipeline:
         """On an interval trigger, apply the tables that fall due while no batch comes (a
         source gone quiet runs no micro-batch: its pending tables would wait for one)."""
         policy = self.config.freshness_policy
-        targets = [policy.default_s, *(s for _, s in policy.per_table)]
+        targets = list(policy.targets)
         tick = min(30.0, max(1.0, min(t for t in targets if t > 0) / 4 if any(targets) else 30.0))
         while not stop.wait(tick):
             if not query.isActive:
