@@ -283,7 +283,13 @@ class Pipeline:
         keep_ledger: bool = True,
     ) -> None:
         self.spark = spark
-        self.config = config if keep_ledger else config.with_overrides(freshness=0.0)
+        if not keep_ledger:  # every table in the batch that ingests it: no target but 0
+            config = config.with_overrides(
+                freshness=0.0,
+                table_freshness={},
+                tables={p: replace(t, freshness=None) for p, t in config.tables.items()},
+            )
+        self.config = config
         self.on_batch = on_batch
         self.keep_ledger = keep_ledger
         self.history: list[BatchMetrics] = []
@@ -901,7 +907,10 @@ class Pipeline:
                 tables = store.table_ids([item.applier.path for item in prepared])
                 # one shuffle folds every table's keys and one read of the tombstones
                 # guards them all; each MERGE then reads its slice
-                ok = actions.filter(F.col("_bad").isNull() & F.col("_t").isin(current)).drop("_bad")
+                ok = actions.filter(F.col("_bad").isNull())
+                if len(current) < len(prepared):  # some are history tables: not theirs
+                    ok = ok.filter(F.col("_t").isin(current))
+                ok = ok.drop("_bad")
                 folded = store.guard(fold_actions(ok, by=("_t", "_key")), tables)
                 folded = with_batch(folded, through).localCheckpoint(eager=True)
 
