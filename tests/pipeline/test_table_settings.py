@@ -204,3 +204,18 @@ def test_layout_and_properties_per_table(spark: Any, lake: dict[str, Any]) -> No
     assert lake["first_clustering"] == ["customer_id"]
     detail = spark.sql(f"DESCRIBE DETAIL delta.`{out / 'shop' / 'orders'}`").first()
     assert list(detail["clusteringColumns"]) == ["id"]
+
+
+def test_replay_leaves_a_dead_letter_without_its_message(spark: Any, lake: dict[str, Any]) -> None:
+    """Its ``raw`` NULL would decode as a Kafka tombstone (no event): a replay must not take
+    that for a fix and delete it."""
+    from anycdc.config import PipelineConfig
+    from anycdc.spark.pipeline import replay_dead_letters
+
+    out = lake["out"]
+    config = PipelineConfig.from_mapping(
+        {"source_dir": str(out.parent), "target": str(out), "tables": TABLES}
+    )
+    before = _read(out / "_anycdc" / "dead_letter")
+    assert replay_dead_letters(spark, config) == (0, len(before)) and len(before) == 2
+    assert len(_read(out / "_anycdc" / "dead_letter")) == 2

@@ -1218,7 +1218,8 @@ def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[in
     """Re-run the dead letters through the pipeline (after a fix or an option change).
 
     Messages that now decode and apply are removed from ``_anycdc/dead_letter``;
-    the others stay (a message that fails again — it does not decode, or its table
+    the others stay, and so do those without their message (``raw`` NULL: a table whose
+    ``tables:`` entry excludes or masks columns) (a message that fails again — it does not decode, or its table
     still fails — is recorded again with the reason). Returns ``(replayed,
     still_failing)``; a failure of the whole replay raises :class:`RunFailed`.
     """
@@ -1237,6 +1238,10 @@ def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[in
     decoders: dict[DecodeRoute, MessageDecoder] = {}
     fixed = []
     for row in dead:
+        if row["raw"] is None:
+            # a redacted table's (tables: exclude_columns, mask_columns): its message is not
+            # kept, so it stays, to be replayed from the source (would decode as a tombstone)
+            continue
         route = routing.route(row["source"] or "")
         decoder = decoders.get(route)
         if decoder is None:
