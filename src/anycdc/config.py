@@ -17,6 +17,8 @@ True
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import re
 import tomllib
 from collections.abc import Callable, Mapping
@@ -26,7 +28,7 @@ from typing import Any, Final, Literal
 
 from anycdc.errors import AnyCdcError, OptionError
 from anycdc.naming import path_segment
-from anycdc.schedule import FreshnessPolicy, parse_duration
+from anycdc.schedule import FreshnessPolicy, TableIdent, parse_duration, qualified_name
 from anycdc.source.routing import DecodeRoute, SourceRouting
 
 SECRET_WORDS: Final = (
@@ -70,11 +72,14 @@ GROUPS: Final[Mapping[Group, str]] = {
 }
 """The groups of settings, in the order ``anycdc run --help`` and the README list them."""
 
-FlagKind = Literal["value", "list", "pairs", "off", "catalog", "topic-format", "topic-option"]
+FlagKind = Literal[
+    "value", "list", "pairs", "off", "catalog", "topic-format", "topic-option", "table-setting"
+]
 """How a flag gives its setting: ``value`` (one value), ``list`` (repeated, collected),
 ``pairs`` (repeated ``K=V``, merged into the file's mapping), ``off`` (``--no-X`` sets a
-true-by-default setting false); ``catalog``, ``topic-format`` and ``topic-option`` are the
-flags of ``table_name`` and ``per_topic`` that ``anycdc run`` combines itself."""
+true-by-default setting false); ``catalog``, ``topic-format``, ``topic-option`` and
+``table-setting`` are the flags of ``table_name``, ``per_topic`` and ``tables`` that
+``anycdc run`` combines itself."""
 
 
 @dataclass(frozen=True)
@@ -232,6 +237,295 @@ def _as_precision(value: Any) -> tuple[int, int]:
     return precision, scale
 
 
+# ---------------------------------------------------------------------- per-table settings
+MaskKind = Literal["sha256", "null"]
+MASKS: Final[tuple[MaskKind, ...]] = ("sha256", "null")
+REGEX_PREFIX: Final = "re:"
+
+
+@dataclass(frozen=True)
+class TableSettingDecl:
+    """The declaration of one key of a ``tables:`` entry (:class:`TableSettings`): its
+    README row, its parsing and its checks. ``name`` and ``type`` come from the field."""
+
+    doc: str
+    """One line of Markdown: the README row of the key."""
+    example: str
+    """The key's value in a YAML entry (the README shows it)."""
+    parse: Callable[[Any, str], Any]
+    """File or flag value -> the field's value; ``where`` (``tables.<pattern>.<key>``)
+    names the entry in errors."""
+    name: str = ""
+    type: str = ""
+
+
+def _table_setting(doc: str, example: str, parse: Callable[[Any, str], Any]) -> Any:
+    """A :class:`TableSettings` field (unset: ``None``, the run-wide setting applies)."""
+    return field(default=None, metadata={"table_setting": TableSettingDecl(doc, example, parse)})
+
+
+def _entry_mode(value: Any, where: str) -> str:
+    if value not in ("scd1", "scd2"):
+        raise OptionError(f"{where} must be scd1 or scd2, got {value!r}")
+    return str(value)
+
+
+def _entry_columns(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, (str, list, tuple)):
+        raise OptionError(f"{where}: expected a list of column names, got {value!r}")
+    columns = _as_tuple(value)
+    if not columns or not all(columns):
+        raise OptionError(f"{where}: expected one or more column names, got {value!r}")
+    if len(set(columns)) != len(columns):
+        raise OptionError(f"{where}: a column is named twice in {value!r}")
+    return columns
+
+
+def _entry_freshness(value: Any, where: str) -> float:
+    return parse_duration(value, where)
+
+
+def _entry_properties(value: Any, where: str) -> Mapping[str, str]:
+    if not isinstance(value, Mapping):
+        raise OptionError(f"{where}: expected a mapping of Delta table properties, got {value!r}")
+    out = {str(k): _text(v) for k, v in value.items()}
+    for key in out:
+        if not key or key.lower().startswith("anycdc."):
+            raise OptionError(
+                f"{where}: {key!r} cannot be set (anycdc.* properties are anycdc's own)"
+            )
+    return out
+
+
+def _entry_masks(value: Any, where: str) -> Mapping[str, MaskKind]:
+    """``[a, b]`` (each ``sha256``), ``{a: sha256, b: null}``, or the flag's ``a,b=null``."""
+    if isinstance(value, Mapping):
+        pairs = [(str(k), "null" if v is None else _text(v)) for k, v in value.items()]
+    elif isinstance(value, (str, list, tuple)):
+        pairs = []
+        for item in _as_tuple(value):
+            column, _, kind = item.partition("=")
+            pairs.append((column.strip(), kind.strip() or "sha256"))
+    else:
+        raise OptionError(
+            f"{where}: expected a list of columns or COLUMN: sha256|null, got {value!r}"
+        )
+    out: dict[str, MaskKind] = {}
+    for column, kind in pairs:
+        if not column:
+            raise OptionError(f"{where}: an empty column name in {value!r}")
+        if kind == "sha256":
+            out[column] = "sha256"
+        elif kind == "null":
+            out[column] = "null"
+        else:
+            raise OptionError(f"{where}: {column!r} must be masked by sha256 or null, got {kind!r}")
+    return out
+
+
+@dataclass(frozen=True)
+class TableSettings:
+    """The settings of one ``tables:`` entry: what the tables its pattern matches get instead
+    of the run-wide settings. A key not set (``None``) leaves the run-wide setting.
+
+    Each key is declared once, here: its type, its README row (``anycdc dev config-table``),
+    its parsing and checks (:meth:`from_entry`).
+
+    >>> TableSettings.from_entry("shop.*", {"mode": "scd2", "freshness": "5m"})
+    TableSettings(mode='scd2', primary_key=None, freshness=300.0, table_properties=None, cluster_by=None, partition_by=None, exclude_columns=None, mask_columns=None)
+    >>> TableSettings.from_entry("shop.*", {"mod": "scd2"})
+    Traceback (most recent call last):
+    ...
+    anycdc.errors.OptionError: tables.shop.*: unknown key 'mod'; valid: mode, primary_key, freshness, table_properties, cluster_by, partition_by, exclude_columns, mask_columns
+    """
+
+    mode: Literal["scd1", "scd2"] | None = _table_setting(
+        "`scd1` or `scd2`, over the run's `mode`", "scd2", _entry_mode,
+    )  # fmt: skip
+    primary_key: tuple[str, ...] | None = _table_setting(
+        "the key columns, over the message's key and `primary_keys`", "[tenant, id]",
+        _entry_columns,
+    )  # fmt: skip
+    freshness: float | None = _table_setting(
+        "the table's `freshness` (`10s`, `15m`), over `freshness` and `table_freshness`",
+        "10s", _entry_freshness,
+    )  # fmt: skip
+    table_properties: Mapping[str, str] | None = _table_setting(
+        "Delta table properties, added to the run's `table_properties` (a name in both: this "
+        "one); set at creation and on an existing table as the run-wide ones are",
+        "{delta.enableChangeDataFeed: true}", _entry_properties,
+    )  # fmt: skip
+    cluster_by: tuple[str, ...] | None = _table_setting(
+        "Delta liquid clustering columns (source names): given at creation, and changed on an "
+        "existing table by `ALTER TABLE ... CLUSTER BY` when they differ (new files are "
+        "clustered by the new columns, by `OPTIMIZE`); not with `partition_by`",
+        "[customer_id]", _entry_columns,
+    )  # fmt: skip
+    partition_by: tuple[str, ...] | None = _table_setting(
+        "partition columns (source names), at creation only (an existing table keeps its "
+        "own); not with `cluster_by`",
+        "[region]", _entry_columns,
+    )  # fmt: skip
+    exclude_columns: tuple[str, ...] | None = _table_setting(
+        "columns never written (PII): dropped from every image as the messages are decoded, "
+        "so they reach neither the table nor `_anycdc/changelog` nor the dead letters (see "
+        "Per-table settings); not a key column",
+        "[ssn, card_number]", _entry_columns,
+    )  # fmt: skip
+    mask_columns: Mapping[str, MaskKind] | None = _table_setting(
+        "columns written masked: `sha256` (the lowercase hex SHA-256 of the value's text; "
+        "the column becomes a STRING; equal values stay equal) or `null`; a list masks each "
+        "by `sha256`; a key column only by `sha256`",
+        "{email: sha256, phone: null}", _entry_masks,
+    )  # fmt: skip
+
+    @classmethod
+    def from_entry(cls, pattern: str, entry: Any) -> TableSettings:
+        """One entry of ``tables:`` (``pattern``: its key), checked key by key."""
+        if isinstance(entry, TableSettings):
+            entry = {k: v for k, v in asdict(entry).items() if v is not None}
+        if not isinstance(entry, Mapping):
+            raise OptionError(f"tables.{pattern}: expected a mapping of settings, got {entry!r}")
+        unknown = [str(k) for k in entry if k not in TABLE_SETTINGS]
+        if unknown:
+            raise OptionError(
+                f"tables.{pattern}: unknown key {unknown[0]!r}; valid: {', '.join(TABLE_SETTINGS)}"
+            )
+        values = {
+            str(key): TABLE_SETTINGS[str(key)].parse(value, f"tables.{pattern}.{key}")
+            for key, value in entry.items()
+            if value is not None
+        }
+        settings = cls(**values)
+        settings.check(pattern)
+        return settings
+
+    def check(self, pattern: str) -> None:
+        """The rules across keys (a column both excluded and masked ...)."""
+        where = f"tables.{pattern}"
+        excluded = set(self.exclude_columns or ())
+        masked = dict(self.mask_columns or {})
+        both = sorted(excluded & set(masked))
+        if both:
+            raise OptionError(f"{where}: {both[0]!r} is both in exclude_columns and mask_columns")
+        if self.cluster_by and self.partition_by:
+            raise OptionError(
+                f"{where}: cluster_by and partition_by cannot both be set (Delta liquid "
+                "clustering replaces partitioning)"
+            )
+        for key in ("primary_key", "cluster_by", "partition_by"):
+            for column in getattr(self, key) or ():
+                if column in excluded:
+                    raise OptionError(f"{where}.{key}: {column!r} is in exclude_columns")
+        for column in self.primary_key or ():
+            if masked.get(column) == "null":
+                raise OptionError(
+                    f"{where}.mask_columns: key column {column!r} can only be masked by sha256 "
+                    "(NULL keys would make every row one)"
+                )
+
+
+TABLE_SETTINGS: Final[Mapping[str, TableSettingDecl]] = {
+    f.name: replace(f.metadata["table_setting"], name=f.name, type=str(f.type))
+    for f in fields(TableSettings)
+}
+"""Every key of a ``tables:`` entry's declaration, by name, in the order of the fields."""
+
+
+@dataclass(frozen=True)
+class ResolvedTableSettings:
+    """What one table gets: the run-wide settings with its winning ``tables:`` entry over
+    them (:meth:`PipelineConfig.table_settings`)."""
+
+    pattern: str | None
+    """The ``tables:`` entry that won (None: the run-wide settings alone)."""
+    mode: Literal["scd1", "scd2"]
+    primary_key: tuple[str, ...] | None
+    """None: the message's key."""
+    freshness: float
+    table_properties: Mapping[str, str]
+    cluster_by: tuple[str, ...] = ()
+    partition_by: tuple[str, ...] = ()
+    exclude_columns: tuple[str, ...] = ()
+    mask_columns: Mapping[str, MaskKind] = field(default_factory=dict)
+
+    @property
+    def redacts(self) -> bool:
+        """Whether values of the table are dropped or masked as they are decoded."""
+        return bool(self.exclude_columns or self.mask_columns)
+
+
+_GLOB_WILDCARD: Final = re.compile(r"\*|\?|\[[^\]]*\]")
+
+
+def pattern_rank(pattern: str) -> tuple[int, int, int]:
+    """How specific a ``tables:`` pattern is, smallest first: an exact name (0), then a glob
+    (1) with fewer wildcards (``*``, ``?``, ``[...]``) and then more literal characters,
+    then a regex (2, ``re:...``). Equal ranks: the entry first in the file wins.
+
+    >>> sorted(["re:^shop", "shop.*", "shop.orders", "*.orders", "s*.*"], key=pattern_rank)
+    ['shop.orders', '*.orders', 'shop.*', 's*.*', 're:^shop']
+    """
+    if pattern.startswith(REGEX_PREFIX):
+        return (2, 0, 0)
+    wildcards = _GLOB_WILDCARD.findall(pattern)
+    if not wildcards:
+        return (0, 0, 0)
+    literal = len(_GLOB_WILDCARD.sub("", pattern))
+    return (1, len(wildcards), -literal)
+
+
+def _as_table_entries(value: Any) -> dict[str, TableSettings]:
+    if not isinstance(value, Mapping):
+        raise OptionError(
+            f"tables must map patterns over database.schema.table to settings, got {value!r}"
+        )
+    out = {}
+    for pattern, entry in value.items():
+        pattern = str(pattern)
+        if not pattern or pattern == REGEX_PREFIX:
+            raise OptionError(f"tables: an empty pattern {pattern!r}")
+        if pattern.startswith(REGEX_PREFIX):
+            try:
+                re.compile(pattern.removeprefix(REGEX_PREFIX))
+            except re.error as exc:
+                raise OptionError(f"tables.{pattern}: invalid regex: {exc}") from None
+        out[pattern] = TableSettings.from_entry(pattern, entry)
+    return out
+
+
+def table_setting_flags(items: list[str]) -> dict[str, dict[str, Any]]:
+    """``--table-setting PATTERN:KEY=VALUE`` flags -> the ``tables`` mapping (the first
+    ``:KEY=`` with a known key splits; ``table_properties=K=V`` and ``mask_columns=a,b=null``
+    add to the entry's mapping).
+
+    >>> table_setting_flags(["re:^shop\\\\.:mode=scd2", "shop.*:table_properties=delta.x=1",
+    ...                      "shop.*:table_properties=delta.y=2"])
+    {'re:^shop\\\\.': {'mode': 'scd2'}, 'shop.*': {'table_properties': {'delta.x': '1', 'delta.y': '2'}}}
+    """
+    keys = "|".join(TABLE_SETTINGS)
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        match = re.fullmatch(rf"(.+?):({keys})=(.*)", item, re.DOTALL)
+        if match is None:
+            raise OptionError(
+                f"--table-setting expects PATTERN:KEY=VALUE with KEY one of {', '.join(TABLE_SETTINGS)}, "
+                f"got {item!r}"
+            )
+        pattern, key, value = match.groups()
+        entry = out.setdefault(pattern, {})
+        if key == "table_properties":
+            name, sep, text = value.partition("=")
+            if not sep or not name:
+                raise OptionError(
+                    f"--table-setting {pattern}:table_properties expects K=V, got {value!r}"
+                )
+            entry.setdefault(key, {})[name] = text
+        else:
+            entry[key] = value
+    return out
+
+
 @dataclass(frozen=True)
 class PipelineConfig:
     """Everything ``anycdc run`` needs. Paths are strings so Spark can take URIs too.
@@ -360,6 +654,16 @@ class PipelineConfig:
         {}, "target",
         "`[DB.]TABLE: [COL, ...]` for tables whose messages name no key",
         "--primary-key", "[DB.]TABLE=COL[,COL]", "pairs",
+    )  # fmt: skip
+    tables: Mapping[str, TableSettings] = _setting(
+        {}, "target",
+        "`PATTERN: {KEY: VALUE}`: settings of the tables a pattern over `database.schema.table` "
+        "matches (a glob, or a regex written `re:...`), over the run-wide ones; the most "
+        "specific pattern wins (see Per-table settings)",
+        "--table-setting", "PATTERN:KEY=VALUE", "table-setting",
+        flag_help="a tables: entry's key (e.g. 'shop.orders:mode=scd2', "
+        "'shop.*:exclude_columns=ssn,email'), repeatable",
+        parse=_as_table_entries,
     )  # fmt: skip
     checkpoint: str | None = _setting(
         None, "execution", "the streaming checkpoint's folder", "--checkpoint", "DIR",
@@ -619,10 +923,99 @@ class PipelineConfig:
 
     @property
     def freshness_policy(self) -> FreshnessPolicy:
-        """When each table is due (:mod:`anycdc.schedule`)."""
+        """When each table is due (:mod:`anycdc.schedule`): a ``tables:`` entry's
+        ``freshness`` first, then ``table_freshness``, then ``freshness``."""
         return FreshnessPolicy.from_config(
-            self.freshness, self.table_freshness, self.max_pending_rows
+            self.freshness,
+            self.table_freshness,
+            self.max_pending_rows,
+            own=self._own_freshness if self.tables else None,
+            own_targets=tuple(t.freshness for t in self.tables.values() if t.freshness is not None),
         )
+
+    def _own_freshness(self, qualified: str) -> float | None:
+        pattern = self.table_pattern(qualified)
+        return self.tables[pattern].freshness if pattern is not None else None
+
+    def table_pattern(self, qualified: str) -> str | None:
+        """The ``tables:`` entry that applies to ``qualified`` (``db.schema.table`` with the
+        parts the source has): the most specific pattern that matches it
+        (:func:`pattern_rank`; equal ranks: the first in the file), or None.
+
+        >>> cfg = PipelineConfig(tables={"shop.*": TableSettings(mode="scd2"),
+        ...     "shop.orders": TableSettings(freshness=5.0), "re:audit$": TableSettings()})
+        >>> cfg.table_pattern("shop.orders"), cfg.table_pattern("shop.items")
+        ('shop.orders', 'shop.*')
+        >>> cfg.table_pattern("shop.audit"), cfg.table_pattern("crm.audit"), cfg.table_pattern("crm.x")
+        ('shop.*', 're:audit$', None)
+        """
+        return _winning_pattern(tuple(self.tables), qualified) if self.tables else None
+
+    def table_settings(self, table: str | TableIdent) -> ResolvedTableSettings:
+        """What the table ``qualified`` gets: its ``tables:`` entry (:meth:`table_pattern`)
+        over the run-wide settings (``mode``, ``primary_keys``, ``freshness`` and
+        ``table_freshness``, ``table_properties``); only the winning entry counts.
+
+        >>> cfg = PipelineConfig(mode="scd1", table_properties={"a": "1"},
+        ...     tables={"shop.*": TableSettings(mode="scd2", table_properties={"b": "2"})})
+        >>> got = cfg.table_settings("shop.orders")
+        >>> got.pattern, got.mode, dict(got.table_properties), got.freshness
+        ('shop.*', 'scd2', {'a': '1', 'b': '2'}, 60.0)
+        >>> cfg.table_settings("crm.users").mode
+        'scd1'
+        """
+        if isinstance(table, str):
+            qualified = table
+            parts = table.split(".")
+            database = parts[0] if len(parts) > 1 else None
+            schema = ".".join(parts[1:-1]) or None
+            name = parts[-1]
+        else:
+            qualified = qualified_name(table)
+            database, schema, name = table
+        pattern = self.table_pattern(qualified)
+        own = self.tables[pattern] if pattern is not None else TableSettings()
+        return ResolvedTableSettings(
+            pattern=pattern,
+            mode=own.mode or self.mode,
+            primary_key=own.primary_key or self.key_override(database, name, schema),
+            freshness=(
+                own.freshness
+                if own.freshness is not None
+                else FreshnessPolicy.from_config(
+                    self.freshness, self.table_freshness, self.max_pending_rows
+                ).target_s(qualified)
+            ),
+            table_properties={**self.table_properties, **(own.table_properties or {})},
+            cluster_by=own.cluster_by or (),
+            partition_by=own.partition_by or (),
+            exclude_columns=own.exclude_columns or (),
+            mask_columns=dict(own.mask_columns or {}),
+        )
+
+    def resolved_tables(self) -> dict[str, dict[str, Any]]:
+        """The ``tables:`` rules as ``--print-config`` shows them: most specific first (the
+        order they are tried in), each with how its pattern matches and every setting it
+        gives, the run-wide ones it keeps included (``primary_key`` and ``freshness`` not
+        set by the entry depend on the table: ``primary_keys``, ``table_freshness``)."""
+        ordered = sorted(
+            enumerate(self.tables.items()), key=lambda item: (pattern_rank(item[1][0]), item[0])
+        )
+        out = {}
+        for _, (pattern, own) in ordered:
+            kind = ("exact name", "glob", "regex")[pattern_rank(pattern)[0]]
+            out[pattern] = {
+                "matches": kind,
+                "mode": own.mode or self.mode,
+                "primary_key": list(own.primary_key) if own.primary_key else "(the run's)",
+                "freshness": own.freshness if own.freshness is not None else "(the run's)",
+                "table_properties": {**self.table_properties, **(own.table_properties or {})},
+                "cluster_by": list(own.cluster_by or ()),
+                "partition_by": list(own.partition_by or ()),
+                "exclude_columns": list(own.exclude_columns or ()),
+                "mask_columns": dict(own.mask_columns or {}),
+            }
+        return out
 
     @property
     def system_dir(self) -> str:
@@ -700,7 +1093,24 @@ class PipelineConfig:
             topic: {**asdict(own), "options": redact_options(own.options)}
             for topic, own in self.per_topic.items()
         }
+        out["tables"] = self.resolved_tables()
         return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _winning_pattern(patterns: tuple[str, ...], qualified: str) -> str | None:
+    """The most specific of ``patterns`` that matches ``qualified`` (a glob matches the
+    whole name, ``*`` dots included; a regex is searched in it, as ``include`` does)."""
+    matching = [
+        (pattern_rank(pattern), index, pattern)
+        for index, pattern in enumerate(patterns)
+        if (
+            re.search(pattern.removeprefix(REGEX_PREFIX), qualified) is not None
+            if pattern.startswith(REGEX_PREFIX)
+            else fnmatch.fnmatchcase(qualified, pattern)
+        )
+    ]
+    return min(matching)[2] if matching else None
 
 
 def redact_options(options: Mapping[str, str]) -> dict[str, str]:
@@ -805,8 +1215,29 @@ TABLE_START: Final = (
 TABLE_END: Final = "<!-- config-table:end -->"
 
 
+TABLES_START: Final = (
+    "<!-- tables-table:start (anycdc dev config-table --update README.md writes it from "
+    "the declarations of TableSettings in src/anycdc/config.py: edit those) -->"
+)
+TABLES_END: Final = "<!-- tables-table:end -->"
+
+
+def tables_markdown_table() -> str:
+    """The README's table of the keys of a ``tables:`` entry (:class:`TableSettings`).
+
+    >>> print(tables_markdown_table().splitlines()[2])
+    | `mode` | `scd2` | `scd1` or `scd2`, over the run's `mode` |
+    """
+    rows = ["| key | example | meaning |", "|---|---|---|"]
+    for declared in TABLE_SETTINGS.values():
+        cells = (f"`{declared.name}`", f"`{declared.example}`", declared.doc)
+        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(rows) + "\n"
+
+
 def with_markdown_table(text: str) -> str:
-    """``text`` (the README) with :func:`markdown_table` between its markers.
+    """``text`` (the README) with :func:`markdown_table` between its markers (and
+    :func:`tables_markdown_table` between its own, where it has them).
 
     >>> with_markdown_table(f"a\\n{TABLE_START}\\nold\\n{TABLE_END}\\nb").count("`max_pending_rows`")
     1
@@ -815,7 +1246,12 @@ def with_markdown_table(text: str) -> str:
     if start < 0 or end < start:
         raise OptionError(f"no {TABLE_START!r} ... {TABLE_END!r} markers to put the table between")
     head = text[: start + len(TABLE_START)]
-    return f"{head}\n{markdown_table()}{text[end:]}"
+    text = f"{head}\n{markdown_table()}{text[end:]}"
+    start, end = text.find(TABLES_START), text.find(TABLES_END)
+    if start >= 0 and end > start:
+        head = text[: start + len(TABLES_START)]
+        text = f"{head}\n{tables_markdown_table()}{text[end:]}"
+    return text
 
 
 def _flag_text(flag: Flag) -> str:
@@ -884,6 +1320,11 @@ def _merged(
     """A mapping of the file with the flags' entries over it, one by one (a topic's
     options, too: ``--topic-option`` adds to the file's options of that topic)."""
     out = {**from_file, **from_flags}
+    if key == "tables":
+        for pattern in set(from_file) & set(from_flags):
+            mine, theirs = from_file[pattern], from_flags[pattern]
+            if isinstance(mine, Mapping) and isinstance(theirs, Mapping):
+                out[pattern] = {**mine, **theirs}
     if key == "per_topic":
         for topic in set(from_file) & set(from_flags):
             mine, theirs = from_file[topic], from_flags[topic]

@@ -32,7 +32,7 @@ which tables are due (:meth:`Schedule.due`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -84,14 +84,32 @@ class FreshnessPolicy:
     per_table: tuple[tuple[str, float], ...] = ()
     """(regex over ``database.table``, seconds): the first pattern that matches wins."""
     max_pending_rows: int = 500_000
+    own: Callable[[str], float | None] | None = field(default=None, compare=False)
+    """A table's own target before ``per_table`` (the config's ``tables:`` entries), or None."""
+    own_targets: tuple[float, ...] = ()
+    """Every target ``own`` can give (how often an idle run looks for due tables)."""
 
     @classmethod
     def from_config(
-        cls, default: float, per_table: Mapping[str, float], max_pending_rows: int
+        cls,
+        default: float,
+        per_table: Mapping[str, float],
+        max_pending_rows: int,
+        own: Callable[[str], float | None] | None = None,
+        own_targets: tuple[float, ...] = (),
     ) -> FreshnessPolicy:
-        return cls(default, tuple(per_table.items()), max_pending_rows)
+        return cls(default, tuple(per_table.items()), max_pending_rows, own, own_targets)
+
+    @property
+    def targets(self) -> tuple[float, ...]:
+        """Every target a table can get (seconds)."""
+        return (self.default_s, *(s for _, s in self.per_table), *self.own_targets)
 
     def target_s(self, qualified: str) -> float:
+        if self.own is not None:
+            seconds = self.own(qualified)
+            if seconds is not None:
+                return seconds
         for pattern, seconds in self.per_table:
             if re.search(pattern, qualified):
                 return seconds

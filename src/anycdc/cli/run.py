@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from anycdc.cli.base import Command, fail, parse_key_values
-from anycdc.config import GROUPS, SETTINGS, Flag, PipelineConfig, Setting
+from anycdc.config import GROUPS, SETTINGS, Flag, PipelineConfig, Setting, table_setting_flags
 from anycdc.errors import AnyCdcError, OptionError, RunFailed
 
 if TYPE_CHECKING:
@@ -59,7 +59,11 @@ def _add_flag(group: argparse._ActionsContainer, declared: Setting, flag: Flag) 
         options.update(metavar=flag.metavar)
     if flag.kind == "value" and declared.parse is None and declared.base_type in ("int", "float"):
         options.update(type=int if declared.base_type == "int" else float)
-    if flag.kind not in ("value", "off", "catalog"):  # repeated: list, pairs, topic-*
+    if flag.kind not in (
+        "value",
+        "off",
+        "catalog",
+    ):  # repeated: list, pairs, topic-*, table-setting
         options.update(action="append", default=None if flag.kind == "list" else [])
     group.add_argument(*flag.names, **options)
 
@@ -79,6 +83,9 @@ def flag_value(declared: Setting, args: argparse.Namespace) -> Any:
     if "topic-format" in given:
         formats, options = given["topic-format"], given["topic-option"]
         return per_topic_flags(formats, options) if formats or options else None
+    if "table-setting" in given:  # --table-setting PATTERN:KEY=VALUE
+        items = given["table-setting"]
+        return table_setting_flags(items) if items else None
     if "catalog" in given:  # --table-name TEMPLATE, or --catalog for the usual template
         return given["value"] or ("{database}.{table}" if given["catalog"] else None)
     if "pairs" in given:  # K=V flags

@@ -178,6 +178,10 @@ class TablePlan:
     def qualified(self) -> str:
         return ".".join(p for p in (self.database, self.schema, self.table) if p)
 
+    @property
+    def ident(self) -> TableIdent:
+        return (self.database, self.schema, self.table)
+
     def see(self, name: str, logical: str) -> None:
         """Record that ``name`` came with type ``logical`` (after what came before)."""
         seen = self.columns.setdefault(name, [])
@@ -356,7 +360,8 @@ def build_plans(
         ):
             plan.truncate_position = summary.truncate_position
     for plan in plans.values():
-        override = config.key_override(plan.database, plan.table, plan.schema)
+        # a tables: entry's primary_key, else primary_keys (PipelineConfig.table_settings)
+        override = config.table_settings(plan.ident).primary_key
         if override:
             plan.key = override
     return plans
@@ -383,6 +388,8 @@ class TableApplier:
         self.config = config
         self.plan = plan
         self.path = config.table_path(plan.database, plan.schema, plan.table)
+        self.settings = config.table_settings(plan.ident)
+        """The table's own settings (its ``tables:`` entry over the run-wide ones)."""
         self.tombstones = Tombstones(spark, config)
         self.created = False  # by this applier: the table is empty until its first write
         self.unborn = False  # created, but only by the first write (:meth:`finish_create`)
@@ -468,6 +475,9 @@ class TableApplier:
             plain = not self.renamed_columns() and not any(
                 name in self._created_properties for name in COLUMN_MAPPING
             )
+            # a layout (partitions, clustering) is the CREATE TABLE's: the batched engine's
+            # first write (commit.py) writes unpartitioned, unclustered files
+            plain = plain and not (self.settings.partition_by or self.settings.cluster_by)
             if self.created_by_first_write and plain:
                 self.unborn = True
                 self._unborn_columns = desired
@@ -661,7 +671,7 @@ class TableApplier:
         """The properties a new table with ``columns`` (by source name) is created with."""
         # a new table has nothing to vacuum: its first VACUUM is due a full interval later
         properties = {
-            **self.config.table_properties,
+            **self.settings.table_properties,
             LAST_VACUUM_PROPERTY: str(int(time.time() * 1000)),
         }
         if any(needs_column_mapping(self.target(n)) for n in columns):
@@ -673,11 +683,45 @@ class TableApplier:
     def _create(self, columns: dict[str, str]) -> None:
         cols = [self._column_ddl(n, t) for n, t in columns.items()]
         cols += [f"{q(n)} {t}" for n, t in self.meta_columns]
+        layout = ""
+        if self.settings.partition_by:
+            layout = f" PARTITIONED BY ({self._layout_columns('partition_by', columns)})"
+        elif self.settings.cluster_by:
+            layout = f" CLUSTER BY ({self._layout_columns('cluster_by', columns)})"
         self.spark.sql(
-            f"CREATE TABLE IF NOT EXISTS {self._table_ref()} ({', '.join(cols)}) USING delta "
-            f"TBLPROPERTIES ({_property_list(self._created_properties)})"
+            f"CREATE TABLE IF NOT EXISTS {self._table_ref()} ({', '.join(cols)}) USING delta"
+            f"{layout} TBLPROPERTIES ({_property_list(self._created_properties)})"
         )
         log.info("%s: created %s", self.plan.qualified, self.path)
+
+    def _layout_columns(self, key: str, columns: Mapping[str, str]) -> str:
+        """The quoted table columns of the ``tables:`` entry's ``partition_by`` or
+        ``cluster_by`` (source names); a name the table has not is the table's error."""
+        wanted: tuple[str, ...] = getattr(self.settings, key)
+        missing = [name for name in wanted if name not in columns]
+        if missing:
+            raise IncompatibleSchema(
+                f"tables.{self.settings.pattern}.{key}: no column {missing[0]!r} in the table "
+                f"(it has {', '.join(sorted(columns))})"
+            )
+        return ", ".join(q(self.target(name)) for name in wanted)
+
+    def align_clustering(self, detail: TableDetail) -> bool:
+        """Give an existing table the entry's ``cluster_by`` when its clustering columns
+        differ (``ALTER TABLE ... CLUSTER BY``: files written from then on, and ``OPTIMIZE``,
+        cluster by them; none are rewritten now). True when it was changed."""
+        wanted = self.settings.cluster_by
+        if not wanted or self.created:
+            return False
+        targets = tuple(self.target(name) for name in wanted)
+        if tuple(c.lower() for c in detail.clustering) == tuple(t.lower() for t in targets):
+            return False
+        self._layout_columns("cluster_by", self.targets)  # by source name
+        self.spark.sql(
+            f"ALTER TABLE {self._table_ref()} CLUSTER BY ({', '.join(q(t) for t in targets)})"
+        )
+        log.info("%s: clustered by %s", self.plan.qualified, ", ".join(targets))
+        return True
 
     def finish_create(self) -> None:
         """Create the table now if its first write has not (the apply wrote no row: all
@@ -714,20 +758,21 @@ class TableApplier:
     def created_detail(self) -> TableDetail:
         """What :meth:`detail` would say of the table this applier just created (no files,
         the properties it was created with), without a look at it."""
-        return TableDetail(dict(self._created_properties), 0, 0)
+        clustering = tuple(self.target(c) for c in self.settings.cluster_by)
+        return TableDetail(dict(self._created_properties), 0, 0, clustering)
 
     def truncated_properties(self, position: str) -> dict[str, str]:
         """The properties :meth:`apply_truncate` sets (for what the run knows of the table)."""
         return {TRUNCATE_PROPERTY: position}
 
     def align_properties(self, current: dict[str, str]) -> dict[str, str]:
-        """Set the configured ``table_properties`` that ``current`` (the table's) lacks or
+        """Set the configured ``table_properties`` (the run's and the table's entry's) that ``current`` (the table's) lacks or
         holds otherwise (names and values compared without case, as Delta spells its own
         names its way); returns what was set."""
         have = {k.lower(): v.lower() for k, v in current.items()}
         wanted = {
             k: v
-            for k, v in self.config.table_properties.items()
+            for k, v in self.settings.table_properties.items()
             if have.get(k.lower()) != v.lower()
         }
         if wanted and self.unborn:

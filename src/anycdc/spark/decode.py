@@ -30,6 +30,7 @@ from anycdc.decoding import MessageDecoder
 from anycdc.errors import AnyCdcError, SchemaSourceError
 from anycdc.pairing import SplitUpdatePairer
 from anycdc.patch import PatchError, patch_as_partial_update
+from anycdc.redact import Redactor
 from anycdc.source.routing import DecodeRoute, SourceRouting
 
 if TYPE_CHECKING:
@@ -61,8 +62,11 @@ class ChangelogRows:
     times as there are chunks, then :meth:`flush` once for a before-half still held.
     """
 
-    def __init__(self, format_id: str, options: Mapping[str, str]) -> None:
+    def __init__(
+        self, format_id: str, options: Mapping[str, str], redactor: Redactor | None = None
+    ) -> None:
         self.format_id = format_id
+        self._redactor = redactor
         self._decoder = MessageDecoder(format_id, options)
         self._pairer = SplitUpdatePairer()
         self._columns = ColumnRowsCache()
@@ -71,6 +75,7 @@ class ChangelogRows:
     def rows(self, records: Iterable[RawRecord]) -> Iterator[dict[str, Any]]:
         """The changelog rows of ``records``, in order (a dead letter for a bad message)."""
         format_id, decoder, columns = self.format_id, self._decoder, self._columns
+        redacted = self._redactor.row if self._redactor is not None else None
         for source, partition, offset, key, value, produced in records:
             where = Coordinates(
                 source or "", int(partition or 0), int(offset or 0), key, value, produced
@@ -96,25 +101,34 @@ class ChangelogRows:
                     try:
                         ready = patch_as_partial_update(ready)
                     except PatchError as exc:
-                        yield error_row(origin[0], ready.format, str(exc))
+                        row = error_row(origin[0], ready.format, str(exc))
+                        if redacted is not None:  # its table's: no raw message
+                            row.update(database=ready.database, schema=ready.schema)
+                            row = redacted({**row, "table": ready.table})
+                            row.update(database=None, schema=None, table=None)
+                        yield row
                         continue
-                    yield event_to_row(ready, *origin, columns)
+                    row = event_to_row(ready, *origin, columns)
+                    yield redacted(row) if redacted is not None else row
                 if event.split == "before":
                     self._held = (where, index)
 
     def flush(self) -> Iterator[dict[str, Any]]:
         """The row of a before-half still waiting for its after-half (at the stream's end)."""
         for ready in self._pairer.flush():
-            yield event_to_row(ready, *self._held, self._columns)
+            row = event_to_row(ready, *self._held, self._columns)
+            yield self._redactor.row(row) if self._redactor is not None else row
 
 
 def decode_rows(
     records: Iterable[RawRecord],
     format_id: str | SourceRouting,
     options: Mapping[str, str] | None = None,
+    redactor: Redactor | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Decode raw records into changelog rows, in order: one :class:`ChangelogRows` per
-    route (``format_id`` and ``options``, or a :class:`SourceRouting`'s per source)."""
+    route (``format_id`` and ``options``, or a :class:`SourceRouting`'s per source);
+    ``redactor``: the ``tables:`` entries' excluded and masked columns."""
     routing = (
         format_id
         if isinstance(format_id, SourceRouting)
@@ -139,14 +153,14 @@ def decode_rows(
     for route, run in runs:
         stage = stages.get(route)
         if stage is None:
-            stage = stages[route] = ChangelogRows(route.format, route.option_map)
+            stage = stages[route] = ChangelogRows(route.format, route.option_map, redactor)
         yield from stage.rows(run)
     for stage in stages.values():
         yield from stage.flush()
 
 
 def _arrow_mapper(
-    routing: SourceRouting, schema: StructType
+    routing: SourceRouting, schema: StructType, redactor: Redactor | None = None
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
@@ -162,7 +176,7 @@ def _arrow_mapper(
 
         ready = _arrow_ready if not _arrow_takes_dict_maps() else None
         chunk: list[dict[str, Any]] = []
-        for row in decode_rows(records(), routing):
+        for row in decode_rows(records(), routing, redactor=redactor):
             chunk.append(ready(row) if ready is not None else row)
             if len(chunk) >= 2048:
                 yield pa.RecordBatch.from_pylist(chunk, schema=arrow_schema)
@@ -194,11 +208,15 @@ def _arrow_ready(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def decode_frame(raw: DataFrame, routing: SourceRouting) -> DataFrame:
-    """Decode a DataFrame of raw records into changelog rows (dead letters included)."""
+def decode_frame(
+    raw: DataFrame, routing: SourceRouting, redactor: Redactor | None = None
+) -> DataFrame:
+    """Decode a DataFrame of raw records into changelog rows (dead letters included),
+    redacted by ``redactor`` (:mod:`anycdc.redact`) before they leave the Python worker."""
     from pyspark.sql import functions as F
 
     schema = changelog_schema()
     if "produced_ms" not in raw.columns:  # a source without record times (a replay)
         raw = raw.withColumn("produced_ms", F.lit(None).cast("bigint"))
-    return raw.select(*INPUT_COLUMNS).mapInArrow(_arrow_mapper(routing, schema), schema)
+    mapper = _arrow_mapper(routing, schema, redactor)
+    return raw.select(*INPUT_COLUMNS).mapInArrow(mapper, schema)

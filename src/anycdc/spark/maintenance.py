@@ -35,7 +35,7 @@ import logging
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.config import PipelineConfig
 
@@ -74,6 +74,8 @@ class TableDetail:
     properties: dict[str, str]
     num_files: int
     size_bytes: int
+    clustering: tuple[str, ...] = ()
+    """Its liquid clustering columns (none: not clustered)."""
 
 
 def table_detail(spark: SparkSession, table_ref: str) -> TableDetail:
@@ -82,8 +84,19 @@ def table_detail(spark: SparkSession, table_ref: str) -> TableDetail:
     if row is None:
         return TableDetail({}, 0, 0)
     return TableDetail(
-        dict(row["properties"] or {}), int(row["numFiles"] or 0), int(row["sizeInBytes"] or 0)
+        dict(row["properties"] or {}),
+        int(row["numFiles"] or 0),
+        int(row["sizeInBytes"] or 0),
+        tuple(_field(row, "clusteringColumns") or ()),
     )
+
+
+def _field(row: Any, name: str) -> Any:
+    """A field of a Row, None when the Row has none (an older Delta's DESCRIBE DETAIL)."""
+    try:
+        return row[name]
+    except (KeyError, ValueError):
+        return None
 
 
 def table_properties(spark: SparkSession, table_ref: str) -> dict[str, str]:

@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from anycdc import event
@@ -46,6 +46,7 @@ from anycdc.config import PipelineConfig
 from anycdc.devtools.chaos import crash_point
 from anycdc.errors import RunFailed, one_line
 from anycdc.metrics import SCHEMA_CHANGE, PipelineMetrics
+from anycdc.redact import Redactor
 from anycdc.schedule import Schedule, TableIdent, qualified_name
 from anycdc.spark.apply import (
     IncompatibleSchema,
@@ -115,7 +116,7 @@ DETAIL_EVERY: Final = 16
 """A table's size (DESCRIBE DETAIL: whether its MERGE is key-bounded) is read on its first
 apply in a run, then every so many applies; properties and schema are known in between."""
 APPLIERS: Final[dict[str, type[TableApplier]]] = {"scd1": TableApplier, "scd2": Scd2Applier}
-"""The applier of each ``mode``: the one place the mode is read."""
+"""The applier of each ``mode`` (a table's: :meth:`Pipeline.applier_kind`)."""
 FLUSH_APP: Final = ":flush"
 APPLY_APP: Final = ":apply"
 """The app id suffix of the tables' MERGEs: their version is the ingest batch applied through."""
@@ -310,7 +311,13 @@ class Pipeline:
         keep_ledger: bool = True,
     ) -> None:
         self.spark = spark
-        self.config = config if keep_ledger else config.with_overrides(freshness=0.0)
+        if not keep_ledger:  # every table in the batch that ingests it: no target but 0
+            config = config.with_overrides(
+                freshness=0.0,
+                table_freshness={},
+                tables={p: replace(t, freshness=None) for p, t in config.tables.items()},
+            )
+        self.config = config
         self.on_batch = on_batch
         self.keep_ledger = keep_ledger
         self.history: list[BatchMetrics] = []
@@ -326,14 +333,19 @@ class Pipeline:
         self._failure: BaseException | None = None  # what stopped a batch (run-wide)
         self._tables: DeltaTables | None = None  # the batched engine's transactions
         self._query: StreamingQuery | None = None  # its progress tells a backlog
-        self.applier_kind = APPLIERS[self.config.mode]
-        """How a table is written: its current row per key (scd1) or every version (scd2)."""
+        self._redactor = Redactor.from_config(self.config)
+        """The ``tables:`` entries' excluded and masked columns (None: there are none)."""
         self.metrics = (
             PipelineMetrics(self.config.metrics_max_tables)
             if self.config.metrics_port is not None
             else None
         )
         """What :meth:`run` serves on ``metrics_port`` (None: not set)."""
+
+    def applier_kind(self, plan: TablePlan) -> type[TableApplier]:
+        """How the table is written: its current row per key (scd1) or every version
+        (scd2), by its ``mode`` (its ``tables:`` entry's, else the run's)."""
+        return APPLIERS[self.config.table_settings(plan.ident).mode]
 
     # ------------------------------------------------------------------ query
     def start(self) -> StreamingQuery:
@@ -451,7 +463,7 @@ class Pipeline:
         """On an interval trigger, apply the tables that fall due while no batch comes (a
         source gone quiet runs no micro-batch: its pending tables would wait for one)."""
         policy = self.config.freshness_policy
-        targets = [policy.default_s, *(s for _, s in policy.per_table)]
+        targets = list(policy.targets)
         tick = min(30.0, max(1.0, min(t for t in targets if t > 0) / 4 if any(targets) else 30.0))
         while not stop.wait(tick):
             if not query.isActive:
@@ -477,7 +489,7 @@ class Pipeline:
         started = time.monotonic()
         spark = raw.sparkSession
         decoded = (
-            decode_frame(raw, self.config.routing)
+            decode_frame(raw, self.config.routing, self._redactor)
             .withColumn(INGEST_BATCH, F.lit(int(batch_id)).cast("bigint"))
             .persist()
         )
@@ -835,7 +847,7 @@ class Pipeline:
         """One table's schema step, properties and TRUNCATE (see :meth:`_prepare`); None
         for DDL of a table that has no row yet. Its properties are added to ``properties``
         (for the VACUUMs that are due)."""
-        applier = self.applier_kind(spark, self.config, plan)
+        applier = self.applier_kind(plan)(spark, self.config, plan)
         known = self.known.get(applier.path)
         if not plan.has_rows and known is None and not applier.exists():
             return None  # DDL for a table we have no row of yet: its first rows carry the schema
@@ -861,6 +873,12 @@ class Pipeline:
         known.applies_since_detail += 1
         props = known.detail.properties
         props.update(applier.align_properties(props))
+        if applier.align_clustering(known.detail):
+            known.detail = replace(
+                known.detail,
+                clustering=tuple(applier.target(c) for c in applier.settings.cluster_by),
+            )
+            changed = True
         floor = applier.truncate_position(props)
         if plan.truncate_position and (floor is None or plan.truncate_position > floor):
             applier.apply_truncate(plan.truncate_position, through)
@@ -932,12 +950,16 @@ class Pipeline:
         folded = None
         try:
             stats = self._action_stats(actions)
-            if not self.applier_kind.history:
+            current = [table_tag(i) for i, item in enumerate(prepared) if not item.applier.history]
+            if current:  # the tables of one row per key (scd1); history tables keep every version
                 store = Tombstones(wanted.sparkSession, self.config)
                 tables = store.table_ids([item.applier.path for item in prepared])
                 # one shuffle folds every table's keys and one read of the tombstones
                 # guards them all; each MERGE then reads its slice
-                ok = actions.filter(F.col("_bad").isNull()).drop("_bad")
+                ok = actions.filter(F.col("_bad").isNull())
+                if len(current) < len(prepared):  # some are history tables: not theirs
+                    ok = ok.filter(F.col("_t").isin(current))
+                ok = ok.drop("_bad")
                 folded = store.guard(fold_actions(ok, by=("_t", "_key")), tables)
                 folded = with_batch(folded, through).localCheckpoint(eager=True)
 
@@ -1063,7 +1085,7 @@ class Pipeline:
         # the MERGE first: when it fails, every event of the table is dead-lettered instead
         appended = False
         created_now = applier.unborn
-        if n and folded is not None:
+        if n and folded is not None and not applier.history:
             created = applier.created
             append = self._appendable(item, stats) if stats and not created else False
             mine_folded = folded.filter(mine).drop("_t")
@@ -1261,7 +1283,8 @@ def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[in
     """Re-run the dead letters through the pipeline (after a fix or an option change).
 
     Messages that now decode and apply are removed from ``_anycdc/dead_letter``;
-    the others stay (a message that fails again — it does not decode, or its table
+    the others stay, and so do those without their message (``raw`` NULL: a table whose
+    ``tables:`` entry excludes or masks columns) (a message that fails again — it does not decode, or its table
     still fails — is recorded again with the reason). Returns ``(replayed,
     still_failing)``; a failure of the whole replay raises :class:`RunFailed`.
     """
@@ -1280,6 +1303,10 @@ def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[in
     decoders: dict[DecodeRoute, MessageDecoder] = {}
     fixed = []
     for row in dead:
+        if row["raw"] is None:
+            # a redacted table's (tables: exclude_columns, mask_columns): its message is not
+            # kept, so it stays, to be replayed from the source (would decode as a tombstone)
+            continue
         route = routing.route(row["source"] or "")
         decoder = decoders.get(route)
         if decoder is None:
