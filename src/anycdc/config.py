@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from anycdc.errors import AnyCdcError, OptionError
-from anycdc.naming import path_segment
+from anycdc.naming import COLUMN_NAMES, path_segment
 from anycdc.schedule import FreshnessPolicy, TableIdent, parse_duration, qualified_name
 from anycdc.source.routing import DecodeRoute, SourceRouting
 
@@ -238,6 +238,8 @@ def _as_precision(value: Any) -> tuple[int, int]:
 
 
 # ---------------------------------------------------------------------- per-table settings
+SCHEMA_CHANGES: Final = ("evolve", "lenient", "ignore", "fail")
+"""The ``schema_changes`` modes (see README, Semantics: Schema changes)."""
 MaskKind = Literal["sha256", "null"]
 MASKS: Final[tuple[MaskKind, ...]] = ("sha256", "null")
 REGEX_PREFIX: Final = "re:"
@@ -268,6 +270,17 @@ def _entry_mode(value: Any, where: str) -> str:
     if value not in ("scd1", "scd2"):
         raise OptionError(f"{where} must be scd1 or scd2, got {value!r}")
     return str(value)
+
+
+def _entry_choice(choices: tuple[str, ...]) -> Callable[[Any, str], str]:
+    """The parser of a key that takes one of ``choices``."""
+
+    def parse(value: Any, where: str) -> str:
+        if value not in choices:
+            raise OptionError(f"{where} must be {', '.join(choices)}; got {value!r}")
+        return str(value)
+
+    return parse
 
 
 def _entry_columns(value: Any, where: str) -> tuple[str, ...]:
@@ -332,11 +345,11 @@ class TableSettings:
     its parsing and checks (:meth:`from_entry`).
 
     >>> TableSettings.from_entry("shop.*", {"mode": "scd2", "freshness": "5m"})
-    TableSettings(mode='scd2', primary_key=None, freshness=300.0, table_properties=None, cluster_by=None, partition_by=None, exclude_columns=None, mask_columns=None)
+    TableSettings(mode='scd2', primary_key=None, freshness=300.0, table_properties=None, cluster_by=None, partition_by=None, exclude_columns=None, mask_columns=None, schema_changes=None, column_names=None)
     >>> TableSettings.from_entry("shop.*", {"mod": "scd2"})
     Traceback (most recent call last):
     ...
-    anycdc.errors.OptionError: tables.shop.*: unknown key 'mod'; valid: mode, primary_key, freshness, table_properties, cluster_by, partition_by, exclude_columns, mask_columns
+    anycdc.errors.OptionError: tables.shop.*: unknown key 'mod'; valid: mode, primary_key, freshness, table_properties, cluster_by, partition_by, exclude_columns, mask_columns, schema_changes, column_names
     """
 
     mode: Literal["scd1", "scd2"] | None = _table_setting(
@@ -377,6 +390,14 @@ class TableSettings:
         "the column becomes a STRING; equal values stay equal) or `null`; a list masks each "
         "by `sha256`; a key column only by `sha256`",
         "{email: sha256, phone: null}", _entry_masks,
+    )  # fmt: skip
+    schema_changes: Literal["evolve", "lenient", "ignore", "fail"] | None = _table_setting(
+        "`evolve`, `lenient`, `ignore` or `fail`, over the run's `schema_changes`",
+        "evolve", _entry_choice(SCHEMA_CHANGES),
+    )  # fmt: skip
+    column_names: Literal["exact", "portable"] | None = _table_setting(
+        "`exact` or `portable`, over the run's `column_names` (for the table's new columns)",
+        "portable", _entry_choice(COLUMN_NAMES),
     )  # fmt: skip
 
     @classmethod
@@ -448,6 +469,8 @@ class ResolvedTableSettings:
     partition_by: tuple[str, ...] = ()
     exclude_columns: tuple[str, ...] = ()
     mask_columns: Mapping[str, MaskKind] = field(default_factory=dict)
+    schema_changes: Literal["evolve", "lenient", "ignore", "fail"] = "lenient"
+    column_names: Literal["exact", "portable"] = "exact"
 
     @property
     def redacts(self) -> bool:
@@ -629,7 +652,7 @@ class PipelineConfig:
         "or `portable` (a name with other than ASCII letters, digits and `_` renamed, e.g. "
         "`Order_Date__eda3f545`, its source name in the column's comment: every reader reads "
         "the table); a column keeps its name (see Reading the tables)",
-        "--column-names", choices=("exact", "portable"),
+        "--column-names", choices=COLUMN_NAMES,
     )  # fmt: skip
     include: tuple[str, ...] = _setting(
         (), "target",
@@ -648,7 +671,7 @@ class PipelineConfig:
         "metadata only, history kept) and rewrites a column whose type narrows; `ignore` "
         "keeps the table's first schema (new columns are not written); `fail` dead-letters "
         "the table's events with the change named, and the other tables go on",
-        "--schema-changes", choices=("evolve", "lenient", "ignore", "fail"),
+        "--schema-changes", choices=SCHEMA_CHANGES,
     )  # fmt: skip
     primary_keys: Mapping[str, tuple[str, ...]] = _setting(
         {}, "target",
@@ -991,6 +1014,8 @@ class PipelineConfig:
             partition_by=own.partition_by or (),
             exclude_columns=own.exclude_columns or (),
             mask_columns=dict(own.mask_columns or {}),
+            schema_changes=own.schema_changes or self.schema_changes,
+            column_names=own.column_names or self.column_names,
         )
 
     def resolved_tables(self) -> dict[str, dict[str, Any]]:

@@ -187,7 +187,7 @@ def test_a_bad_flag_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
 def test_every_key_is_declared_once_and_in_the_readme() -> None:
     assert list(TABLE_SETTINGS) == [
         "mode", "primary_key", "freshness", "table_properties", "cluster_by", "partition_by",
-        "exclude_columns", "mask_columns",
+        "exclude_columns", "mask_columns", "schema_changes", "column_names",
     ]  # fmt: skip
     for declared in TABLE_SETTINGS.values():
         assert declared.doc and "\n" not in declared.doc

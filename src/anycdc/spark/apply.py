@@ -423,9 +423,9 @@ class TableApplier:
         return self.targets.get(source, source)
 
     def column_names(self) -> ColumnNames:
-        """How this table's new columns are named (``column_names``: run-wide for now; a
-        per-table setting returns the table's here)."""
-        return self.config.column_names
+        """How this table's new columns are named (``column_names``: its ``tables:`` entry's,
+        else the run's)."""
+        return self.settings.column_names
 
     def renamed_columns(self) -> dict[str, str]:
         """Target -> source of the columns whose name is not their source's."""
@@ -434,8 +434,9 @@ class TableApplier:
     # ------------------------------------------------------------------ schema
     @property
     def schema_changes(self) -> str:
-        """What a schema change of the source does to the table (``schema_changes``)."""
-        return self.config.schema_changes
+        """What a schema change of the source does to the table (``schema_changes``: its
+        ``tables:`` entry's, else the run's)."""
+        return self.settings.schema_changes
 
     def desired_types(
         self, current: dict[str, str] | None = None, retyped: set[str] | None = None
