@@ -978,9 +978,16 @@ class TableApplier:
                 value = f"CASE WHEN {applies} THEN s.{meta[column]} ELSE {mine} END"
             elif column not in by_target:
                 value = mine  # a column no action knows of
-            elif column in keys or by_target[column] not in known:
-                # a key, or a column dropped at the source: kept in a row, filled by an insert
+            elif column in keys:
                 value = f"CASE WHEN {row} THEN {mine} ELSE {theirs} END"
+            elif by_target[column] not in known:
+                # a column dropped or renamed at the source: kept, written only by a change
+                # that still carries it (one from before the DDL), filled by an insert
+                has = f"s.{q(STAGE_HAS + column)}"
+                value = (
+                    f"CASE WHEN {applies} AND {has} THEN {theirs} WHEN {row} THEN {mine} "
+                    f"ELSE {theirs} END"
+                )
             else:
                 given = f"(s.{STAGE_FULL} OR s.{q(STAGE_HAS + column)} OR NOT {row})"
                 value = f"CASE WHEN {applies} AND {given} THEN {theirs} ELSE {mine} END"
@@ -1055,14 +1062,17 @@ class TableApplier:
         on = " AND ".join([f"t.{q(k)} <=> s.{q(k)}" for k in keys] + self.key_ranges(staged, types))
         pos = f"s.{STAGE_POS}"
         newer = f"({pos} IS NULL OR t._cdc_position IS NULL OR {pos} > t._cdc_position)"
-        # only columns the batch's events know: a column dropped at the source keeps its values
+        # a column dropped at the source keeps its values (only a change carrying it writes it)
         known = set(self.plan.columns) | {ROW_KEY}
         sets = {}
         for name in types:
             target = self.target(name)
-            if target in keys or name not in known:
+            if target in keys:
                 continue
             col, has = q(target), q(STAGE_HAS + target)
+            if name not in known:  # dropped or renamed at the source: a change that has it
+                sets[col] = f"CASE WHEN s.{has} THEN s.{col} ELSE t.{col} END"
+                continue
             sets[col] = f"CASE WHEN s.{STAGE_FULL} OR s.{has} THEN s.{col} ELSE t.{col} END"
         meta = {
             "_cdc_position": pos,
