@@ -19,7 +19,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
 from itertools import repeat
@@ -28,8 +28,11 @@ from typing import Annotated, Any, ClassVar, Final, Literal, TypedDict, TypeVar
 
 import msgspec
 
-from anycdc.errors import DecodeError, EncodeError, OptionError, type_name
+from anycdc.errors import DecodeError, EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op, dumps, value_to_json
+from anycdc.formats.options import COMMON_OPTIONS as COMMON_OPTIONS
+from anycdc.formats.options import OptionSpec as OptionSpec
+from anycdc.formats.options import build_options
 from anycdc.values import (
     EPOCH,
     INTEGER_RANGES,
@@ -43,7 +46,6 @@ from anycdc.values import (
     parse_float,
     parse_int,
     parse_time,
-    zone_info,
 )
 
 # JSON floats become Decimal so a DECIMAL never passes through a double;
@@ -55,6 +57,7 @@ NAMED_OPS: Final = frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT, Op.T
 could apply them to no table: :meth:`anycdc.decoding.MessageDecoder.decode` refuses them
 without one, with :meth:`Format.unnamed_table`)."""
 _K = TypeVar("_K")
+_T = TypeVar("_T")
 _V = TypeVar("_V")
 
 
@@ -72,76 +75,6 @@ def parse_json(format_id: str, data: bytes | bytearray | memoryview | str) -> An
         raise DecodeError(format_id, "$", f"invalid UTF-8 at byte {exc.start}") from None
     except RecursionError:
         raise DecodeError(format_id, "$", "invalid JSON: nested too deeply") from None
-
-
-# --------------------------------------------------------------------------- options
-@dataclass(frozen=True, slots=True)
-class OptionSpec:
-    """One ``--option K=V`` a format accepts, with its documentation."""
-
-    name: str
-    help: str
-    default: str | None = None
-
-
-COMMON_OPTIONS: Final = (
-    OptionSpec(
-        "primary_key",
-        "primary-key column names, comma-separated; used where the message names none "
-        "(or to override it)",
-    ),
-    OptionSpec(
-        "timezone",
-        "zone id (e.g. Asia/Shanghai) for datetimes the source sends without a zone; "
-        "default: keep them zone-less",
-    ),
-)
-
-
-@dataclass(frozen=True, slots=True)
-class FormatOptions:
-    """Validated options of one format instance."""
-
-    primary_key: tuple[str, ...] | None = None
-    timezone: dt.tzinfo | None = None
-    values: Mapping[str, str] = field(default_factory=dict)
-
-    def flag(self, name: str) -> bool:
-        """A boolean option (``true``/``false``/``1``/``0``)."""
-        return parse_bool(self.values.get(name, "false"))
-
-    def get(self, name: str, default: str | None = None) -> str | None:
-        return self.values.get(name, default)
-
-
-def build_options(
-    format_id: str, specs: Sequence[OptionSpec], raw: Mapping[str, str] | None
-) -> FormatOptions:
-    """Validate raw ``K=V`` options against ``specs``; unknown names are an error."""
-    given = dict(raw or {})
-    known = {spec.name: spec for spec in specs}
-    unknown = sorted(set(given) - set(known))
-    if unknown:
-        raise OptionError(
-            f"{format_id}: unknown option(s) {', '.join(unknown)}; "
-            f"valid options: {', '.join(sorted(known))}"
-        )
-    values = {spec.name: spec.default for spec in specs if spec.default is not None}
-    values.update({k: str(v) for k, v in given.items()})
-    pk = values.get("primary_key")
-    primary_key = tuple(p.strip() for p in pk.split(",") if p.strip()) if pk else None
-    tz_name = values.get("timezone")
-    try:
-        timezone = zone_info(tz_name) if tz_name else None
-    except ValueError as exc:
-        raise OptionError(f"{format_id}: option timezone: {exc}") from None
-    for name in ("legacy",):
-        if name in values:
-            try:
-                parse_bool(values[name])
-            except ValueError as exc:
-                raise OptionError(f"{format_id}: option {name}: {exc}") from None
-    return FormatOptions(primary_key, timezone, values)
 
 
 class BeforeImage(StrEnum):
@@ -247,7 +180,7 @@ class Format(ABC):
     capabilities: ClassVar[Capabilities]
     binary: ClassVar[bool] = False  # messages are binary (Avro), not JSON
     detectable: ClassVar[bool] = True  # False where only configuration can tell (drs-avro)
-    extra_options: ClassVar[tuple[OptionSpec, ...]] = ()
+    extra_options: ClassVar[tuple[OptionSpec[Any], ...]] = ()
     can_encode: ClassVar[bool] = True
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
@@ -262,8 +195,19 @@ class Format(ABC):
         return (type(self), (dict(self.options.values),))
 
     @classmethod
-    def option_specs(cls) -> tuple[OptionSpec, ...]:
+    def option_specs(cls) -> tuple[OptionSpec[Any], ...]:
         return COMMON_OPTIONS + cls.extra_options
+
+    def option(self, spec: OptionSpec[_T]) -> _T:
+        """The typed value of one of this format's options, parsed once when the format
+        was built (:func:`~anycdc.formats.options.build_options`).
+
+        >>> from anycdc.formats import get_format
+        >>> from anycdc.formats.options import TIMEZONE
+        >>> get_format("ogg-json", {"timezone": "UTC"}).option(TIMEZONE)
+        zoneinfo.ZoneInfo(key='UTC')
+        """
+        return self.options.value(spec)
 
     # ---- detection
     sniff_keys: ClassVar[frozenset[str] | None] = None

@@ -76,7 +76,7 @@ from typing import Any, ClassVar, Final
 
 import msgspec
 
-from anycdc.errors import DecodeError, EncodeError, OptionError, type_name
+from anycdc.errors import DecodeError, EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
 from anycdc.formats.base import (
     JSON_DECODER,
@@ -88,7 +88,6 @@ from anycdc.formats.base import (
     FastRows,
     Format,
     NotFast,
-    OptionSpec,
     PlanCache,
     convert_values,
     expect_object,
@@ -97,6 +96,7 @@ from anycdc.formats.base import (
     optional_str,
 )
 from anycdc.formats.codecs.java import java_double, plain_decimal
+from anycdc.formats.options import OptionSpec, choice
 from anycdc.typemap import jdbc_type, sql_type
 from anycdc.values import (
     BINARY,
@@ -197,11 +197,12 @@ BINARY_LATIN1: Final = "latin1"
 BINARY_BASE64: Final = "base64"
 BINARY_HEX: Final = "hex"
 BINARY_MODES: Final = (BINARY_AUTO, BINARY_LATIN1, BINARY_BASE64, BINARY_HEX)
-BINARY_OPTION: Final = OptionSpec(
+BINARY_OPTION: Final = choice(
     OPT_BINARY,
     "how binary values are written: latin1 (open-source Canal: bytes as ISO-8859-1 text, "
     "BIT as a number), base64 (OceanBase OMS: bytes and BIT as base64), hex, or auto "
     "(base64 when the message has no 'id' field, as OMS writes none; latin1 otherwise)",
+    BINARY_MODES,
     BINARY_AUTO,
 )
 
@@ -551,18 +552,12 @@ class CanalFamily(Format):
     #: the type maps and key are read before the rows (DRS: a bad map fails a rowless message)
     schema_first: ClassVar[bool] = False
     fast_path = True
-    extra_options: ClassVar[tuple[OptionSpec, ...]] = (BINARY_OPTION,)
+    extra_options: ClassVar[tuple[OptionSpec[Any], ...]] = (BINARY_OPTION,)
     _SCHEMA_CACHE_SIZE: ClassVar[int] = 1024
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
-        mode = self.options.get(OPT_BINARY, BINARY_AUTO) or BINARY_AUTO
-        if mode not in BINARY_MODES:
-            raise OptionError(
-                f"{self.id}: option {OPT_BINARY}: expected one of {', '.join(BINARY_MODES)}, "
-                f"got {mode!r}"
-            )
-        self.binary_mode = mode
+        self.binary_mode = self.option(BINARY_OPTION)
         self._schemas: Cache[Any, FlatSchema] = Cache(self._SCHEMA_CACHE_SIZE)
         self._parsers: dict[tuple[LogicalType, str], Callable[[Any], Any] | None] = {}
         # fast path: plans by the raw bytes of the type maps (and a vendor tag; a PlanCache)

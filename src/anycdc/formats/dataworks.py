@@ -73,7 +73,7 @@ from typing import Annotated, Any, ClassVar, Final
 
 import msgspec
 
-from anycdc.errors import DecodeError, EncodeError, OptionError, type_name
+from anycdc.errors import DecodeError, EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps, value_to_json
 from anycdc.formats.base import (
     JSON_DECODER,
@@ -82,7 +82,6 @@ from anycdc.formats.base import (
     Capabilities,
     Format,
     NotFast,
-    OptionSpec,
     PlanCache,
     TypedRows,
     convert_values,
@@ -92,6 +91,7 @@ from anycdc.formats.base import (
     optional_str,
     require,
 )
+from anycdc.formats.options import OptionSpec, choice, flag
 from anycdc.values import (
     BINARY,
     BOOLEAN,
@@ -140,6 +140,15 @@ FIELD_DDL_TEXT: Final = "text"
 FIELD_DDL_META: Final = "ddlMeta"
 
 VERSIONS: Final = ("0.0.1", "1.0.0")
+SPLIT_UPDATE: Final = flag(
+    "split_update",
+    "encoder: write an update as two messages, UPDATE_BEFOR (before image) then "
+    "UPDATE_AFTER (after image), as DataWorks does unless 'one Kafka record per "
+    "update' is selected (true|false)",
+)
+VERSION: Final = choice(
+    "version", "encoder: the 'version' field written (0.0.1 or 1.0.0)", VERSIONS, VERSIONS[0]
+)
 ROW_ID_COLUMN: Final = "#alibaba_rds_row_id#"  # LONG row identity of tables without a primary key
 NO_VALUE: Final = -1  # sequenceId / eventTime of rows that have none (full-load rows)
 
@@ -755,16 +764,7 @@ class DataWorksJson(DataWorksFamily):
             "2^63 nor DECIMAL beyond (38,18)",
         ),
     )
-    extra_options: ClassVar[tuple[OptionSpec, ...]] = (
-        OptionSpec(
-            "split_update",
-            "encoder: write an update as two messages, UPDATE_BEFOR (before image) then "
-            "UPDATE_AFTER (after image), as DataWorks does unless 'one Kafka record per "
-            "update' is selected (true|false)",
-            "false",
-        ),
-        OptionSpec("version", "encoder: the 'version' field written (0.0.1 or 1.0.0)", "0.0.1"),
-    )
+    extra_options: ClassVar[tuple[OptionSpec[Any], ...]] = (SPLIT_UPDATE, VERSION)
     layout: ClassVar[Layout] = DATAWORKS_LAYOUT
     ops: ClassVar[Mapping[str, OpRule]] = DATAWORKS_OPS
     fast_decoder = msgspec.json.Decoder(_FastMessage, float_hook=Decimal)
@@ -772,16 +772,8 @@ class DataWorksJson(DataWorksFamily):
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
-        try:
-            self._split_update = self.options.flag("split_update")
-        except ValueError as exc:
-            raise OptionError(f"{self.id}: option split_update: {exc}") from None
-        self._version = self.options.get("version") or VERSIONS[0]
-        if self._version not in VERSIONS:
-            raise OptionError(
-                f"{self.id}: option version: expected one of {', '.join(VERSIONS)}, "
-                f"got {self._version!r}"
-            )
+        self._split_update = self.option(SPLIT_UPDATE)
+        self._version = self.option(VERSION)
 
     sniff_keys = frozenset({FIELD_PAYLOAD})
 
