@@ -25,7 +25,7 @@ CODECS = "anycdc.formats.codecs"
 # these are the only vendor-to-vendor imports allowed.
 FAMILIES: frozenset[tuple[str, str]] = frozenset(
     {
-        # Canal family: CanalFamily (canal.py) owns the flat-message flow; DTS and DRS fill hooks
+        # Canal family: CanalFamily (canal/family.py) owns the flat-message flow; DTS and DRS fill hooks
         ("anycdc.formats.dts_canal", "anycdc.formats.canal"),
         ("anycdc.formats.drs", "anycdc.formats.canal"),
         # ... and its detection: the Canal-shaped formats step aside for a message that DRS's
