@@ -74,8 +74,8 @@ from anycdc.event import ChangeEvent, Column, Op
 from anycdc.formats.base import MAX_MESSAGE_BYTES, Capabilities, Format
 from anycdc.formats.codecs.avro import AvroDataError, AvroReader
 from anycdc.formats.debezium import DebeziumJson
-from anycdc.formats.debezium.decode import EnvelopePlan
 from anycdc.formats.debezium.encode import DEFAULT_SERVER_NAME
+from anycdc.formats.debezium.plans import EnvelopePlan
 from anycdc.formats.debezium.wire import (
     AFTER,
     BEFORE,

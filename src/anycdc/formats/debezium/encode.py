@@ -22,7 +22,7 @@ from anycdc.formats.debezium.connect import (
     schema_struct,
     unknown_spec,
 )
-from anycdc.formats.debezium.decode import squashed_name
+from anycdc.formats.debezium.source import squashed_name
 from anycdc.formats.debezium.wire import (
     AFTER,
     BEFORE,
