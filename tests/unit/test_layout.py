@@ -1,9 +1,10 @@
 """The package layout holds (issue #28): no vendor format module is another's library, and no
 private name crosses a module boundary. Read from the source with ``ast``: nothing is imported.
 
-Shared codecs live in :mod:`anycdc.formats.codecs`; a vendor module may import ``base``,
-``flow``, ``codecs``, ``schema_source``, the modules outside ``formats`` and its own package,
-plus the one family parent declared in :data:`FAMILIES`.
+Shared codecs live in :mod:`anycdc.formats.codecs`; a vendor module may import ``base`` (and
+``options``, ``parsing``, ``fastpath``, which base is made of), ``flow``, ``codecs``,
+``schema_source``, the modules outside ``formats`` and its own package, plus the one family
+parent declared in :data:`FAMILIES`.
 """
 
 from __future__ import annotations
