@@ -1,9 +1,10 @@
 """The package layout holds (issue #28): no vendor format module is another's library, and no
 private name crosses a module boundary. Read from the source with ``ast``: nothing is imported.
 
-Shared codecs live in :mod:`anycdc.formats.codecs`; a vendor module may import ``base``,
-``flow``, ``codecs``, ``schema_source``, the modules outside ``formats`` and its own package,
-plus the one family parent declared in :data:`FAMILIES`.
+Shared codecs live in :mod:`anycdc.formats.codecs`; a vendor module may import ``base`` (and
+``options``, ``parsing``, ``fastpath``, which base is made of), ``flow``, ``codecs``,
+``schema_source``, the modules outside ``formats`` and its own package, plus the one family
+parent declared in :data:`FAMILIES`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ CODECS = "anycdc.formats.codecs"
 # these are the only vendor-to-vendor imports allowed.
 FAMILIES: frozenset[tuple[str, str]] = frozenset(
     {
-        # Canal family: CanalFamily (canal.py) owns the flat-message flow; DTS and DRS fill hooks
+        # Canal family: CanalFamily (canal/family.py) owns the flat-message flow; DTS and DRS fill hooks
         ("anycdc.formats.dts_canal", "anycdc.formats.canal"),
         ("anycdc.formats.drs", "anycdc.formats.canal"),
         # ... and its detection: the Canal-shaped formats step aside for a message that DRS's

@@ -82,11 +82,11 @@ def readme_with_table(text: str) -> str:
 def run(args: argparse.Namespace) -> int:
     if args.options:
         rows = [
-            [fid, spec.name, spec.default or "", spec.help]
+            [fid, spec.name, spec.kind, spec.default or "", spec.help]
             for fid in format_ids()
             for spec in format_class(fid).option_specs()
         ]
-        print_table("Format options", ["format", "option", "default", "meaning"], rows)
+        print_table("Format options", ["format", "option", "type", "default", "meaning"], rows)
         return 0
     if args.markdown:
         print(markdown_table(), end="")

@@ -71,10 +71,11 @@ import msgspec
 
 from anycdc.errors import EncodeError, OptionError, type_name
 from anycdc.event import ChangeEvent, Column, Op
-from anycdc.formats.base import MAX_MESSAGE_BYTES, Capabilities, Format, OptionSpec
+from anycdc.formats.base import MAX_MESSAGE_BYTES, Capabilities, Format
 from anycdc.formats.codecs.avro import AvroDataError, AvroReader
 from anycdc.formats.debezium import DebeziumJson
-from anycdc.formats.debezium.decode import EnvelopePlan
+from anycdc.formats.debezium.encode import DEFAULT_SERVER_NAME
+from anycdc.formats.debezium.plans import EnvelopePlan
 from anycdc.formats.debezium.wire import (
     AFTER,
     BEFORE,
@@ -118,6 +119,7 @@ from anycdc.formats.debezium.wire import (
     UNAVAILABLE_VALUE_BASE64,
     X_CONNECTOR,
 )
+from anycdc.formats.options import OptionSpec, optional_text, text, typed
 from anycdc.formats.schema_source import (
     ConfluentRegistry,
     MemorySchemas,
@@ -175,6 +177,43 @@ OPT_REGISTRY_TIMEOUT: Final = "registry_timeout"
 OPT_REGISTRY_CA_FILE: Final = "registry_ca_file"
 OPT_SCHEMA_DIR: Final = "schema_dir"
 OPT_SERVER_NAME: Final = "server_name"
+REGISTRY_URL: Final = optional_text(
+    OPT_REGISTRY_URL,
+    "Confluent-compatible schema registry URL(s), comma-separated, tried in order "
+    "(Confluent / Karapace http://host:8081, Apicurio http://host:8080/apis/ccompat/v7); "
+    "each schema id is fetched once per process. Encoders register their schemas there",
+)
+REGISTRY_USER: Final = optional_text(
+    OPT_REGISTRY_USER, "registry basic-auth user (or user:password@ in the URL)"
+)
+REGISTRY_PASSWORD: Final = optional_text(
+    OPT_REGISTRY_PASSWORD, "registry basic-auth password (secret: never printed)"
+)
+REGISTRY_TOKEN: Final = optional_text(
+    OPT_REGISTRY_TOKEN, "registry bearer token (secret: never printed)"
+)
+REGISTRY_TIMEOUT: Final = typed(
+    OPT_REGISTRY_TIMEOUT,
+    "seconds per registry request",
+    parse_timeout,
+    kind="seconds",
+    default="10",
+)
+REGISTRY_CA_FILE: Final = optional_text(
+    OPT_REGISTRY_CA_FILE, "PEM file of the CA that signed the registry's certificate"
+)
+SCHEMA_DIR: Final = optional_text(
+    OPT_SCHEMA_DIR,
+    "instead of a registry: a folder of <id>.avsc files (the schema id in decimal, "
+    "e.g. 42.avsc) readable by every executor; encoders write their schemas there "
+    "(ids derived from the schema text)",
+)
+SERVER_NAME: Final = text(
+    OPT_SERVER_NAME,
+    "encoder: logical server name written in source.name, the schema names and the "
+    "subjects (<server>.<db>.<table>-value)",
+    DEFAULT_SERVER_NAME,
+)
 
 SUBJECT_VALUE: Final = "-value"
 SUBJECT_KEY: Final = "-key"
@@ -642,32 +681,15 @@ class DebeziumAvro(DebeziumJson):
             "its process)",
         ),
     )
-    extra_options: ClassVar[tuple[OptionSpec, ...]] = (
-        OptionSpec(
-            OPT_REGISTRY_URL,
-            "Confluent-compatible schema registry URL(s), comma-separated, tried in order "
-            "(Confluent / Karapace http://host:8081, Apicurio http://host:8080/apis/ccompat/v7); "
-            "each schema id is fetched once per process. Encoders register their schemas there",
-        ),
-        OptionSpec(OPT_REGISTRY_USER, "registry basic-auth user (or user:password@ in the URL)"),
-        OptionSpec(OPT_REGISTRY_PASSWORD, "registry basic-auth password (secret: never printed)"),
-        OptionSpec(OPT_REGISTRY_TOKEN, "registry bearer token (secret: never printed)"),
-        OptionSpec(OPT_REGISTRY_TIMEOUT, "seconds per registry request", "10"),
-        OptionSpec(
-            OPT_REGISTRY_CA_FILE, "PEM file of the CA that signed the registry's certificate"
-        ),
-        OptionSpec(
-            OPT_SCHEMA_DIR,
-            "instead of a registry: a folder of <id>.avsc files (the schema id in decimal, "
-            "e.g. 42.avsc) readable by every executor; encoders write their schemas there "
-            "(ids derived from the schema text)",
-        ),
-        OptionSpec(
-            OPT_SERVER_NAME,
-            "encoder: logical server name written in source.name, the schema names and the "
-            "subjects (<server>.<db>.<table>-value)",
-            "anycdc",
-        ),
+    extra_options: ClassVar[tuple[OptionSpec[Any], ...]] = (
+        REGISTRY_URL,
+        REGISTRY_USER,
+        REGISTRY_PASSWORD,
+        REGISTRY_TOKEN,
+        REGISTRY_TIMEOUT,
+        REGISTRY_CA_FILE,
+        SCHEMA_DIR,
+        SERVER_NAME,
     )
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
@@ -678,25 +700,25 @@ class DebeziumAvro(DebeziumJson):
         self._parsed: dict[int, Any] = {}
 
     def _schema_source(self) -> SchemaSource:
-        get = self.options.get
-        url, folder = get(OPT_REGISTRY_URL), get(OPT_SCHEMA_DIR)
+        get = self.option
+        url, folder = get(REGISTRY_URL), get(SCHEMA_DIR)
         if url and folder:
             raise OptionError(f"{self.id}: give {OPT_REGISTRY_URL} or {OPT_SCHEMA_DIR}, not both")
         if folder:
             return SchemaFolder(Path(folder).expanduser())
         if not url:
-            for name in (OPT_REGISTRY_USER, OPT_REGISTRY_PASSWORD, OPT_REGISTRY_TOKEN):
-                if get(name):
-                    raise OptionError(f"{self.id}: option {name} needs {OPT_REGISTRY_URL}")
+            for spec in (REGISTRY_USER, REGISTRY_PASSWORD, REGISTRY_TOKEN):
+                if get(spec):
+                    raise OptionError(f"{self.id}: option {spec.name} needs {OPT_REGISTRY_URL}")
             return MemorySchemas()
         try:
             return ConfluentRegistry.from_options(
                 url,
-                user=get(OPT_REGISTRY_USER) or None,
-                password=get(OPT_REGISTRY_PASSWORD) or None,
-                token=get(OPT_REGISTRY_TOKEN) or None,
-                timeout=parse_timeout(get(OPT_REGISTRY_TIMEOUT)),
-                ca_file=get(OPT_REGISTRY_CA_FILE) or None,
+                user=get(REGISTRY_USER),
+                password=get(REGISTRY_PASSWORD),
+                token=get(REGISTRY_TOKEN),
+                timeout=get(REGISTRY_TIMEOUT),
+                ca_file=get(REGISTRY_CA_FILE),
             )
         except ValueError as exc:
             raise OptionError(f"{self.id}: option {OPT_REGISTRY_URL}: {exc}") from None

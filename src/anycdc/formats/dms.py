@@ -67,9 +67,10 @@ from typing import Any, ClassVar, Final
 
 from anycdc.errors import EncodeError, type_name
 from anycdc.event import ChangeEvent, Op, dumps
-from anycdc.formats.base import Capabilities, OptionSpec, optional_str
+from anycdc.formats.base import Capabilities, optional_str
 from anycdc.formats.codecs.text import optional_image, render_value
 from anycdc.formats.flow import DELETE, UPDATE, Header, Images, RowFlow, RowOp
+from anycdc.formats.options import OptionSpec, optional_text, text
 
 # --------------------------------------------------------------------------- wire strings
 F_DATA: Final = "data"
@@ -109,6 +110,16 @@ _ENCODE_OPS: Final[Mapping[Op, str]] = {op: code for code, op in DATA_OPS.items(
 OPT_BEFORE_FIELD: Final = "before_image_field"
 OPT_BEFORE_PREFIX: Final = "before_image_prefix"
 DEFAULT_BEFORE_FIELD: Final = "before-image"
+BEFORE_FIELD_OPTION: Final = text(
+    OPT_BEFORE_FIELD,
+    "the before image's field (BeforeImageSettings' FieldName)",
+    DEFAULT_BEFORE_FIELD,
+)
+BEFORE_PREFIX_OPTION: Final = optional_text(
+    OPT_BEFORE_PREFIX,
+    "the column-prefix of an add-before-image-columns rule (e.g. BI_): those columns "
+    "of data are the update's before image",
+)
 
 
 class AwsDmsJson(RowFlow):
@@ -136,17 +147,9 @@ class AwsDmsJson(RowFlow):
             "statement; no TRUNCATE, BEGIN/COMMIT markers or heartbeats",
         ),
     )
-    extra_options: ClassVar[tuple[OptionSpec, ...]] = (
-        OptionSpec(
-            OPT_BEFORE_FIELD,
-            "the before image's field (BeforeImageSettings' FieldName)",
-            default=DEFAULT_BEFORE_FIELD,
-        ),
-        OptionSpec(
-            OPT_BEFORE_PREFIX,
-            "the column-prefix of an add-before-image-columns rule (e.g. BI_): those columns "
-            "of data are the update's before image",
-        ),
+    extra_options: ClassVar[tuple[OptionSpec[Any], ...]] = (
+        BEFORE_FIELD_OPTION,
+        BEFORE_PREFIX_OPTION,
     )
     header_field = F_METADATA
     op_field = M_OPERATION
@@ -156,8 +159,8 @@ class AwsDmsJson(RowFlow):
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
-        self._before_field = self.options.get(OPT_BEFORE_FIELD) or DEFAULT_BEFORE_FIELD
-        self._prefix = self.options.get(OPT_BEFORE_PREFIX) or None
+        self._before_field = self.option(BEFORE_FIELD_OPTION)
+        self._prefix = self.option(BEFORE_PREFIX_OPTION)
 
     # ---- detection
     sniff_keys = frozenset({F_METADATA})

@@ -84,7 +84,6 @@ from anycdc.formats.base import (
     FastColumn,
     FastRows,
     NotFast,
-    OptionSpec,
     expect_list,
     expect_object,
     generic_parser,
@@ -122,6 +121,7 @@ from anycdc.formats.canal import (
 )
 from anycdc.formats.codecs.java import gson_json, java_double, plain_decimal
 from anycdc.formats.codecs.text import int_field
+from anycdc.formats.options import OptionSpec
 from anycdc.typemap import sql_type
 from anycdc.values import (
     BINARY,
@@ -416,7 +416,7 @@ class _DrsJsonBase(CanalFamily):
     #: JSON writes MySQL TIMESTAMP as epoch seconds (JSON-C: as datetime text)
     epoch_timestamps: ClassVar[bool] = True
 
-    extra_options: ClassVar[tuple[OptionSpec, ...]] = ()
+    extra_options: ClassVar[tuple[OptionSpec[Any], ...]] = ()
     old_is_overlay: ClassVar[bool] = False  # ``old`` holds whole rows
     widen_by_values: ClassVar[bool] = False
     invalid_per_row: ClassVar[bool] = True

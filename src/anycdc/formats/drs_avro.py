@@ -66,9 +66,10 @@ from typing import Any, ClassVar, Final
 
 from anycdc.errors import OptionError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
-from anycdc.formats.base import MAX_MESSAGE_BYTES, Cache, Capabilities, OptionSpec
+from anycdc.formats.base import MAX_MESSAGE_BYTES, Cache, Capabilities
 from anycdc.formats.codecs.avro import AvroDataError, AvroReader, load_avro_schema
 from anycdc.formats.flow import DDL, DELETE, UPDATE, Header, Images, RowFlow, RowOp
+from anycdc.formats.options import OptionSpec, optional_text, typed
 from anycdc.typemap import jdbc_type, sql_type
 from anycdc.values import (
     BINARY,
@@ -150,9 +151,60 @@ _BIT_STRING: Final = re.compile(r"[01]+")
 _BIT_TYPES: Final = frozenset({"bit", "varbit"})
 
 
-def _field_option(name: str, what: str) -> OptionSpec:
-    default = DEFAULT_FIELDS[name]
-    return OptionSpec(name, what, default or None)
+def parse_field_paths(raw: str) -> tuple[tuple[str, ...], ...]:
+    """A field option: comma-separated dotted paths (empty: none).
+
+    >>> parse_field_paths("mysqlType,meta.columnType")
+    (('mysqlType',), ('meta', 'columnType'))
+    """
+    return tuple(tuple(p.split(".")) for p in raw.split(",") if p.strip())
+
+
+def _field_option(name: str, what: str) -> OptionSpec[tuple[tuple[str, ...], ...]]:
+    return typed(name, what, parse_field_paths, kind="fields", default=DEFAULT_FIELDS[name])
+
+
+def parse_op_codes(raw: str) -> dict[str, RowOp]:
+    """The ``op_codes`` option: CODE=OPERATION pairs, comma-separated, codes upper-cased.
+
+    >>> sorted(parse_op_codes("c=insert, u=UPDATE"))
+    ['C', 'U']
+    """
+    out: dict[str, RowOp] = {}
+    for pair in raw.split(","):
+        if not pair.strip():
+            continue
+        code, sep, name = pair.partition("=")
+        rule = OPS.get(name.strip().upper())
+        if not sep or not code.strip() or rule is None:
+            raise ValueError(
+                f"expected CODE=OPERATION with an operation among {', '.join(OPS)}, "
+                f"got {pair.strip()!r}"
+            )
+        out[code.strip().upper()] = rule
+    return out
+
+
+SCHEMA_OPTION: Final = optional_text(
+    OPT_SCHEMA,
+    "REQUIRED: path of the Avro record schema (.avsc, JSON) from DRS's record.rar, read "
+    "once when the decoder is built; a relative path is resolved against the current "
+    "directory. Inline schema JSON (starting with { or [) is accepted too",
+    kind="path",
+)
+RECORD_OPTION: Final = optional_text(
+    OPT_RECORD,
+    "full name of the record type to read when the .avsc defines several types "
+    "(default: the last record type of the file)",
+)
+OP_CODES_OPTION: Final = typed(
+    OPT_OP_CODES,
+    "other operation codes of the schema, as CODE=OPERATION pairs naming the operations "
+    "above, comma-separated (e.g. c=INSERT,u=UPDATE)",
+    parse_op_codes,
+    kind="pairs",
+    default="",
+)
 
 
 class DrsAvro(RowFlow):
@@ -175,22 +227,12 @@ class DrsAvro(RowFlow):
     )
     op_field = DEFAULT_FIELDS["op_field"]  # the default: every field is an option (_op)
     rowless_key = False  # DDL, markers and heartbeats carry no key
-    extra_options: ClassVar[tuple[OptionSpec, ...]] = (
-        OptionSpec(
-            OPT_SCHEMA,
-            "REQUIRED: path of the Avro record schema (.avsc, JSON) from DRS's record.rar, read "
-            "once when the decoder is built; a relative path is resolved against the current "
-            "directory. Inline schema JSON (starting with { or [) is accepted too",
-        ),
-        OptionSpec(
-            OPT_RECORD,
-            "full name of the record type to read when the .avsc defines several types "
-            "(default: the last record type of the file)",
-        ),
+    extra_options: ClassVar[tuple[OptionSpec[Any], ...]] = (
+        SCHEMA_OPTION,
+        RECORD_OPTION,
         _field_option("op_field", "record field holding the operation (INSERT, UPDATE, DELETE, "
                       "DDL, INIT, INIT_DDL, TRUNCATE, HEARTBEAT, BEGIN, COMMIT; any case)"),
-        OptionSpec(OPT_OP_CODES, "other operation codes of the schema, as CODE=OPERATION pairs "
-                   "naming the operations above, comma-separated (e.g. c=INSERT,u=UPDATE)"),
+        OP_CODES_OPTION,
         _field_option("database_field", "record field holding the database name"),
         _field_option("schema_field", "record field holding the schema name (PostgreSQL, "
                       "GaussDB, Oracle flavours); missing or empty -> none"),
@@ -216,7 +258,7 @@ class DrsAvro(RowFlow):
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
-        source = self.options.get(OPT_SCHEMA)
+        source = self.option(SCHEMA_OPTION)
         if not source:
             raise OptionError(
                 f"{self.id}: option {OPT_SCHEMA} is required: the path of the DRS record .avsc"
@@ -225,14 +267,18 @@ class DrsAvro(RowFlow):
         self._schema_json = schema
         try:
             self._reader = AvroReader(
-                schema, self.options.get(OPT_RECORD) or None, tag_unions=False, logical_types=True
+                schema, self.option(RECORD_OPTION), tag_unions=False, logical_types=True
             )
         except Exception as exc:  # fastavro raises many kinds of errors for bad schemas
             raise OptionError(
                 f"{self.id}: option {OPT_SCHEMA}: invalid Avro schema: {exc}"
             ) from None
-        self._paths = {name: self._field_paths(name) for name in DEFAULT_FIELDS}
-        self.ops = {**OPS, **self._op_codes()}
+        typed_options = self.options.typed
+        self._paths: dict[str, tuple[tuple[str, ...], ...]] = {
+            name: typed_options[name] for name in DEFAULT_FIELDS
+        }
+        codes: dict[str, RowOp] = self.option(OP_CODES_OPTION)
+        self.ops = {**OPS, **codes}
         self._column_types = self._schema_column_types()
         self._tz = self.options.timezone
         self._parsers: Cache[LogicalType, Callable[[Any], Any]] = Cache(_PARSERS_CACHED)
@@ -242,25 +288,6 @@ class DrsAvro(RowFlow):
         options = dict(self.options.values)
         options[OPT_SCHEMA] = json.dumps(self._schema_json)
         return (type(self), (options,))
-
-    def _op_codes(self) -> dict[str, RowOp]:
-        out: dict[str, RowOp] = {}
-        for pair in (self.options.get(OPT_OP_CODES) or "").split(","):
-            if not pair.strip():
-                continue
-            code, sep, name = pair.partition("=")
-            rule = OPS.get(name.strip().upper())
-            if not sep or not code.strip() or rule is None:
-                raise OptionError(
-                    f"{self.id}: option {OPT_OP_CODES}: expected CODE=OPERATION with an "
-                    f"operation among {', '.join(OPS)}, got {pair.strip()!r}"
-                )
-            out[code.strip().upper()] = rule
-        return out
-
-    def _field_paths(self, option: str) -> tuple[tuple[str, ...], ...]:
-        value = self.options.get(option, DEFAULT_FIELDS[option]) or ""
-        return tuple(tuple(p.split(".")) for p in value.split(",") if p.strip())
 
     def _schema_column_types(self) -> dict[str, dict[str, LogicalType]]:
         """Column types of record-shaped images, from the schema's Avro field types."""

@@ -43,7 +43,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Final
 
 from anycdc.event import ChangeEvent, Op
-from anycdc.formats.base import Capabilities, OptionSpec
+from anycdc.formats.base import Capabilities
 from anycdc.formats.canal import (
     BINARY_OPTION,
     DEFAULT_VENDOR,
@@ -55,16 +55,16 @@ from anycdc.formats.canal import (
     is_dts_certain,
 )
 from anycdc.formats.drs import DRS_LIKE, drs_evidence
+from anycdc.formats.options import OptionSpec, flag
 from anycdc.typemap import jdbc_type, mysql_binlog_type
 from anycdc.values import LogicalType
 
 OPT_LEGACY: Final = "legacy"
-LEGACY_OPTION: Final = OptionSpec(
+LEGACY_OPTION: Final = flag(
     OPT_LEGACY,
     "the task was created before 2022-03-20: 'old' holds the rows after the change and "
     "'data' those before (DTS swapped them back for newer tasks); only UPDATE messages "
     "need it, as elsewhere the message itself shows where the rows are",
-    "false",
 )
 
 
@@ -87,7 +87,7 @@ class DtsCanalJson(CanalFamily):
             "TIMESTAMP WITH TIME ZONE carried as MySQL TIMESTAMP text without a zone (UTC wall time)",
         ),
     )
-    extra_options: ClassVar[tuple[OptionSpec, ...]] = (LEGACY_OPTION, BINARY_OPTION)
+    extra_options: ClassVar[tuple[OptionSpec[Any], ...]] = (LEGACY_OPTION, BINARY_OPTION)
     omit_nulls: ClassVar[bool] = True
     ddl_type: ClassVar[str | None] = OP_DDL
 
@@ -105,7 +105,7 @@ class DtsCanalJson(CanalFamily):
             return bool(old)
         if not old:
             return False
-        return self.options.flag(OPT_LEGACY)
+        return self.option(LEGACY_OPTION)
 
     @classmethod
     def shape_score(cls, msg: dict[str, Any]) -> float:
@@ -129,7 +129,7 @@ class DtsCanalJson(CanalFamily):
             msg[F_DATA] = [render(event.after or {})]
             if op is Op.UPDATE and event.before is not None:
                 msg[F_OLD] = [render(event.before)]
-        if self.options.flag(OPT_LEGACY):
+        if self.option(LEGACY_OPTION):
             swapped = {
                 (F_OLD if k == F_DATA else F_DATA if k == F_OLD else k): v for k, v in msg.items()
             }

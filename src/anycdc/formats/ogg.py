@@ -73,11 +73,12 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from anycdc.errors import EncodeError, OptionError
+from anycdc.errors import EncodeError
 from anycdc.event import ChangeEvent, Op, Position, dumps
-from anycdc.formats.base import Capabilities, OptionSpec, expect_list, expect_str, optional_str
+from anycdc.formats.base import Capabilities, expect_list, expect_str, optional_str
 from anycdc.formats.codecs.text import bounded_int, optional_image, render_value
 from anycdc.formats.flow import DELETE, INSERT, Header, Images, RowFlow, RowOp
+from anycdc.formats.options import OptionSpec, flag, typed
 
 # --------------------------------------------------------------------------- wire strings
 F_TABLE: Final = "table"
@@ -103,6 +104,34 @@ MAX_POS: Final = 10**40 - 1
 
 OPT_OP_KEYS: Final = "op_keys"
 OPT_COMPRESSED: Final = "compressed_updates"
+
+
+def parse_op_keys(raw: str) -> tuple[str, ...]:
+    """The ``op_keys`` option: 4 distinct codes, in :data:`OP_ORDER`.
+
+    >>> parse_op_keys("c, u, d, t")
+    ('c', 'u', 'd', 't')
+    """
+    keys = tuple(k.strip() for k in raw.split(","))
+    if len(keys) != len(OP_ORDER) or not all(keys) or len(set(keys)) != len(keys):
+        raise ValueError(f"expected 4 distinct values (insert,update,delete,truncate), got {raw!r}")
+    return keys
+
+
+OP_KEYS_OPTION: Final = typed(
+    OPT_OP_KEYS,
+    "the op_type values of insert, update, delete and truncate, comma-separated "
+    "(GoldenGate's insertOpKey, updateOpKey, deleteOpKey, truncateOpKey)",
+    parse_op_keys,
+    kind="4 codes",
+    default=",".join(DEFAULT_OP_KEYS),
+)
+COMPRESSED_OPTION: Final = flag(
+    OPT_COMPRESSED,
+    "true when Extract writes compressed updates (COMPRESSUPDATES: the key and the "
+    "changed columns only) and the messages carry no _isMissing flags: update "
+    "images are then partial",
+)
 
 # keys of ChangeEvent.extra
 X_CURRENT_TS: Final = F_CURRENT_TS
@@ -137,37 +166,15 @@ class OggJson(RowFlow):
             "no DDL, markers or heartbeats; snapshot rows are inserts",
         ),
     )
-    extra_options: ClassVar[tuple[OptionSpec, ...]] = (
-        OptionSpec(
-            OPT_OP_KEYS,
-            "the op_type values of insert, update, delete and truncate, comma-separated "
-            "(GoldenGate's insertOpKey, updateOpKey, deleteOpKey, truncateOpKey)",
-            default=",".join(DEFAULT_OP_KEYS),
-        ),
-        OptionSpec(
-            OPT_COMPRESSED,
-            "true when Extract writes compressed updates (COMPRESSUPDATES: the key and the "
-            "changed columns only) and the messages carry no _isMissing flags: update "
-            "images are then partial",
-            default="false",
-        ),
-    )
+    extra_options: ClassVar[tuple[OptionSpec[Any], ...]] = (OP_KEYS_OPTION, COMPRESSED_OPTION)
     op_field = F_OP_TYPE  # the codes are options: ``ops`` is set per instance
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
-        keys = tuple(k.strip() for k in (self.options.get(OPT_OP_KEYS) or "").split(","))
-        if len(keys) != len(OP_ORDER) or not all(keys) or len(set(keys)) != len(keys):
-            raise OptionError(
-                f"{self.id}: option {OPT_OP_KEYS}: expected 4 distinct values "
-                f"(insert,update,delete,truncate), got {self.options.get(OPT_OP_KEYS)!r}"
-            )
+        keys = self.option(OP_KEYS_OPTION)
         self.ops = {code: RowOp(op) for code, op in zip(keys, OP_ORDER, strict=True)}
         self._codes: dict[Op, str] = dict(zip(OP_ORDER, keys, strict=True))
-        try:
-            self._compressed = self.options.flag(OPT_COMPRESSED)
-        except ValueError as exc:
-            raise OptionError(f"{self.id}: option {OPT_COMPRESSED}: {exc}") from None
+        self._compressed = self.option(COMPRESSED_OPTION)
         self.time_zone = self.options.timezone or dt.UTC
 
     # ---- detection

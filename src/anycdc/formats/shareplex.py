@@ -65,11 +65,12 @@ from typing import Any, Final
 
 import msgspec
 
-from anycdc.errors import EncodeError, OptionError, type_name
+from anycdc.errors import EncodeError, type_name
 from anycdc.event import ChangeEvent, Op, Position, dumps
-from anycdc.formats.base import Capabilities, NotFast, OptionSpec, optional_str
+from anycdc.formats.base import Capabilities, NotFast, optional_str
 from anycdc.formats.codecs.text import KEY_SEPARATOR, bounded_int, render_value
 from anycdc.formats.flow import DDL, UPDATE, Header, Images, RowFlow, RowOp
+from anycdc.formats.options import flag
 
 # --------------------------------------------------------------------------- wire strings
 F_META: Final = "meta"
@@ -122,6 +123,12 @@ X_OP: Final = "op"  # extra: the vendor op of a DROP COLUMN event
 X_DATA: Final = "data"  # extra: the data sent with a DROP COLUMN event
 
 OPT_FULL_KEY: Final = "full_key_image"
+FULL_KEY_OPTION: Final = flag(
+    OPT_FULL_KEY,
+    "true when the producer's update `key` holds every column of the row before "
+    "the change (Alibaba DTS, OceanBase OMS): update images are then complete, not "
+    "partial; SharePlex itself may send only the key columns",
+)
 
 _META_PATH: Final = f"$.{F_META}"
 _TIME_PATH: Final = f"{_META_PATH}.{M_TIME}"
@@ -169,25 +176,14 @@ class SharePlexJson(RowFlow):
         key_detail="`primary_key=`",
         notes=("untyped; key names need the pipeline's primary_keys", "no DDL"),
     )
-    extra_options = (
-        OptionSpec(
-            OPT_FULL_KEY,
-            "true when the producer's update `key` holds every column of the row before "
-            "the change (Alibaba DTS, OceanBase OMS): update images are then complete, not "
-            "partial; SharePlex itself may send only the key columns",
-            default="false",
-        ),
-    )
+    extra_options = (FULL_KEY_OPTION,)
     header_field = F_META
     op_field = M_OP
     ops = OPS
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
-        try:
-            self._full_key = self.options.flag(OPT_FULL_KEY)
-        except ValueError as exc:
-            raise OptionError(f"{self.id}: option {OPT_FULL_KEY}: {exc}") from None
+        self._full_key = self.option(FULL_KEY_OPTION)
 
     # ---- detection
     sniff_keys = frozenset({F_META})

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from anycdc.bench.decode import messages as bench_messages
 from anycdc.formats import format_class, get_format
 from anycdc.formats.base import NAIVE_DATETIME, NO_FLOAT, FastColumn, FastRows, Format, lax_int
-from anycdc.formats.canal import _naive_iso as naive_iso
+from anycdc.formats.canal.fast import naive_iso
 from anycdc.values import parse_bool, parse_date, parse_datetime, parse_decimal
 from tests.cases import iter_cases
 

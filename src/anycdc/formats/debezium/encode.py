@@ -7,7 +7,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from anycdc.errors import EncodeError, OptionError
+from anycdc.errors import EncodeError
 from anycdc.event import ChangeEvent, Op, dumps
 from anycdc.formats.base import Format
 from anycdc.formats.codecs.mongo import ejson_fields
@@ -22,7 +22,7 @@ from anycdc.formats.debezium.connect import (
     schema_struct,
     unknown_spec,
 )
-from anycdc.formats.debezium.decode import squashed_name
+from anycdc.formats.debezium.source import squashed_name
 from anycdc.formats.debezium.wire import (
     AFTER,
     BEFORE,
@@ -149,7 +149,21 @@ from anycdc.formats.debezium.wire import (
     X_TABLE_CHANGE,
     X_TOTAL_ORDER,
 )
+from anycdc.formats.options import flag, text
 from anycdc.values import EPOCH
+
+SCHEMA_OPTION: Final = flag(
+    "schema",
+    "encoder: include the schema part, as the JSON converter with schemas.enable=true "
+    "(true/false); events without column types are always written as the payload alone",
+    default=True,
+)
+DEFAULT_SERVER_NAME: Final = "anycdc"
+SERVER_NAME_OPTION: Final = text(
+    "server_name",
+    "encoder: logical server name written in source.name and the schema names",
+    DEFAULT_SERVER_NAME,
+)
 
 
 class DebeziumEncoder(Format):
@@ -157,11 +171,10 @@ class DebeziumEncoder(Format):
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
-        try:
-            self._with_schema = self.options.flag("schema")
-        except ValueError as exc:
-            raise OptionError(f"{self.id}: option schema: {exc}") from None
-        self._server = self.options.get("server_name") or "anycdc"
+        # debezium-avro declares no ``schema``: its messages never carry the JSON schema part
+        declared = SCHEMA_OPTION.name in {spec.name for spec in self.option_specs()}
+        self._with_schema = declared and self.option(SCHEMA_OPTION)
+        self._server = self.option(SERVER_NAME_OPTION)
 
     # ------------------------------------------------------------------ encoding
     def encode(self, event: ChangeEvent) -> list[bytes]:

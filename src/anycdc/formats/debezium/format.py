@@ -3,14 +3,12 @@ come from :mod:`.decode` and :mod:`.encode`."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from anycdc.formats.base import (
-    Capabilities,
-    OptionSpec,
-)
+from anycdc.formats.base import Capabilities
 from anycdc.formats.debezium.decode import DebeziumDecoder
-from anycdc.formats.debezium.encode import DebeziumEncoder
+from anycdc.formats.debezium.encode import SCHEMA_OPTION, SERVER_NAME_OPTION, DebeziumEncoder
+from anycdc.formats.options import OptionSpec
 
 
 class DebeziumJson(DebeziumDecoder, DebeziumEncoder):
@@ -32,16 +30,4 @@ class DebeziumJson(DebeziumDecoder, DebeziumEncoder):
         key_detail="from the Kafka key or `primary_key=`",
         notes=("key names from the Kafka message key; BIGINT UNSIGNED as DECIMAL(20,0)",),
     )
-    extra_options: ClassVar[tuple[OptionSpec, ...]] = (
-        OptionSpec(
-            "schema",
-            "encoder: include the schema part, as the JSON converter with schemas.enable=true "
-            "(true/false); events without column types are always written as the payload alone",
-            "true",
-        ),
-        OptionSpec(
-            "server_name",
-            "encoder: logical server name written in source.name and the schema names",
-            "anycdc",
-        ),
-    )
+    extra_options: ClassVar[tuple[OptionSpec[Any], ...]] = (SCHEMA_OPTION, SERVER_NAME_OPTION)

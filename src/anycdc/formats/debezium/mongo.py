@@ -37,7 +37,8 @@ from anycdc.formats.debezium.wire import (
 )
 
 if TYPE_CHECKING:
-    from anycdc.formats.debezium.decode import DebeziumDecoder, EventMeta
+    from anycdc.formats.debezium.decode import DebeziumDecoder
+    from anycdc.formats.debezium.source import EventMeta
 
 
 # --------------------------------------------------------------------------- decoding

@@ -1,0 +1,743 @@
+"""The Canal flat-message flow, :class:`CanalFamily`: decoding (general and fast path)
+and encoding, with the hooks each Canal-shaped vendor fills."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from functools import partial
+from typing import Any, ClassVar
+
+import msgspec
+
+from anycdc.errors import DecodeError, EncodeError, type_name
+from anycdc.event import ChangeEvent, Column, Op, Position, dumps
+from anycdc.formats.base import (
+    JSON_DECODER,
+    NAIVE_DATETIME,
+    NULL_RAW,
+    Cache,
+    FastColumn,
+    FastRows,
+    Format,
+    NotFast,
+    PlanCache,
+    convert_values,
+    expect_object,
+    lax_int,
+    optional_int,
+    optional_str,
+)
+from anycdc.formats.canal.detect import is_canal_shaped
+from anycdc.formats.canal.fast import (
+    BOOL_TEXT,
+    FLAT_DECODER,
+    ROW_KINDS,
+    FlatPlan,
+    cache_items,
+    checked_int,
+    fast_names,
+    naive_iso,
+)
+from anycdc.formats.canal.rows import (
+    Envelope,
+    Head,
+    Pairing,
+    RowRender,
+    finish_columns,
+    flag_field,
+    name_field,
+    partial_images,
+    pk_names_field,
+    row_array,
+)
+from anycdc.formats.canal.types import (
+    BINARY_PARSERS,
+    DEFAULT_VENDOR,
+    SIMPLE_PARSERS,
+    FlatSchema,
+    RowTyping,
+    column_type,
+    ddl_type_of,
+    int_parser,
+    parse_json_text,
+    parse_text,
+    render_value,
+    timestamp_parser,
+    unsigned_bigint,
+)
+from anycdc.formats.canal.wire import (
+    BINARY_AUTO,
+    BINARY_BASE64,
+    BINARY_LATIN1,
+    BINARY_OPTION,
+    DDL_OP,
+    DELETE_OP,
+    ENCODE_OPS,
+    EXTRA_ROLLBACK,
+    F_DATA,
+    F_DATABASE,
+    F_ES,
+    F_GTID,
+    F_ID,
+    F_IS_DDL,
+    F_IS_HEARTBEAT,
+    F_MYSQL_TYPE,
+    F_OLD,
+    F_PK_NAMES,
+    F_SQL,
+    F_SQL_TYPE,
+    F_TABLE,
+    F_TIDB,
+    F_TS,
+    F_TYPE,
+    HEARTBEAT_OP,
+    OP_XAROLLBACK,
+    OPS,
+    ROW_OPS,
+    TIDB_CLAIM_CHECK,
+    TIDB_COMMIT_TS,
+    TIDB_ONLY_HANDLE_KEY,
+    TIDB_WATERMARK_TS,
+    TRUNCATE_OP,
+    UPDATE_OP,
+)
+from anycdc.formats.options import OptionSpec
+from anycdc.typemap import jdbc_type
+from anycdc.values import (
+    BINARY,
+    INTEGER_RANGES,
+    TIMESTAMP,
+    UNKNOWN,
+    LogicalType,
+)
+
+
+class CanalFamily(Format):
+    """The Canal flat-message flow, once, for every Canal-shaped vendor.
+
+    The flow: the header (:meth:`envelope`), the row arrays (:meth:`row_arrays`),
+    their pairing into images (:meth:`pair_rows`), the type maps (:meth:`schema`),
+    typing every image and building the events with the key (the configured key wins:
+    :meth:`Format.primary_key`), in :meth:`_row_events` and, on the fast path, in
+    :meth:`_fast_events`. Vendors give hooks:
+
+    * decoding: :meth:`envelope` (header field names, op names, position, extra),
+      :meth:`row_arrays`, :meth:`pair_rows` (Canal's asks :meth:`legacy_layout`),
+      :meth:`schema` (type-name source, timestamps), :meth:`code_type`,
+      :meth:`build_fast_plan` and :meth:`decode_fast` (the vendor's envelope struct,
+      then :meth:`_fast_events`); flags ``old_is_overlay``, ``widen_by_values``,
+      ``invalid_per_row`` and ``schema_first``;
+    * detection: :meth:`sniff` (Canal's: :func:`is_canal_shaped`, then :meth:`shape_score`);
+    * encoding: :meth:`encode_header` (the vendor's fields and their order),
+      :meth:`encode_types` (type maps and row rendering), :meth:`encode_rows` (which
+      image goes to ``data``/``old``), :meth:`serialize`, :meth:`encode_es`,
+      :meth:`default_vendor`, ``omit_nulls`` and ``ddl_type``.
+    """
+
+    omit_nulls: ClassVar[bool] = False  # DTS examples leave null fields out
+    ddl_type: ClassVar[str | None] = None  # fixed ``type`` of DDL messages (DTS: "DDL")
+    #: ``old`` holds changed columns laid over the other image (Canal); False: whole rows (DRS)
+    old_is_overlay: ClassVar[bool] = True
+    #: values widen columns: a BIGINT above int64 is uint64, an aware value makes a
+    #: timestamp column timestamptz, a column the type maps lack is ``unknown`` (not DRS)
+    widen_by_values: ClassVar[bool] = True
+    #: invalid columns per event (DRS), not per message
+    invalid_per_row: ClassVar[bool] = False
+    #: the type maps and key are read before the rows (DRS: a bad map fails a rowless message)
+    schema_first: ClassVar[bool] = False
+    fast_path = True
+    extra_options: ClassVar[tuple[OptionSpec[Any], ...]] = (BINARY_OPTION,)
+    _SCHEMA_CACHE_SIZE: ClassVar[int] = 1024
+
+    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+        super().__init__(options)
+        self.binary_mode = self.option(BINARY_OPTION)
+        self._schemas: Cache[Any, FlatSchema] = Cache(self._SCHEMA_CACHE_SIZE)
+        self._parsers: dict[tuple[LogicalType, str], Callable[[Any], Any] | None] = {}
+        # fast path: plans by the raw bytes of the type maps (and a vendor tag; a PlanCache)
+        self._plans = PlanCache(self._SCHEMA_CACHE_SIZE)
+        self._plain_layout = type(self).legacy_layout is CanalFamily.legacy_layout
+        self._last_plan: tuple[msgspec.Raw, msgspec.Raw, Any, FlatPlan] | None = None
+
+    # ------------------------------------------------------------------ hooks
+    def code_type(self, code: int) -> LogicalType:
+        """The logical type a ``sqlType`` code stands for (``java.sql.Types``)."""
+        return jdbc_type(code)
+
+    def legacy_layout(self, op: Op, data: list[Any] | None, old: list[Any] | None) -> bool:
+        """True when ``old`` holds the rows after the change and ``data`` those before.
+
+        Canal never does; a DML message with rows only in ``old`` is certainly laid
+        out that way (DTS tasks created before 2022-03-20).
+        """
+        return not data and bool(old)
+
+    def pair_rows(self, op: Op, data: list[Any] | None, old: list[Any] | None) -> Pairing:
+        """Which rows are typed first, which give the other image, and whether the first
+        are the rows after the change (Canal: :meth:`legacy_layout` decides)."""
+        legacy = (
+            (not data and bool(old)) if self._plain_layout else self.legacy_layout(op, data, old)
+        )  # Canal's own rule inline (the hook is a method call per message)
+        if op is not UPDATE_OP:
+            return ((old or data) if legacy else (data or old)), None, op is not DELETE_OP
+        if legacy and not data:
+            return old, None, True  # rows after the change only: no before image
+        return data, (old or []), not legacy or not data
+
+    def row_arrays(self, msg: dict[str, Any]) -> tuple[list[Any] | None, list[Any] | None]:
+        """``data`` and ``old``, checked (Canal: arrays of objects)."""
+        fid = self.id
+        return row_array(fid, msg, F_DATA), row_array(fid, msg, F_OLD)
+
+    @classmethod
+    def shape_score(cls, msg: dict[str, Any]) -> float:
+        """Detection score of a message already known to be Canal-shaped."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ detection
+    sniff_keys = frozenset({F_TYPE})  # every Canal-shaped message has a string ``type``
+
+    @classmethod
+    def sniff(cls, message: Any) -> float:
+        try:
+            if not is_canal_shaped(message):
+                return 0.0
+            return cls.shape_score(message)
+        except Exception:  # a sniffer never raises
+            return 0.0
+
+    # ------------------------------------------------------------------ the family's flow
+    def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
+        msg = expect_object(self.id, obj, "$")
+        env = self.envelope(msg)
+        if env.op not in ROW_OPS:
+            database, schema, table, ts_ms, position, extra = env.head
+            return [
+                ChangeEvent(
+                    op=env.op, format=self.id, database=database, schema=schema, table=table,
+                    ts_ms=ts_ms, position=position, ddl=env.ddl, extra=extra,
+                )
+            ]  # fmt: skip
+        return self._row_events(msg, env)
+
+    def _row_events(self, msg: dict[str, Any], env: Envelope) -> list[ChangeEvent]:
+        """The events of a row change: the slow path's one image-typing loop."""
+        fid = self.id
+        op = env.op
+        schema: FlatSchema | None = None
+        pk: list[str] | None = None
+        if self.schema_first:
+            schema, pk = self.schema(msg, env), pk_names_field(fid, msg)
+        data, old = self.row_arrays(msg)
+        # ``main`` rows are typed once; the other image comes from ``overlay``: laid over
+        # ``main`` (Canal's ``old`` holds changed columns only) or whole (DRS)
+        main, overlay, main_is_after = self.pair_rows(op, data, old)
+        if not main:
+            return []
+        if not self.schema_first:
+            schema, pk = self.schema(msg, env), pk_names_field(fid, msg)
+        typing = RowTyping(schema, [], set(), {}) if schema is not None else None
+        typed = self._typed
+        overlaid = self.old_is_overlay
+        paired = overlay is not None and len(overlay) == len(main)
+        row_invalid: list[tuple[str, ...]] | None = (
+            [] if self.invalid_per_row and typing is not None else None
+        )
+        images: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
+        for index, raw in enumerate(main):
+            other: dict[str, Any] | None = None
+            if overlay is None:
+                image = typed(raw, typing)
+            elif overlaid:
+                image = typed(raw, typing)
+                if not overlay:
+                    other = image  # nothing changed: Canal drops empty ``old`` maps
+                elif paired:
+                    other = typed(overlay[index], typing, dict(image))
+            else:  # a whole other image (its rows were paired by ``pair_rows``)
+                other = typed(overlay[index], typing)
+                image = typed(raw, typing)
+            images.append((other, image) if main_is_after else (image, other))
+            if row_invalid is not None and typing is not None:
+                row_invalid.append(tuple(typing.invalid))
+                typing.invalid.clear()
+        if self.widen_by_values:
+            columns, invalid = finish_columns(typing, images)
+        else:
+            columns, invalid = (schema.columns if schema is not None else None), ()
+        key_names = self.primary_key(pk)  # the configured key wins (slow path)
+        database, schema_name, table, ts_ms, position, extra = env.head
+        return [
+            ChangeEvent(
+                op=op, format=fid, database=database, schema=schema_name, table=table,
+                key=key_names, before=before, after=after, columns=columns, ts_ms=ts_ms,
+                position=position, partial=partial_images(typing, before, after),
+                invalid=row_invalid[index] if row_invalid is not None else invalid, extra=extra,
+            )
+            for index, (before, after) in enumerate(images)
+        ]  # fmt: skip
+
+    def _fast_plan(self, names: msgspec.Raw, codes: msgspec.Raw, tag: Any) -> FlatPlan:
+        """The plan of a schema, by the raw bytes of its type maps (and a vendor ``tag``)."""
+        cache_key = (bytes(names), bytes(codes), tag)
+        plan: FlatPlan = self._plans.plan(
+            cache_key,
+            lambda: self.build_fast_plan(
+                JSON_DECODER.decode(cache_key[0]), JSON_DECODER.decode(cache_key[1]), tag
+            ),
+        )
+        self._last_plan = (names.copy(), codes.copy(), tag, plan)  # copies: not the message
+        return plan
+
+    def _fast_events(
+        self,
+        op: Op,
+        names: msgspec.Raw,
+        codes: msgspec.Raw,
+        tag: Any,
+        data_raw: msgspec.Raw,
+        old_raw: msgspec.Raw,
+        pk: list[str] | None,
+        head: Head,
+    ) -> list[ChangeEvent]:
+        """The fast path's rows: paired as the slow path pairs them, typed by the plan of
+        the type maps ``names``/``codes`` (and a vendor ``tag``)."""
+        last = self._last_plan
+        # consecutive messages of a topic mostly share their table: compare, no hashing
+        if last is not None and last[0] == names and last[1] == codes and last[2] == tag:
+            plan = last[3]
+        else:
+            plan = self._fast_plan(names, codes, tag)
+        rows = plan.rows
+        data = rows.decode(data_raw)
+        old = None if old_raw == NULL_RAW else rows.decode(old_raw)
+        main, overlay, main_is_after = self.pair_rows(op, data, old)
+        if not main:
+            return []
+        width = plan.width
+        type_row = rows.type_row
+        columns: dict[str, Column] | None = plan.schema.columns
+        key_names = self.primary_key(pk)  # the configured key wins (fast path)
+        fid = self.id
+        database, schema, table, ts_ms, position, extra = head
+        events: list[ChangeEvent] = []
+        for index, row in enumerate(main):
+            if len(row) != width:
+                raise NotFast  # a partial row (its keys are the schema's: FastRows checks)
+            other: dict[str, Any] | None = None
+            if overlay is None:
+                image = type_row(row)
+            elif self.old_is_overlay:
+                image = type_row(row)
+                if not overlay:
+                    other = image  # nothing changed: Canal drops empty ``old`` maps
+                elif len(overlay) == len(main):
+                    other = rows.type_into(overlay[index], dict(image))
+            else:
+                whole = overlay[index]
+                if len(whole) != width:
+                    raise NotFast
+                other = type_row(whole)
+                image = type_row(row)
+            before, after = (other, image) if main_is_after else (image, other)
+            events.append(
+                ChangeEvent(
+                    op=op, format=fid, database=database, schema=schema, table=table,
+                    key=key_names, before=before, after=after, columns=columns, ts_ms=ts_ms,
+                    position=position, extra=extra,
+                )
+            )  # fmt: skip
+        if plan.zoned:  # aware values make timestamp columns timestamptz, as in the slow path
+            typing = RowTyping(plan.schema, [], set(), {})
+            columns, _ = finish_columns(typing, [(event.before, event.after) for event in events])
+            events = [msgspec.structs.replace(event, columns=columns) for event in events]
+        return events
+
+    # ------------------------------------------------------------------ canal's hooks
+    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
+        """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
+        flat = FLAT_DECODER.decode(value)
+        try:
+            op = ROW_KINDS[flat.type]
+        except (KeyError, TypeError):
+            raise NotFast from None  # not a row change (or not a string)
+        database, table, ts_ms, serial, is_ddl = (
+            flat.database, flat.table, flat.es, flat.id, flat.isDdl
+        )  # fmt: skip
+        # the common shape in one test; the rest one by one (as the slow path reads them)
+        if not (
+            type(database) is str and database and type(table) is str and table
+            and type(ts_ms) is int and type(serial) is int and serial >= 0 and is_ddl is False
+        ):  # fmt: skip
+            database, table, ts_ms = fast_names(database, table, ts_ms, serial, is_ddl)
+        if flat.isHeartbeat is True:
+            raise NotFast
+        position = Position((serial,)) if serial is not None else None
+        tidb = flat.tidb
+        if tidb is not None:  # TiCDC: the commit TSO, nothing else (else: the slow path)
+            if type(tidb) is not dict or len(tidb) != 1:
+                raise NotFast
+            commit_ts = tidb.get(TIDB_COMMIT_TS)
+            if type(commit_ts) is not int or commit_ts < 0:
+                raise NotFast
+            position = Position((commit_ts,))
+        gtid = flat.gtid
+        extra: dict[str, Any] = {F_GTID: gtid} if gtid and isinstance(gtid, str) else {}
+        return self._fast_events(
+            op, flat.mysqlType, flat.sqlType, None, flat.data, flat.old, flat.pkNames,
+            (database, None, table, ts_ms, position, extra),
+        )  # fmt: skip
+
+    def build_fast_plan(self, names: Any, codes: Any, tag: Any) -> FlatPlan:
+        """How the fast path types the rows of one schema (its type maps, decoded)."""
+        if names is None and codes is None:
+            raise NotFast  # untyped rows: rare, the slow path copies them as sent
+        mode = self.binary_mode if self.binary_mode != BINARY_AUTO else BINARY_LATIN1
+        schema = self._build_schema(names, codes, mode)  # DecodeError: the slow path reports it
+        zone = self.options.timezone
+        columns = {
+            name: self._fast_column(col.type, mode, zone) for name, col in schema.columns.items()
+        }
+        zoned = zone is not None and bool(schema.timestamps)
+        return FlatPlan(schema, FastRows(columns), len(columns), zoned)
+
+    def _fast_column(self, ltype: LogicalType, mode: str, zone: dt.tzinfo | None) -> FastColumn:
+        """How the fast path types a column's text: as the slow parser (:meth:`_parser`)
+        does for every text the fast way accepts (see :class:`FastRows`)."""
+        name = ltype.name
+        if name in INTEGER_RANGES:
+            # ``int(text)`` is the slow parser's first try; out of range: slow path (a
+            # BIGINT above the int64 maximum makes the column unsigned there)
+            low, high = INTEGER_RANGES[name]
+            return FastColumn(checked_int(low, high), lax_int(low, high))
+        if name == "integer":
+            return FastColumn(int, lax_int())
+        if name == "boolean":
+            # msgspec takes "true"/"false"/"1"/"0" in any case: as parse_bool
+            return FastColumn(BOOL_TEXT.__getitem__, bool)
+        if name == "decimal":
+            return FastColumn(Decimal, Decimal)  # Decimal strips whitespace as str.strip()
+        if name in ("float32", "float64"):
+            return FastColumn(float)
+        if name == "date":
+            return FastColumn(dt.date.fromisoformat, dt.date)  # both refuse whitespace
+        if name == "timestamp" and zone is None:
+            return FastColumn(naive_iso, NAIVE_DATETIME, iso=True)
+        parser = self._parser(ltype, mode)
+        if parser is None or parser is parse_text or parser is parse_json_text:
+            return FastColumn()  # text columns keep the text (untyped ones too)
+        return FastColumn(parser)  # the slow parser itself (binary, time, zoned timestamps)
+
+    def envelope(self, msg: dict[str, Any]) -> Envelope:
+        """The header: Canal's field names, op names, position and ``extra``."""
+        fid = self.id
+        tidb = msg.get(F_TIDB)
+        if isinstance(tidb, dict) and TIDB_CLAIM_CHECK in tidb:
+            raise DecodeError(
+                fid,
+                "$._tidb.claimCheckLocation",
+                f"a TiCDC claim-check message: the change is stored at "
+                f"{str(tidb[TIDB_CLAIM_CHECK])[:200]!r}, not in the message",
+            )
+        kind = msg.get(F_TYPE)
+        if not isinstance(kind, str):
+            if F_TYPE not in msg:
+                raise DecodeError(fid, "$", f"missing required field {F_TYPE!r}")
+            raise DecodeError(fid, "$.type", f"expected string, got {type_name(kind)}")
+        op = OPS.get(kind)
+        if op is None:
+            raise DecodeError(fid, "$.type", f"unknown op {kind!r}")
+        # fast paths for the common, well-typed fields; the helpers check the rest
+        is_ddl = msg.get(F_IS_DDL)
+        if is_ddl is True or (is_ddl is not False and flag_field(fid, msg, F_IS_DDL)):
+            op = op if op is TRUNCATE_OP else DDL_OP
+        if msg.get(F_IS_HEARTBEAT) is True:
+            op = HEARTBEAT_OP
+        database = msg.get(F_DATABASE)
+        if type(database) is not str or not database:
+            database = name_field(fid, msg, F_DATABASE)
+        table = msg.get(F_TABLE)
+        if type(table) is not str or not table:
+            table = name_field(fid, msg, F_TABLE)
+        ts_ms = msg.get(F_ES)
+        if type(ts_ms) is not int:
+            ts_ms = optional_int(fid, ts_ms, "$.es")
+        serial = msg.get(F_ID)
+        if tidb is not None:
+            position = self._tidb_position(tidb)
+        elif type(serial) is int and serial >= 0:
+            position = Position((serial,))
+        else:
+            position = self._position(msg)
+        gtid = msg.get(F_GTID)
+        extra: dict[str, Any] = {F_GTID: gtid} if gtid and isinstance(gtid, str) else {}
+        if kind == OP_XAROLLBACK:
+            extra[EXTRA_ROLLBACK] = True  # an XA transaction rolled back: a boundary, no rows
+        head = (database, None, table, ts_ms, position, extra)
+        if op in ROW_OPS:
+            return Envelope(op, head)
+        sql = optional_str(fid, msg.get(F_SQL), "$.sql")
+        return Envelope(op, head, sql if op is DDL_OP or op is TRUNCATE_OP else None)
+
+    def _position(self, msg: dict[str, Any]) -> Position | None:
+        fid = self.id
+        if F_ID in msg:
+            serial = optional_int(fid, msg[F_ID], "$.id")
+            if serial is None:
+                return None
+            if serial < 0:
+                raise DecodeError(fid, "$.id", f"expected non-negative integer, got {serial}")
+            return Position((serial,))
+        # no serial number (OMS): commit time, then the time the message was written
+        parts = []
+        for field in (F_ES, F_TS):
+            value = optional_int(fid, msg.get(field), f"$.{field}")
+            if value is not None and value >= 0:
+                parts.append(value)
+        return Position(tuple(parts)) if parts else None
+
+    def _tidb_position(self, tidb: Any) -> Position | None:
+        """TiCDC's extension: the transaction's ``commitTs`` (a watermark's ``watermarkTs``)."""
+        fid = self.id
+        if not isinstance(tidb, dict):
+            raise DecodeError(fid, "$._tidb", f"expected object, got {type_name(tidb)}")
+        if tidb.get(TIDB_ONLY_HANDLE_KEY) is True:
+            raise DecodeError(
+                fid,
+                "$._tidb.onlyHandleKey",
+                "TiCDC sent only the handle key columns (the message was too large; "
+                "large-message-handle-option=handle-key-only): the row must be read from "
+                "TiDB, it is not in the message",
+            )
+        for field in (TIDB_COMMIT_TS, TIDB_WATERMARK_TS):
+            if field in tidb:
+                ts = optional_int(fid, tidb[field], f"$._tidb.{field}")
+                if ts is not None and ts < 0:
+                    raise DecodeError(fid, f"$._tidb.{field}", f"expected a TSO, got {ts}")
+                return Position((ts,)) if ts is not None else None
+        return None
+
+    def _binary_mode(self, msg: Mapping[str, Any]) -> str:
+        if self.binary_mode != BINARY_AUTO:
+            return self.binary_mode
+        return BINARY_LATIN1 if F_ID in msg else BINARY_BASE64
+
+    def schema(self, msg: dict[str, Any], env: Envelope) -> FlatSchema | None:
+        """The columns and parsers the type maps give (Canal: ``mysqlType``/``sqlType``)."""
+        names = msg.get(F_MYSQL_TYPE)
+        codes = msg.get(F_SQL_TYPE)
+        if names is None and codes is None:
+            return None
+        mode = self._binary_mode(msg)
+        try:
+            cache_key: Any = (cache_items(names), cache_items(codes), mode)
+            cached = self._schemas.get(cache_key)
+        except TypeError:  # unhashable junk inside: build (and fail) without the cache
+            cache_key, cached = None, None
+        if cached is None:
+            cached = self._build_schema(names, codes, mode)
+            if cache_key is not None:
+                self._schemas.put(cache_key, cached)
+        return cached
+
+    def _build_schema(self, names: Any, codes: Any, mode: str) -> FlatSchema:
+        fid = self.id
+        if names is not None and not isinstance(names, dict):
+            raise DecodeError(fid, "$.mysqlType", f"expected object, got {type_name(names)}")
+        if codes is not None and not isinstance(codes, dict):
+            raise DecodeError(fid, "$.sqlType", f"expected object, got {type_name(codes)}")
+        code_of: dict[str, int | None] = {}
+        for col, code in (codes or {}).items():
+            if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
+                reason = f"expected integer, got {type_name(code)}"
+                raise DecodeError(fid, f"$.sqlType.{col}", reason)
+            code_of[col] = code
+        # columns in ``mysqlType`` order; ``sqlType`` alone when there are no names
+        vendor_names: dict[str, str | None] = dict.fromkeys(code_of)
+        if names is not None:
+            vendor_names = {}
+            for col, name in names.items():
+                if name is not None and not isinstance(name, str):
+                    reason = f"expected string, got {type_name(name)}"
+                    raise DecodeError(fid, f"$.mysqlType.{col}", reason)
+                vendor_names[col] = name
+        columns: dict[str, Column] = {}
+        parsers: dict[str, Callable[[Any], Any]] = {}
+        timestamps = []
+        for col, name in vendor_names.items():
+            code = code_of.get(col)
+            coded = self.code_type(code) if code is not None else UNKNOWN
+            ltype = column_type(name, coded, mode == BINARY_BASE64)
+            columns[col] = Column(ltype, name, code)
+            parser = self._parser(ltype, mode)
+            if parser is not None:
+                parsers[col] = parser
+            if ltype is TIMESTAMP:
+                timestamps.append(col)
+        return FlatSchema(columns, parsers, tuple(timestamps))
+
+    def _parser(self, ltype: LogicalType, mode: str) -> Callable[[Any], Any] | None:
+        cache_key = (ltype, mode)
+        if cache_key in self._parsers:
+            return self._parsers[cache_key]
+        name = ltype.name
+        parser: Callable[[Any], Any] | None
+        if name in INTEGER_RANGES or name == "integer":
+            parser = int_parser(ltype)
+        elif name == "binary":
+            parser = BINARY_PARSERS[mode]
+        elif name in ("timestamp", "timestamptz"):
+            parser = timestamp_parser(self.options.timezone)
+        else:
+            parser = SIMPLE_PARSERS.get(name)
+        self._parsers[cache_key] = parser
+        return parser
+
+    def _typed(
+        self, raw: dict[str, Any], typing: RowTyping | None, out: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Type one raw row (into ``out`` when given: an overlay on another image)."""
+        if typing is None:
+            if out is None:
+                return dict(raw)
+            out.update(raw)
+            return out
+        if not self.widen_by_values:
+            return convert_values(raw, typing.schema.parsers, typing.invalid, out)
+        out = convert_values(
+            raw, typing.schema.parsers, typing.invalid, out, partial(unsigned_bigint, typing)
+        )
+        columns = typing.schema.columns
+        if not raw.keys() <= columns.keys():
+            for name in raw:
+                if name not in columns:
+                    typing.untyped[name] = None
+        return out
+
+    # ------------------------------------------------------------------ encoding
+    def encode(self, event: ChangeEvent) -> list[bytes]:
+        """One flat message per event, as the vendor writes it: the header in the vendor's
+        field order (:meth:`encode_header`), then for a row change the type maps
+        (:meth:`encode_types`) and the rows they render (:meth:`encode_rows`), written by
+        :meth:`serialize`."""
+        msg = self.encode_header(event)
+        if msg is None:
+            return []
+        if event.op in ROW_OPS:
+            self.encode_rows(event, msg, self.encode_types(event, msg))
+        return [self.serialize(msg)]
+
+    def encode_header(self, event: ChangeEvent) -> dict[str, Any] | None:
+        """The message without type maps and rows (their fields ``None`` where the vendor
+        places them), or ``None`` when the vendor writes no message for the event."""
+        if event.patch is not None or event.split is not None:
+            raise EncodeError(self.id, "Canal messages carry whole rows only (no split/patch)")
+        position = event.position
+        msg: dict[str, Any] = {F_DATA: None, F_DATABASE: event.database}
+        msg[F_ES] = self.encode_es(event.ts_ms)
+        gtid = event.extra.get(F_GTID)
+        if gtid is not None:
+            msg[F_GTID] = gtid
+        if position is None:
+            msg[F_ID] = None
+        elif len(position.parts) == 1:
+            msg[F_ID] = position.parts[0]
+        elif len(position.parts) == 2 and event.ts_ms == position.parts[0]:
+            # OMS: no serial number (so binary in base64, as OMS writes it); ordered by (es, ts)
+            msg[F_ES] = position.parts[0]
+        else:
+            raise EncodeError(self.id, f"position {position} has no Canal form")
+        op = event.op
+        msg[F_IS_DDL] = op in (Op.DDL, Op.TRUNCATE)
+        msg[F_MYSQL_TYPE] = None
+        msg[F_OLD] = None
+        msg[F_PK_NAMES] = list(event.key) if event.key else None
+        msg[F_SQL] = event.ddl if event.ddl is not None else ("" if op in ROW_OPS else None)
+        msg[F_SQL_TYPE] = None
+        msg[F_TABLE] = event.table
+        msg[F_TS] = (
+            position.parts[1] if position is not None and len(position.parts) == 2 else event.ts_ms
+        )
+        msg[F_TYPE] = self._encode_type(event)
+        return msg
+
+    def encode_types(self, event: ChangeEvent, msg: dict[str, Any]) -> RowRender:
+        """Fill the type maps of a row change from its columns (Canal: ``mysqlType``/
+        ``sqlType``) and return how a row is rendered (binary as the header implies)."""
+        columns = event.columns
+        if columns is not None:
+            msg[F_MYSQL_TYPE], msg[F_SQL_TYPE] = self._encode_types(columns)
+        mode = self._binary_mode(msg)
+        return lambda row: self._render_row(row, event, mode)
+
+    def serialize(self, msg: dict[str, Any]) -> bytes:
+        """The message's bytes (DTS leaves null fields out)."""
+        if self.omit_nulls:
+            msg = {k: v for k, v in msg.items() if v is not None}
+        return dumps(msg).encode("utf-8")
+
+    def encode_es(self, ts_ms: int | None) -> int | None:
+        """``es`` from the event time (Canal: milliseconds as they are)."""
+        return ts_ms
+
+    def encode_rows(self, event: ChangeEvent, msg: dict[str, Any], render: RowRender) -> None:
+        """Fill ``data``/``old``: Canal puts the row in ``data`` and, for updates, the
+        previous values of the changed columns in ``old``."""
+        if event.op is Op.UPDATE:
+            after = render(event.after or {})
+            msg[F_DATA] = [after]
+            if event.before is not None:
+                before = render(event.before)
+                changed = {k: v for k, v in before.items() if k not in after or after[k] != v}
+                msg[F_OLD] = [changed] if changed else None
+        else:
+            row = event.before if event.op is Op.DELETE else event.after
+            msg[F_DATA] = [render(row or {})]
+
+    def _encode_type(self, event: ChangeEvent) -> str:
+        op = event.op
+        if op is Op.DDL:
+            return self.ddl_type or ddl_type_of(event.ddl)
+        if op is Op.COMMIT and event.extra.get(EXTRA_ROLLBACK):
+            return OP_XAROLLBACK
+        return ENCODE_OPS[op]
+
+    def _encode_types(
+        self, columns: Mapping[str, Column]
+    ) -> tuple[dict[str, str] | None, dict[str, int] | None]:
+        """``mysqlType``/``sqlType`` maps: what the columns carry, defaults where they carry
+        nothing at all (so a decoded message encodes back to the same maps)."""
+        names: dict[str, str] = {}
+        codes: dict[str, int] = {}
+        for col, spec in columns.items():
+            name, code = spec.vendor_type, spec.vendor_code
+            if name is None and code is None:
+                name, code = self.default_vendor(spec.type) or (None, None)
+            if name is not None:
+                names[col] = name
+            if code is not None:
+                codes[col] = code
+        return names or None, codes or None
+
+    def default_vendor(self, ltype: LogicalType) -> tuple[str, int] | None:
+        """``mysqlType`` name and ``sqlType`` code written for a column that has none."""
+        default = DEFAULT_VENDOR.get(ltype.name)
+        if default is not None and ltype.name == "decimal" and ltype.precision is not None:
+            return (f"decimal({ltype.precision},{ltype.scale or 0})", default[1])
+        return default
+
+    def _render_row(self, row: Mapping[str, Any], event: ChangeEvent, mode: str) -> dict[str, Any]:
+        columns = event.columns or {}
+        invalid = event.invalid
+        out: dict[str, Any] = {}
+        for name, value in row.items():
+            col = columns.get(name)
+            if value is None or col is None or name in invalid or col.type is UNKNOWN:
+                out[name] = (
+                    value if not isinstance(value, bytes) else render_value(value, BINARY, mode)
+                )
+            else:
+                out[name] = render_value(value, col.type, mode)
+        return out
