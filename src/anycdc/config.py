@@ -675,7 +675,8 @@ class PipelineConfig:
     )  # fmt: skip
     primary_keys: Mapping[str, tuple[str, ...]] = _setting(
         {}, "target",
-        "`[DB.]TABLE: [COL, ...]` for tables whose messages name no key",
+        "`[DB.]TABLE: [COL, ...]`: these tables' key columns, over the key their messages "
+        "name (for messages that name none, or the wrong one)",
         "--primary-key", "[DB.]TABLE=COL[,COL]", "pairs",
     )  # fmt: skip
     tables: Mapping[str, TableSettings] = _setting(

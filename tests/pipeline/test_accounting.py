@@ -41,12 +41,19 @@ def lake(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
         ]),
         b"{not json",
     ])  # fmt: skip
-    write_messages(src, "002.jsonl", encode_all("canonical-json", [
-        _marker(Op.HEARTBEAT, 7),
-        _marker(Op.DDL, 8, database="newdb", ddl="CREATE DATABASE newdb"),
-        ev("delete", 9, {**row, "qty": 2}),
-        ev("insert", 10, {**row, "id": 3}, table="items"),
-    ]))  # fmt: skip
+    # a malformed Canal message: a row change with an empty table name (once written to the
+    # changelog and then never applied nor dead-lettered: now a dead letter at decode)
+    [nameless] = encode_all("canal-json", [ev("insert", 12, {**row, "id": 5})])
+    nameless = nameless.replace(b'"table":"orders"', b'"table":""')
+    write_messages(src, "002.jsonl", [
+        *encode_all("canonical-json", [
+            _marker(Op.HEARTBEAT, 7),
+            _marker(Op.DDL, 8, database="newdb", ddl="CREATE DATABASE newdb"),
+            ev("delete", 9, {**row, "qty": 2}),
+            ev("insert", 10, {**row, "id": 3}, table="items"),
+        ]),
+        nameless,
+    ])  # fmt: skip
     run(spark, src, out, exclude=[r"shop\.audit"], max_files_per_trigger=1)
     return out
 
@@ -65,7 +72,12 @@ def test_every_changelog_row_has_one_outcome(spark: Any, lake: Path) -> None:
     assert tables["shop.audit"]["skipped"] == {"excluded": 1}
     assert tables["newdb"]["skipped"] == {"no-table": 1}  # names its database only
     assert tables["(no table)"]["skipped"] == {"control": 3}
-    assert result.decode_dead_letters == 1  # `{not json`: never in the changelog
+    # `{not json` and the nameless row change: never in the changelog
+    assert result.decode_dead_letters == 2
+    dead = spark.read.format("delta").load(f"{lake}/_anycdc/dead_letter")
+    [nameless] = dead.filter("error LIKE '%empty table name%'").collect()
+    assert nameless["error"].startswith("canal-json: $.table: missing or empty table name")
+    assert nameless["raw"] and nameless["table"] is None
     total = result.total()
     assert total.rows == 10 and total.rows == total.applied + total.dead_lettered + sum(
         total.skipped.values()
