@@ -1,7 +1,8 @@
 # anycdc developer entry points.
 #
 #   make setup       venv + pinned Python packages, Spark jars, Kafka broker jars, schema registry (idempotent)
-#   make test        setup, then the whole pytest suite (Spark, Kafka, Delta included)
+#   make test        setup, then the pytest suite (Spark, Kafka, Delta included) but `slow`
+#   make test-slow   the slow tests: a standalone cluster, the wheel installed, a rename killed
 #   make test-fast   pure-Python tests only (no JVM)
 #   make demo        setup, then a small end-to-end run (Kafka -> Spark -> Delta)
 #   make bench       the pipeline vs. the copy floor (1M events, 50 tables); bench-decode: formats
@@ -90,12 +91,18 @@ $(REGISTRY_STAMP): jvm/schema-registry/pom.xml $(MVN_SETTINGS)
 	@rm -f $(BUILD)/schema-registry/apicurio-registry-app-*-all.tar.gz
 	@touch $@
 
-# The whole suite. ANYCDC_REQUIRE_INFRA=1 turns "pyspark / java / kafka jars missing" from a
-# skip into a failure, so a broken setup can't pass as green. --timing-by-marker prints the
-# time spent per marker group (tests/fixtures_infra.py).
+# The whole suite but the `slow` tests (test-slow). ANYCDC_REQUIRE_INFRA=1 turns "pyspark /
+# java / kafka jars missing" from a skip into a failure, so a broken setup can't pass as green.
+# --timing-by-marker prints the time spent per marker group (tests/fixtures_infra.py).
 test: setup
-	@echo "==> pytest: the whole suite"
-	@ANYCDC_REQUIRE_INFRA=1 $(RUN_PYTEST) $(PY) --timing-by-marker $(PYTEST_ARGS)
+	@echo "==> pytest: the whole suite but the slow tests (make test-slow)"
+	@ANYCDC_REQUIRE_INFRA=1 $(RUN_PYTEST) $(PY) -m "not slow" --timing-by-marker $(PYTEST_ARGS)
+
+# The long end-to-end tests, each in JVMs of its own: a standalone Spark cluster, the built
+# wheel installed outside the checkout, a kill -9 between a column rename and its rows.
+test-slow: setup
+	@echo "==> pytest: the slow tests (-m slow)"
+	@ANYCDC_REQUIRE_INFRA=1 $(RUN_PYTEST) $(PY) -m slow --timing-by-marker $(PYTEST_ARGS)
 
 test-fast: $(PY_STAMP)
 	@echo "==> pytest: pure tests only (-m \"$(FAST_MARKERS)\")"

@@ -27,7 +27,7 @@ from tests.pipeline.helpers import accounted
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.faults]
 
-KILLS = int(os.environ.get("ANYCDC_CHAOS_KILLS", "10"))
+KILLS = int(os.environ.get("ANYCDC_CHAOS_KILLS", "8"))  # each moment once (MOMENTS)
 
 
 def _end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:

@@ -150,6 +150,7 @@ def test_fail_stops_that_table_only(spark: Any, lake: Path) -> None:
 
 
 @pytest.mark.faults
+@pytest.mark.slow  # two runs, each in a JVM of its own: make test-slow
 def test_a_kill_in_the_middle_of_a_rename(spark: Any, lake: Path, tmp_path: Path) -> None:
     """kill -9 right after the rename's ALTER, before the batch's rows: the restart finds
     the column renamed already and ends with the table an unbroken run gives."""
