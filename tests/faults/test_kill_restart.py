@@ -23,7 +23,7 @@ import pytest
 from anycdc.cli import main as cli
 from anycdc.devtools.chaos import MOMENTS, ChaosRunner, duplicate_txns
 from anycdc.verify import load_truth
-from tests.pipeline.helpers import accounted
+from tests.pipeline.helpers import accounted, small_jvm_args
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.faults]
 
@@ -70,7 +70,7 @@ def test_kill_9_and_restart_gives_the_same_tables(
         "--topics", topic, "--target", str(target), "--max-offsets-per-trigger", "40",
         "--master", "local[2]", "--apply-engine", "batched",  # its own moments: written ...
         # one table MERGEd in every batch, the others deferred to DDL, TRUNCATE and the end
-        "--freshness", "1h", "--table-freshness", "all_types$=0",
+        "--freshness", "1h", "--table-freshness", "all_types$=0", *small_jvm_args(),
     ]  # fmt: skip
     runner = ChaosRunner(command, target=target, log_dir=logs, run_timeout=2400)
 

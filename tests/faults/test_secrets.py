@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from anycdc.cli import main as cli
+from tests.pipeline.helpers import small_jvm_args
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.faults]
 
@@ -85,7 +86,9 @@ def test_secrets_never_leave_the_configuration(
                  "--spark-conf", f"spark.eventLog.dir={events.as_uri()}",
                  # plain text, so that searching it for the secrets means something
                  "--spark-conf", "spark.eventLog.compress=false"]  # fmt: skip
-    run = _anycdc("run", *source, *SECRET_OPTIONS, *event_log, "--master", "local[2]")
+    run = _anycdc(
+        "run", *source, *SECRET_OPTIONS, *event_log, "--master", "local[2]", *small_jvm_args()
+    )  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "batch 0:" in run.stdout + run.stderr  # the run really logged its batches
     assert _leaks(run.stdout + run.stderr) == []

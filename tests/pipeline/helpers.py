@@ -69,6 +69,22 @@ def encode_all(format_id: str, events: Sequence[ChangeEvent], **options: str) ->
     return [m for e in events for m in fmt.encode(e)]
 
 
+def small_jvm_args() -> list[str]:
+    """``--spark-conf`` flags that give an ``anycdc run`` started as a process of its own the
+    test session's settings (C1 JIT, serial GC, a 1 GiB heap, no whole-stage code generation:
+    :func:`anycdc.spark.session.base_conf`). On a few hundred events a fresh JVM spends most of
+    its time compiling; the production defaults made each restart of the kill -9 test ~2x
+    slower."""
+    from anycdc.spark.session import base_conf
+
+    return [
+        arg
+        for key, value in base_conf(for_tests=True).items()
+        if key.startswith("spark.") and key != "spark.driver.host"
+        for arg in ("--spark-conf", f"{key}={value}")
+    ]
+
+
 def run(spark: Any, source: Path, target: Path, **config: Any) -> Any:
     from anycdc.spark.pipeline import Pipeline
 

@@ -15,7 +15,7 @@ import pytest
 
 from anycdc.event import ChangeEvent, Column, Op, Position
 from anycdc.values import LogicalType
-from tests.pipeline.helpers import accounted, encode_all, run, write_messages
+from tests.pipeline.helpers import accounted, encode_all, run, small_jvm_args, write_messages
 
 pytestmark = pytest.mark.spark
 
@@ -166,7 +166,7 @@ def test_a_kill_in_the_middle_of_a_rename(spark: Any, lake: Path, tmp_path: Path
     command = [
         sys.executable, "-m", "anycdc", "run", "--source-dir", str(src), "--target", str(out),
         "--schema-changes", "evolve", "--freshness", "0", "--max-files-per-trigger", "1",
-        "--master", "local[1]",
+        "--master", "local[1]", *small_jvm_args(),
     ]  # fmt: skip
     killed = subprocess.run(
         command, env={**os.environ, CRASH_ENV: "renamed"}, start_new_session=True,
