@@ -66,13 +66,12 @@ from anycdc.spark.apply import (
     BATCH_COLUMN,
     META_COLUMNS,
     TableApplier,
-    TablePlan,
     ingest_batch,
-    lit,
-    q,
     with_batch,
 )
 from anycdc.spark.ledger import INGEST_BATCH
+from anycdc.spark.merge_sql import lit, q
+from anycdc.spark.plan import TablePlan
 from anycdc.spark.sql_types import cast_sql
 
 if TYPE_CHECKING:
