@@ -734,7 +734,7 @@ class TableApplier:
         committed, with the apply's ``(app_id, batch_id)``, through Delta's transaction;
         ``append``: no key of the batch is in the table (nothing is read or replaced);
         ``snapshot``: the Delta snapshot ``known`` is at, when the caller just read it.
-        Returns the table's state after the commit."""
+        Returns the table's state after the commit (no longer :attr:`created`)."""
         from pyspark.sql import DataFrame as Frame
 
         staged = self.staged(folded, types, batch_id, guarded=True)
@@ -751,7 +751,9 @@ class TableApplier:
             # a small table stays one file: the rewrite compacts what appends left
             return rows.selectExpr(*[q(name) for name in order]).coalesce(1), replaced
 
-        return tables.commit(self.path, known, build, app_id, batch_id, snapshot)
+        state = tables.commit(self.path, known, build, app_id, batch_id, snapshot)
+        self.created = False  # written: from now on its rows can match, as after merge()
+        return state
 
     def create_batched(
         self,
