@@ -84,7 +84,7 @@ class TableFacts(Protocol):
 
 
 class BatchFacts(Protocol):
-    """What a micro-batch or an apply outside one did (:class:`anycdc.spark.pipeline.BatchMetrics`)."""
+    """What a micro-batch or an apply outside one did (:class:`anycdc.spark.batch_metrics.BatchMetrics`)."""
 
     @property
     def messages(self) -> int: ...

@@ -52,7 +52,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from anycdc.spark.apply import q
+from anycdc.spark.merge_sql import q
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -11,7 +11,7 @@ Every row of ``_anycdc/changelog`` (one decoded event) has exactly one outcome:
     ``_anycdc/dead_letter`` holds it, with its table and the reason (its table failed, or
     a value does not cast to its column).
 ``skipped``
-    applied to no table, for a documented reason (:data:`~anycdc.spark.pipeline.SKIP_REASONS`):
+    applied to no table, for a documented reason (:data:`~anycdc.spark.batch_metrics.SKIP_REASONS`):
     ``control`` (heartbeats, transaction markers), ``no-table`` (a DDL naming no table),
     ``excluded`` (``include``/``exclude``; the pipeline records these per batch in
     ``_anycdc/batches``, since the run's settings are not on the target).

@@ -1,6 +1,9 @@
 """Apply one micro-batch of changelog rows to one Delta table.
 
-Per table and batch:
+Where it sits: source -> decode -> changelog -> plan -> **apply** -> commit. The pipeline's
+apply round (:mod:`anycdc.spark.apply_round`) makes one applier per due table from its
+:class:`~anycdc.spark.plan.TablePlan`; the SQL text is built by
+:mod:`anycdc.spark.merge_sql`. Per table and batch:
 
 1. **schema**: the batch's columns (logical types) are merged into the table's
    schema — new columns are added as nullable, compatible widenings follow,
@@ -33,10 +36,9 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
@@ -49,11 +51,38 @@ from anycdc.naming import (
     source_comment,
     source_of,
 )
-from anycdc.schedule import TableIdent
 from anycdc.spark.commit import DeltaTables, LogState
 from anycdc.spark.ledger import INGEST_BATCH
 from anycdc.spark.maintenance import LAST_VACUUM_PROPERTY, TableDetail, table_detail
-from anycdc.spark.sql_types import cast_sql, settle_type
+from anycdc.spark.merge_sql import (
+    STAGE_BATCH,
+    STAGE_FULL,
+    STAGE_HAS,
+    STAGE_KIND,
+    STAGE_OP,
+    STAGE_POS,
+    STAGE_TS,
+    STAGED_META,
+    delta_ref,
+    has_exact_bounds,
+    lit,
+    merge_statement,
+    property_list,
+    q,
+    range_bound_sql,
+    range_text_sql,
+    renamed_image,
+    rewrite_sql,
+    table_condition,
+)
+from anycdc.spark.plan import (
+    IncompatibleSchema,
+    TablePlan,
+    TableSummary,
+    build_plans,
+    settled_types,
+)
+from anycdc.spark.sql_types import cast_sql
 from anycdc.spark.tombstones import Tombstones
 
 if TYPE_CHECKING:
@@ -81,112 +110,6 @@ no name needs it (:func:`anycdc.naming.portable_name`)."""
 HISTORY_MARKER: Final = "_cdc_is_current"  # only SCD2 history tables have it
 UPSERT_OPS: Final = ("insert", "snapshot", "update")
 BATCH_COLUMN: Final = "_batch"  # the micro-batch id, carried in the MERGE source's rows
-# The staged MERGE source holds the target's columns under their target names next to
-# these: all in anycdc's ``_cdc_`` namespace, which no target column of a source takes.
-STAGE_KIND: Final = "_cdc_in_kind"
-STAGE_FULL: Final = "_cdc_in_full"
-STAGE_POS: Final = "_cdc_in_pos"
-STAGE_TS: Final = "_cdc_in_ts"
-STAGE_OP: Final = "_cdc_in_op"
-STAGE_BATCH: Final = "_cdc_in_batch"
-STAGE_HAS: Final = "_cdc_in_has_"
-
-
-def q(name: str) -> str:
-    """Quote an identifier (names come from messages: they are data)."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def lit(text: str) -> str:
-    """A SQL string literal."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-# Key ranges: a key column's smallest and largest value in a batch are read as exact text
-# and written back into the MERGE condition as bounds that Delta's data skipping compares
-# with each file's min/max statistics. Dates and timestamps travel as day and microsecond
-# counts (a timestamp's text would depend on the session time zone and its DST folds), a
-# zone-less timestamp as its text when that has four-digit years; types without an exact
-# round trip (BINARY, FLOAT, BOOLEAN) get no bounds.
-_EXACT_TEXT: Final = re.compile(
-    r"STRING|TINYINT|SMALLINT|INT|BIGINT|DECIMAL\(\d+,\d+\)|TIMESTAMP_NTZ"
-)
-_COUNTED: Final = {
-    "DATE": ("unix_date", "date_from_unix_date"),
-    "TIMESTAMP": ("unix_micros", "timestamp_micros"),
-}
-_NTZ_TEXT: Final = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?")
-
-
-def has_exact_bounds(spark_type: str) -> bool:
-    """Whether a key column of ``spark_type`` gets bounds (:func:`range_text_sql`).
-
-    >>> has_exact_bounds("DECIMAL(12,2)"), has_exact_bounds("TIMESTAMP"), has_exact_bounds("BINARY")
-    (True, True, False)
-    """
-    return spark_type in _COUNTED or _EXACT_TEXT.fullmatch(spark_type) is not None
-
-
-def range_text_sql(spark_type: str, column: str) -> str:
-    """SQL of ``column``'s value (of a type with :func:`has_exact_bounds`) as a text that
-    :func:`range_bound_sql` turns back into the same value.
-
-    >>> range_text_sql("DATE", "min(`d`)")
-    'CAST(unix_date(min(`d`)) AS STRING)'
-    """
-    if spark_type in _COUNTED:
-        return f"CAST({_COUNTED[spark_type][0]}({column}) AS STRING)"
-    return f"CAST({column} AS STRING)"
-
-
-def range_bound_sql(spark_type: str, text: str) -> str | None:
-    """A constant of ``spark_type`` from a text of :func:`range_text_sql` (None where it
-    could not be read back exactly).
-
-    >>> range_bound_sql("DECIMAL(12,2)", "7.50"), range_bound_sql("TIMESTAMP", "1000")
-    ("CAST('7.50' AS DECIMAL(12,2))", 'timestamp_micros(1000)')
-    >>> range_bound_sql("TIMESTAMP_NTZ", "+10000-01-01 00:00:00") is None
-    True
-    """
-    if spark_type == "TIMESTAMP_NTZ" and not _NTZ_TEXT.fullmatch(text):
-        return None
-    if spark_type in _COUNTED:
-        return f"{_COUNTED[spark_type][1]}({int(text)})"
-    if spark_type == "STRING":
-        return lit(text)
-    return f"CAST({lit(text)} AS {spark_type})"
-
-
-@dataclass
-class TablePlan:
-    """What the batch holds for one source table."""
-
-    database: str | None
-    schema: str | None
-    table: str
-    # name -> the logical types the batch gave it, in source order (first-seen column order)
-    columns: dict[str, list[str]] = field(default_factory=dict)
-    key: tuple[str, ...] | None = None
-    row_id: bool = False  # events carry a vendor row identity
-    truncate_position: str | None = None
-    has_rows: bool = False
-    dropped: list[str] = field(default_factory=list)  # DROP COLUMN (DDL)
-    renamed: list[tuple[str, str, str]] = field(default_factory=list)
-    """RENAME COLUMN (DDL): (old, new, the DDL's position)."""
-
-    @property
-    def qualified(self) -> str:
-        return ".".join(p for p in (self.database, self.schema, self.table) if p)
-
-    @property
-    def ident(self) -> TableIdent:
-        return (self.database, self.schema, self.table)
-
-    def see(self, name: str, logical: str) -> None:
-        """Record that ``name`` came with type ``logical`` (after what came before)."""
-        seen = self.columns.setdefault(name, [])
-        if not seen or seen[-1] != logical:
-            seen.append(logical)
 
 
 @dataclass
@@ -208,163 +131,6 @@ class TableResult:
     """Written by an append, not a MERGE (nothing in the table could match)."""
     seconds: float = 0.0
     """The wall time of the table's write (its share of the batch's ``apply`` phase)."""
-
-
-class IncompatibleSchema(Exception):
-    """A column's new type cannot hold the old data nor the old type the new data."""
-
-
-def settled_types(
-    columns: dict[str, list[str]],
-    current: dict[str, str],
-    decimal_default: tuple[int, int],
-    retyped: set[str] | None = None,
-    keep: bool = False,
-) -> dict[str, str]:
-    """Column -> Spark type: each column's logical types folded, in order, over its
-    ``current`` Spark type (:func:`~anycdc.spark.sql_types.settle_type`). A type that is
-    not a widening raises :class:`IncompatibleSchema`; given ``retyped``, it starts the
-    column afresh at the new type and adds its name there (``schema_changes: evolve``);
-    with ``keep``, the column keeps the type it had (``ignore``: values are cast to it).
-
-    >>> settled_types({"p": ["decimal", "decimal(18,4)"], "n": ["int32"]}, {"n": "BIGINT"}, (38, 18))
-    {'p': 'DECIMAL(38,18)', 'n': 'BIGINT'}
-    >>> narrowed: set[str] = set()
-    >>> settled_types({"n": ["string"]}, {"n": "BIGINT"}, (38, 18), narrowed), narrowed
-    ({'n': 'STRING'}, {'n'})
-    """
-    settled_all = {}
-    for name, logicals in columns.items():
-        settled: str | None = current.get(name)
-        for logical in logicals:
-            before = settled
-            settled = settle_type(before, logical, decimal_default)
-            if settled is None and keep:
-                settled = before
-            elif settled is None and retyped is not None:
-                settled = settle_type(None, logical, decimal_default)
-                retyped.add(name)
-            if settled is None:
-                raise IncompatibleSchema(f"column {name}: cannot change {before} to {logical}")
-        if settled is not None:
-            settled_all[name] = settled
-    return settled_all
-
-
-@dataclass(frozen=True)
-class TableSummary:
-    """What an apply's pending rows say of one source table: the hand-off from the plan
-    job (one aggregate over every due table's rows) to :func:`build_plans`.
-
-    >>> row = {"database": "shop", "schema": None, "table": "orders", "rows": 2,
-    ...        "sightings": [{"position": "7", "columns": [{"name": "id", "type": "int64"}]}],
-    ...        "key": ["id"], "ddl": [], "image_columns": ["id", "note"]}
-    >>> summary = TableSummary.from_row(row)
-    >>> summary.ident, summary.sightings, summary.urgency
-    (('shop', None, 'orders'), (('7', (('id', 'int64'),)),), None)
-    """
-
-    database: str | None
-    schema: str | None
-    table: str
-    rows: int = 0
-    sightings: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
-    """Each distinct column list (name, logical type) with the first position it came at."""
-    ddl: tuple[tuple[str, str], ...] = ()
-    """Each DDL statement with its position."""
-    image_columns: tuple[str, ...] = ()
-    """Every column an image names (formats without types still name their columns)."""
-    key: tuple[str, ...] | None = None
-    has_row_id: bool = False
-    truncate_position: str | None = None
-    has_rows: bool = False
-    produced_ms: int | None = None
-    """The Kafka record time of the table's oldest row (None: a source without one)."""
-
-    @property
-    def ident(self) -> TableIdent:
-        return (self.database, self.schema, self.table)
-
-    @property
-    def urgency(self) -> str | None:
-        """Why the table is due at once whatever its freshness (DDL, TRUNCATE), or None."""
-        return "ddl" if self.ddl else "truncate" if self.truncate_position else None
-
-    @classmethod
-    def from_row(cls, row: Any) -> TableSummary:
-        """From a row of the plan job (a Spark ``Row`` or a mapping with its fields)."""
-
-        def field_of(name: str) -> Any:
-            try:
-                return row[name]
-            except (KeyError, ValueError):  # a Row raises ValueError for a missing field
-                return None
-
-        return cls(
-            row["database"],
-            row["schema"],
-            row["table"],
-            rows=int(field_of("rows") or 0),
-            sightings=tuple(
-                (s["position"] or "", tuple((c["name"], c["type"]) for c in s["columns"]))
-                for s in field_of("sightings") or ()
-                if s["columns"]
-            ),
-            ddl=tuple((d["position"] or "", d["ddl"]) for d in field_of("ddl") or () if d["ddl"]),
-            image_columns=tuple(field_of("image_columns") or ()),
-            key=tuple(field_of("key")) if field_of("key") else None,
-            has_row_id=bool(field_of("has_row_id")),
-            truncate_position=field_of("truncate_position"),
-            has_rows=bool(field_of("has_rows")),
-            produced_ms=field_of("produced_ms"),
-        )
-
-
-def build_plans(
-    summaries: Iterable[TableSummary], config: PipelineConfig
-) -> dict[TableIdent, TablePlan]:
-    """Merge the apply's table summaries into one plan per table.
-
-    A summary holds every distinct column list of its table with the first source
-    position it came at (``sightings``) and the DDL statements with theirs: column types
-    and DDL are folded in source order, so a table ends with the same schema however its
-    stream is cut into batches.
-    """
-    plans: dict[TableIdent, TablePlan] = {}
-    for summary in summaries:
-        ident = summary.ident
-        plan = plans.get(ident)
-        if plan is None:
-            plan = plans[ident] = TablePlan(*ident)
-        steps: list[tuple[str, int, Any]] = [
-            (position, 0, columns) for position, columns in summary.sightings
-        ]
-        steps += [(position, 1, text) for position, text in summary.ddl]
-        for position, kind, item in sorted(steps, key=lambda step: step[:2]):
-            if kind == 0:
-                for name, logical in item:
-                    plan.see(name, logical)
-            else:
-                _apply_ddl(plan, item, position)
-        gone = set(plan.dropped) | {old for old, _, _ in plan.renamed}
-        for name in summary.image_columns:
-            if name not in plan.columns and name not in gone:
-                plan.see(name, "unknown")  # untyped: kept as text
-        plan.has_rows = plan.has_rows or summary.has_rows
-        if summary.key:
-            plan.key = summary.key
-        if summary.has_row_id:
-            plan.row_id = True
-        if summary.truncate_position and (
-            plan.truncate_position is None or summary.truncate_position > plan.truncate_position
-        ):
-            plan.truncate_position = summary.truncate_position
-    for plan in plans.values():
-        # a tables: entry's primary_key, else primary_keys (PipelineConfig.table_settings)
-        override = config.table_settings(plan.ident).primary_key
-        if override:
-            plan.key = override
-    return plans
 
 
 class TableApplier:
@@ -402,7 +168,7 @@ class TableApplier:
 
     # ------------------------------------------------------------------ helpers
     def _table_ref(self) -> str:
-        return f"delta.{q(self.path)}"
+        return delta_ref(self.path)
 
     def exists(self) -> bool:
         return self._exists()
@@ -536,7 +302,7 @@ class TableApplier:
                 features.update(TIMESTAMP_NTZ_FEATURE)
             if features:
                 self.spark.sql(
-                    f"ALTER TABLE {self._table_ref()} SET TBLPROPERTIES ({_property_list(features)})"
+                    f"ALTER TABLE {self._table_ref()} SET TBLPROPERTIES ({property_list(features)})"
                 )
             cols = ", ".join(self._column_ddl(n, t) for n, t in additions.items())
             self.spark.sql(f"ALTER TABLE {self._table_ref()} ADD COLUMNS ({cols})")
@@ -598,9 +364,7 @@ class TableApplier:
         if self.last_detail is None or not all(
             self.last_detail.properties.get(k) == v for k, v in COLUMN_MAPPING.items()
         ):
-            self.spark.sql(
-                f"ALTER TABLE {ref} SET TBLPROPERTIES ({_property_list(COLUMN_MAPPING)})"
-            )
+            self.spark.sql(f"ALTER TABLE {ref} SET TBLPROPERTIES ({property_list(COLUMN_MAPPING)})")
         keys = set(self.key_columns())
         for action, old, new in wanted:
             target = existing[old]
@@ -691,7 +455,7 @@ class TableApplier:
             layout = f" CLUSTER BY ({self._layout_columns('cluster_by', columns)})"
         self.spark.sql(
             f"CREATE TABLE IF NOT EXISTS {self._table_ref()} ({', '.join(cols)}) USING delta"
-            f"{layout} TBLPROPERTIES ({_property_list(self._created_properties)})"
+            f"{layout} TBLPROPERTIES ({property_list(self._created_properties)})"
         )
         log.info("%s: created %s", self.plan.qualified, self.path)
 
@@ -780,7 +544,7 @@ class TableApplier:
             self._created_properties.update(wanted)  # given to the table as it is created
         elif wanted:
             self.spark.sql(
-                f"ALTER TABLE {self._table_ref()} SET TBLPROPERTIES ({_property_list(wanted)})"
+                f"ALTER TABLE {self._table_ref()} SET TBLPROPERTIES ({property_list(wanted)})"
             )
             log.info("%s: set table properties %s", self.plan.qualified, ", ".join(wanted))
         return wanted
@@ -937,64 +701,22 @@ class TableApplier:
         """The rows an append writes: every upsert of ``staged`` (:meth:`staged`)."""
         return staged.where(f"{STAGE_KIND} = 'upsert'").selectExpr(
             *[q(self.target(name)) for name in types],
-            f"{STAGE_POS} AS _cdc_position",
-            f"{STAGE_TS} AS _cdc_ts",
-            f"{STAGE_OP} AS _cdc_op",
-            f"{STAGE_BATCH} AS _cdc_batch",
+            *[f"{staged} AS {name}" for name, staged in STAGED_META.items()],
         )
 
     def rewritten(self, existing: DataFrame, staged: DataFrame, types: dict[str, str]) -> DataFrame:
         """The rows of ``existing`` (files of the table) after the staged actions: what the
-        MERGE of :meth:`_merge_staged` leaves of them, as one frame in the table's columns.
-
-        One full outer join on the key (``<=>``, as the MERGE matches): an action applies
-        where no row has its key or where it is newer than the row (the same position guard
-        as every MERGE clause); a delete drops the row, an upsert replaces the columns its
-        image has (all of them for a full image), an unmatched upsert is a new row, and a
-        row no newer action reaches stays as it was. Built as SQL text: a handful of calls
-        into the JVM per table whatever its width."""
+        MERGE of :meth:`_merge_staged` leaves of them, as one frame in the table's columns:
+        one full outer join on the key (``<=>``, as the MERGE matches), its SQL text from
+        :func:`~anycdc.spark.merge_sql.rewrite_sql` (a handful of calls into the JVM per
+        table whatever its width)."""
         from pyspark.sql import functions as F
 
         keys = [self.target(k) for k in self.key_columns()]
+        on, kept, values = rewrite_sql(existing.columns, keys, self.source_columns(types))
         table = existing.withColumn("_cdc_t_present", F.lit(True)).alias("t")
-        on = " AND ".join(f"t.{q(k)} <=> s.{q(k)}" for k in keys)
         joined = table.join(staged.alias("s"), F.expr(on), "full_outer")
-        row = "coalesce(t._cdc_t_present, false)"
-        pos = f"s.{STAGE_POS}"
-        newer = f"({pos} IS NULL OR t._cdc_position IS NULL OR {pos} > t._cdc_position)"
-        applies = f"(s.{STAGE_KIND} IS NOT NULL AND (NOT {row} OR {newer}))"
-        known = set(self.plan.columns) | {ROW_KEY}
-        by_target = {self.target(name): name for name in types}
-        meta = {
-            "_cdc_position": STAGE_POS,
-            "_cdc_ts": STAGE_TS,
-            "_cdc_op": STAGE_OP,
-            "_cdc_batch": STAGE_BATCH,
-        }
-        columns = []
-        for column in existing.columns:
-            mine, theirs = f"t.{q(column)}", f"s.{q(column)}"
-            if column in meta:
-                value = f"CASE WHEN {applies} THEN s.{meta[column]} ELSE {mine} END"
-            elif column not in by_target:
-                value = mine  # a column no action knows of
-            elif column in keys:
-                value = f"CASE WHEN {row} THEN {mine} ELSE {theirs} END"
-            elif by_target[column] not in known:
-                # a column dropped or renamed at the source: kept, written only by a change
-                # that still carries it (one from before the DDL), filled by an insert
-                has = f"s.{q(STAGE_HAS + column)}"
-                value = (
-                    f"CASE WHEN {applies} AND {has} THEN {theirs} WHEN {row} THEN {mine} "
-                    f"ELSE {theirs} END"
-                )
-            else:
-                given = f"(s.{STAGE_FULL} OR s.{q(STAGE_HAS + column)} OR NOT {row})"
-                value = f"CASE WHEN {applies} AND {given} THEN {theirs} ELSE {mine} END"
-            columns.append(f"{value} AS {q(column)}")
-        upsert = f"s.{STAGE_KIND} = 'upsert'"
-        kept = f"({row} AND NOT ({applies} AND NOT {upsert})) OR (NOT {row} AND {upsert})"
-        return joined.where(kept).selectExpr(*columns)
+        return joined.where(kept).selectExpr(*values)
 
     def commit_batched(
         self,
@@ -1012,7 +734,7 @@ class TableApplier:
         committed, with the apply's ``(app_id, batch_id)``, through Delta's transaction;
         ``append``: no key of the batch is in the table (nothing is read or replaced);
         ``snapshot``: the Delta snapshot ``known`` is at, when the caller just read it.
-        Returns the table's state after the commit."""
+        Returns the table's state after the commit (no longer :attr:`created`)."""
         from pyspark.sql import DataFrame as Frame
 
         staged = self.staged(folded, types, batch_id, guarded=True)
@@ -1029,7 +751,9 @@ class TableApplier:
             # a small table stays one file: the rewrite compacts what appends left
             return rows.selectExpr(*[q(name) for name in order]).coalesce(1), replaced
 
-        return tables.commit(self.path, known, build, app_id, batch_id, snapshot)
+        state = tables.commit(self.path, known, build, app_id, batch_id, snapshot)
+        self.created = False  # written: from now on its rows can match, as after merge()
+        return state
 
     def create_batched(
         self,
@@ -1057,46 +781,25 @@ class TableApplier:
         return state
 
     def _merge_staged(self, staged: DataFrame, types: dict[str, str], batch_id: int) -> None:
-        """One MERGE of the staged rows, every clause guarded by the position."""
+        """One MERGE of the staged rows, every clause guarded by the position
+        (:func:`~anycdc.spark.merge_sql.merge_statement`)."""
         keys = [self.target(k) for k in self.key_columns()]
-        on = " AND ".join([f"t.{q(k)} <=> s.{q(k)}" for k in keys] + self.key_ranges(staged, types))
-        pos = f"s.{STAGE_POS}"
-        newer = f"({pos} IS NULL OR t._cdc_position IS NULL OR {pos} > t._cdc_position)"
-        # a column dropped at the source keeps its values (only a change carrying it writes it)
-        known = set(self.plan.columns) | {ROW_KEY}
-        sets = {}
-        for name in types:
-            target = self.target(name)
-            if target in keys:
-                continue
-            col, has = q(target), q(STAGE_HAS + target)
-            if name not in known:  # dropped or renamed at the source: a change that has it
-                sets[col] = f"CASE WHEN s.{has} THEN s.{col} ELSE t.{col} END"
-                continue
-            sets[col] = f"CASE WHEN s.{STAGE_FULL} OR s.{has} THEN s.{col} ELSE t.{col} END"
-        meta = {
-            "_cdc_position": pos,
-            "_cdc_ts": f"s.{STAGE_TS}",
-            "_cdc_op": f"s.{STAGE_OP}",
-            "_cdc_batch": f"s.{STAGE_BATCH}",
-        }
-        inserts = {q(self.target(name)): f"s.{q(self.target(name))}" for name in types}
-        inserts.update(meta)
-        update_set = ", ".join(f"{k} = {v}" for k, v in {**sets, **meta}.items())
-        insert_cols = ", ".join(inserts)
-        insert_vals = ", ".join(inserts.values())
-        kind = f"s.{STAGE_KIND}"
+        ranges = self.key_ranges(staged, types)
         view = f"anycdc_stage_{abs(hash((self.path, batch_id)))}"
+        statement = merge_statement(
+            self._table_ref(), view, keys, ranges, self.source_columns(types)
+        )
         staged.createOrReplaceTempView(view)
         try:
-            self.spark.sql(
-                f"MERGE INTO {self._table_ref()} t USING {view} s ON {on} "
-                f"WHEN MATCHED AND {kind} = 'delete' AND {newer} THEN DELETE "
-                f"WHEN MATCHED AND {kind} = 'upsert' AND {newer} THEN UPDATE SET {update_set} "
-                f"WHEN NOT MATCHED AND {kind} = 'upsert' THEN INSERT ({insert_cols}) VALUES ({insert_vals})"
-            )
+            self.spark.sql(statement)
         finally:
             self.spark.catalog.dropTempView(view)
+
+    def source_columns(self, types: Mapping[str, str]) -> dict[str, bool]:
+        """Each column of ``types`` (source names) by its name in the table -> whether the
+        source still has it (False: dropped or renamed at the source, its values kept)."""
+        known = set(self.plan.columns) | {ROW_KEY}
+        return {self.target(name): name in known for name in types}
 
     def key_ranges(self, staged: DataFrame, types: dict[str, str]) -> list[str]:
         """Conditions on the target's key columns that every row the batch can match
@@ -1159,24 +862,6 @@ class TableApplier:
         )
 
 
-def _property_list(properties: dict[str, str]) -> str:
-    """``'k' = 'v', ...`` for TBLPROPERTIES (names and values are the user's: quoted)."""
-    return ", ".join(f"{lit(k)} = {lit(v)}" for k, v in properties.items())
-
-
-def table_condition(plan: TablePlan) -> str:
-    """SQL of "the event is of ``plan``'s source table" over changelog rows.
-
-    >>> print(table_condition(TablePlan("shop", None, "orders")))
-    database <=> 'shop' AND schema IS NULL AND `table` = 'orders'
-    """
-    parts = [
-        f"{column} <=> {lit(value)}" if value is not None else f"{column} IS NULL"
-        for column, value in (("database", plan.database), ("schema", plan.schema))
-    ]
-    return " AND ".join([*parts, f"`table` = {lit(plan.table)}"])
-
-
 def with_batch(frame: DataFrame, batch_id: int) -> DataFrame:
     """``frame`` with the batch id as a column (:data:`BATCH_COLUMN`), unless it has one.
 
@@ -1224,45 +909,6 @@ def fold_actions(actions: DataFrame, by: Sequence[str] = ("_key",)) -> DataFrame
     return ordered.select(*by, F.expr(f"aggregate(evs, {state}, {step})").alias("st"))
 
 
-def renamed_image(image: str, renames: list[tuple[str, str, str]]) -> str:
-    """SQL: the map column ``image`` with each (old, new, position) rename applied to the
-    rows from before its position (in order: a column renamed twice ends at the last name).
-
-    >>> print(renamed_image("after", [("a", "b", "7")]))  # doctest: +NORMALIZE_WHITESPACE
-    CASE WHEN position < '7' AND map_contains_key(after, 'a') THEN map_concat(map_filter(after,
-    (k, v) -> k <> 'a'), map('b', element_at(after, 'a'))) ELSE after END
-    """
-    expr = image
-    for old, new, position in renames:
-        expr = (
-            f"CASE WHEN position < {lit(position)} AND map_contains_key({expr}, {lit(old)}) "
-            f"THEN map_concat(map_filter({expr}, (k, v) -> k <> {lit(old)}), "
-            f"map({lit(new)}, element_at({expr}, {lit(old)}))) ELSE {expr} END"
-        )
-    return expr
-
-
-def _apply_ddl(plan: TablePlan, statement: str, position: str = "") -> None:
-    """Fold an ALTER TABLE into the plan: added/retyped columns; drops and renames recorded
-    (what they do to the table is ``schema_changes``'s: :meth:`TableApplier.ensure_schema`)."""
-    from anycdc.ddl import column_changes
-    from anycdc.typemap import sql_type
-
-    for change in column_changes(statement):
-        if change.action == "add" and change.type:
-            plan.see(change.column, str(sql_type(change.type)))
-        elif change.action == "retype" and change.type:
-            logical = sql_type(change.type)
-            if logical.name != "unknown":
-                plan.see(change.column, str(logical))
-        elif change.action == "drop":
-            plan.dropped.append(change.column)
-            plan.columns.pop(change.column, None)
-        elif change.action == "rename" and change.new_name:
-            plan.renamed.append((change.column, change.new_name, position))
-            plan.columns.pop(change.column, None)
-
-
 def ingest_batch(frame: DataFrame) -> Any:
     """The frame's :data:`~anycdc.spark.ledger.INGEST_BATCH` column (null where it has none):
     the order of arrival across the batches one apply covers."""
@@ -1298,7 +944,9 @@ def describe(types: dict[str, str]) -> str:
     return json.dumps(types)
 
 
+# the plan's and the SQL builder's names that callers have always imported from here
 __all__: Sequence[str] = [
+    "IncompatibleSchema",
     "TableApplier",
     "TablePlan",
     "TableResult",
@@ -1308,6 +956,7 @@ __all__: Sequence[str] = [
     "ingest_batch",
     "lit",
     "q",
+    "renamed_image",
     "settled_types",
     "table_condition",
 ]

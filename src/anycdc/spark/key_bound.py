@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from anycdc.spark.apply import q
+from anycdc.spark.merge_sql import q
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

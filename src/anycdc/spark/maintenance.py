@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.config import PipelineConfig
+from anycdc.spark.merge_sql import property_list
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -157,9 +158,8 @@ class Upkeep:
         return True
 
     def _stamp(self, table_ref: str, now_ms: int) -> None:
-        self.spark.sql(
-            f"ALTER TABLE {table_ref} SET TBLPROPERTIES ('{LAST_VACUUM_PROPERTY}' = '{now_ms}')"
-        )
+        stamp = property_list({LAST_VACUUM_PROPERTY: str(now_ms)})
+        self.spark.sql(f"ALTER TABLE {table_ref} SET TBLPROPERTIES ({stamp})")
 
     def _vacuum(self, table_ref: str) -> None:
         retain = self.config.vacuum_retain_hours

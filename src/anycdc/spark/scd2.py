@@ -66,13 +66,12 @@ from anycdc.spark.apply import (
     BATCH_COLUMN,
     META_COLUMNS,
     TableApplier,
-    TablePlan,
     ingest_batch,
-    lit,
-    q,
     with_batch,
 )
 from anycdc.spark.ledger import INGEST_BATCH
+from anycdc.spark.merge_sql import delta_ref, lit, q
+from anycdc.spark.plan import TablePlan
 from anycdc.spark.sql_types import cast_sql
 
 if TYPE_CHECKING:
@@ -126,7 +125,7 @@ class Scd2Applier(TableApplier):
         types = super().ensure_schema(batch_id, known, known_targets)
         if known is None:
             self.spark.sql(
-                f"CREATE TABLE IF NOT EXISTS delta.{q(self.ends_path)} ({ENDS_SCHEMA}) USING delta"
+                f"CREATE TABLE IF NOT EXISTS {delta_ref(self.ends_path)} ({ENDS_SCHEMA}) USING delta"
             )
         return types
 
@@ -378,7 +377,7 @@ class Scd2Applier(TableApplier):
         ends.createOrReplaceTempView(view)
         try:
             self.spark.sql(
-                f"MERGE INTO delta.{q(self.ends_path)} t USING {view} s "
+                f"MERGE INTO {delta_ref(self.ends_path)} t USING {view} s "
                 "ON t._key <=> s._key AND t.seq = s.seq AND t.kind = s.kind "
                 "WHEN NOT MATCHED THEN INSERT (_key, seq, ts_ms, kind, batch) "
                 "VALUES (s._key, s.seq, s.ts_ms, s.kind, s.batch)"

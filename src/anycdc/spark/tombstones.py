@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, ClassVar, Final
 
 from anycdc.config import PipelineConfig
 from anycdc.naming import partition_value
+from anycdc.spark.merge_sql import delta_ref
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -46,10 +47,6 @@ def table_tag(index: int) -> str:
     '7'
     """
     return str(index)
-
-
-def _q(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 class Tombstones:
@@ -143,7 +140,7 @@ class Tombstones:
         runs it outside the idempotent-write window."""
         if not self.exists():
             return
-        table = f"delta.{_q(self.path)}"
+        table = delta_ref(self.path)
         self.spark.sql(f"DELETE FROM {table} WHERE deleted_at < {self._cutoff()}")
         self.spark.sql(f"OPTIMIZE {table}")
 

@@ -1,0 +1,475 @@
+"""The apply round: bring the tables that are due up to date, exactly once.
+
+Where it sits: source -> decode -> changelog -> plan -> **apply -> commit**. After a
+micro-batch's ingest (:mod:`anycdc.spark.ingest`), or between batches and at the end of a
+run (the stream runner, :mod:`anycdc.spark.pipeline`), the round takes the due tables'
+pending changelog rows in one frame (the current batch from memory, older batches from the
+changelog), plans them (:mod:`anycdc.spark.plan`), runs each table's schema step, properties
+and TRUNCATE (idempotent by themselves: :class:`~anycdc.spark.table_state.DueTable`), folds
+every table's actions in one shuffle, then writes each table (``max_concurrent_tables`` at a
+time: a MERGE, an append, or the batched engine's commit, :mod:`anycdc.spark.commit`) with
+Delta's idempotent-write settings ``txnAppId`` = ``<query>:apply`` and ``txnVersion`` = the
+last ingest batch the apply covers; then the deleted keys (tombstones) and one row per table
+in ``_anycdc/applied`` (the ledger a restart reads). A table that fails has its events of
+the apply dead-lettered (:mod:`anycdc.spark.system_tables`); the others go on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Final
+
+from anycdc.config import PipelineConfig
+from anycdc.devtools.chaos import crash_point
+from anycdc.errors import one_line
+from anycdc.metrics import SCHEMA_CHANGE
+from anycdc.schedule import Schedule, TableIdent, qualified_name
+from anycdc.spark.apply import (
+    IncompatibleSchema,
+    TableApplier,
+    TablePlan,
+    TableResult,
+    TableSummary,
+    build_plans,
+    fold_actions,
+    with_batch,
+)
+from anycdc.spark.batch_metrics import BatchMetrics
+from anycdc.spark.commit import DeltaTables
+from anycdc.spark.ingest import summarize
+from anycdc.spark.key_bound import KEY_NUMBER_TYPE
+from anycdc.spark.ledger import INGEST_BATCH, Applied, Ledger, WriteId, only_pending
+from anycdc.spark.maintenance import Upkeep
+from anycdc.spark.merge_sql import lit, table_condition
+from anycdc.spark.scd2 import Scd2Applier
+from anycdc.spark.system_tables import SystemTables, dead_letter_rows
+from anycdc.spark.table_state import DueTable, TableState
+from anycdc.spark.tombstones import Tombstones, table_tag
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, Row, SparkSession
+
+log = logging.getLogger("anycdc.pipeline")
+
+TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION: Final = "spark.databricks.delta.write.txnVersion"
+APPLIERS: Final[dict[str, type[TableApplier]]] = {"scd1": TableApplier, "scd2": Scd2Applier}
+"""The applier of each ``mode`` (a table's: :meth:`ApplyRound.applier_kind`)."""
+APPLY_APP: Final = ":apply"
+"""The app id suffix of the tables' MERGEs: their version is the ingest batch applied through."""
+
+
+class ApplyRound:
+    """Applies the due tables of a run (see the module docstring); what the run knows of
+    each table between its applies is :attr:`known`."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        config: PipelineConfig,
+        system: SystemTables,
+        schedule: Callable[[], Schedule],
+        keep_ledger: bool,
+    ) -> None:
+        self.spark = spark
+        self.config = config
+        self.system = system
+        self.schedule = schedule
+        """The run's schedule (read from the ledger on first use)."""
+        self.keep_ledger = keep_ledger
+        self.known: dict[str, TableState] = {}
+        """Per table path: what this run knows of it (schema, properties, size)."""
+        self._registered: set[str] = set()  # tables this run has put in the catalog
+        self._tables: DeltaTables | None = None  # the batched engine's transactions
+
+    def applier_kind(self, plan: TablePlan) -> type[TableApplier]:
+        """How the table is written: its current row per key (scd1) or every version
+        (scd2), by its ``mode`` (its ``tables:`` entry's, else the run's)."""
+        return APPLIERS[self.config.table_settings(plan.ident).mode]
+
+    def apply(
+        self,
+        spark: SparkSession,
+        due: list[TableIdent],
+        through: int,
+        current: DataFrame | None,
+        summary: list[TableSummary] | None,
+        app: WriteId,
+        metrics: BatchMetrics,
+    ) -> None:
+        """Bring the ``due`` tables up to date through ingest batch ``through``: their
+        pending rows (``current``: this batch's, in memory; older ones from the changelog),
+        one plan and schema step per table, one fold, a MERGE each, then the tombstones and
+        the ledger (written with ``app``, the idempotent-write id of this batch or flush)."""
+        from pyspark.sql import functions as F
+
+        schedule = self.schedule()
+        ledger = Ledger(spark, self.config)
+        reasons = {
+            ident: schedule.reason(ident, int(time.time() * 1000), current is None) for ident in due
+        }
+        older = [ident for ident in due if (schedule.pending[ident].oldest_batch or 0) < through]
+        if current is None or older:
+            frames = [ledger.pending_rows(due, schedule).filter(F.col(INGEST_BATCH) <= through)]
+            if current is not None:
+                frames = [frames[0].filter(F.col(INGEST_BATCH) < through)]
+                frames.append(only_pending(current, due, schedule, spark))
+            pending = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
+            pending = pending.persist()
+        else:
+            pending = only_pending(current, due, schedule, spark) if summary is None else current
+        try:
+            with metrics.timed("plan"):
+                tables = summary if summary is not None else summarize(pending)
+                wanted_tables = [t for t in tables if t.ident in set(due)]
+                plans = {
+                    ident: plan
+                    for ident, plan in build_plans(wanted_tables, self.config).items()
+                    if self.config.wants_table(plan.qualified)
+                }
+            with metrics.timed("schema"):
+                prepared, failed = self._prepare(spark, plans, through)
+            failures = []
+            with metrics.timed("log"):
+                for plan, reason in failed:
+                    failures.append(self.system.dead_letter_table(pending, plan, reason, app))
+            with metrics.timed("apply"):
+                results = self._merge_all(pending, prepared, through, app)
+            results += failures
+            metrics.tables += results
+        finally:
+            if pending is not current:
+                pending.unpersist()
+        by_table = {r.table: r for r in results}
+        policy = self.config.freshness_policy
+        applied = []
+        for ident in due:
+            name = qualified_name(ident)
+            result = by_table.get(name)
+            applied.append(
+                Applied(
+                    ident,
+                    self.config.table_path(*ident),
+                    through,
+                    events=result.events if result else 0,
+                    max_position=result.max_position if result else None,
+                    max_ts_ms=result.max_ts_ms if result else None,
+                    reason=reasons.get(ident),
+                    freshness_s=policy.target_s(name),
+                )
+            )
+        schedule.applied(due, through)
+        crash_point("before-ledger")
+        if self.keep_ledger:
+            with metrics.timed("log"):
+                watermark = through if not schedule.pending else None
+                ledger.record(applied, watermark, app)
+
+    def _prepare(
+        self, spark: SparkSession, plans: dict[TableIdent, TablePlan], through: int
+    ) -> tuple[list[DueTable], list[tuple[TablePlan, str]]]:
+        """Each due table's schema step (create, evolve), properties and TRUNCATE: all
+        idempotent by themselves, so outside the idempotent-write window. What the run
+        knows of a table (:class:`~anycdc.spark.table_state.TableState`) spares it a look
+        at the table per apply."""
+        prepared = []
+        failed: list[tuple[TablePlan, str]] = []
+        properties: list[tuple[str, dict[str, str]]] = []
+        for plan in plans.values():
+            try:
+                item = self._prepare_one(spark, plan, through, properties)
+            except IncompatibleSchema as exc:
+                failed.append((plan, self._failed(plan, f"{SCHEMA_CHANGE}: {exc}")))
+                continue
+            except Exception as exc:  # whatever Spark or Delta raise: this table only
+                failed.append((plan, self._failed(plan, one_line(exc))))
+                continue
+            if item is not None:
+                prepared.append(item)
+        # upkeep is idempotent: outside the idempotent-write window, like the schema changes
+        vacuumed = set(Upkeep(spark, self.config).vacuum_due(properties))
+        for item in prepared:
+            if item.applier.table_ref() in vacuumed:
+                item.state.vacuumed(self.spark, item.path)  # its stamp changed: read it again
+        return prepared, failed
+
+    def _failed(self, plan: TablePlan, reason: str) -> str:
+        """Log one line for a table that failed and forget what the run knew of it (its
+        next apply looks at it afresh); returns ``reason``."""
+        log.warning(
+            "%s: %s (its events of this apply are dead-lettered; the other tables go on)",
+            plan.qualified,
+            reason,
+        )
+        self.known.pop(self.config.table_path(plan.database, plan.schema, plan.table), None)
+        return reason
+
+    def _prepare_one(
+        self,
+        spark: SparkSession,
+        plan: TablePlan,
+        through: int,
+        properties: list[tuple[str, dict[str, str]]],
+    ) -> DueTable | None:
+        """One table's schema step, properties and TRUNCATE (see :meth:`_prepare`); None
+        for DDL of a table that has no row yet. Its properties are added to ``properties``
+        (for the VACUUMs that are due)."""
+        applier = self.applier_kind(plan)(spark, self.config, plan)
+        known = self.known.get(applier.path)
+        if not plan.has_rows and known is None and not applier.exists():
+            return None  # DDL for a table we have no row of yet: its first rows carry the schema
+        item = DueTable.schema_step(applier, known, through)
+        if not item.awaits_first_write:  # else once its first write has created it
+            self._register(applier)
+        self.known[applier.path] = item.state
+        item.align(self.spark, through, properties)
+        return item
+
+    def _register(self, applier: TableApplier) -> None:
+        """Put the table in the Spark catalog (``table_name``), once per run and table."""
+        if self.config.table_name and applier.path not in self._registered:
+            name = applier.register()
+            self._registered.add(applier.path)  # one thread per table: no race on a path
+            log.info("%s: in the catalog as %s", applier.plan.qualified, name)
+
+    @contextmanager
+    def _txn(self, spark: SparkSession, write: WriteId) -> Iterator[None]:
+        """Delta's idempotent-write settings on the session (MERGE honours only those)."""
+        spark.conf.set(TXN_APP_ID, write.app_id)
+        spark.conf.set(TXN_VERSION, str(int(write.version)))
+        try:
+            yield
+        finally:
+            spark.conf.unset(TXN_APP_ID)
+            spark.conf.unset(TXN_VERSION)
+
+    def _merge_all(
+        self,
+        wanted: DataFrame,
+        prepared: list[DueTable],
+        through: int,
+        app: WriteId,
+    ) -> list[TableResult]:
+        """Fold every prepared table's actions in one shuffle, MERGE each table with the
+        version ``through`` (``<query>:apply``), then record the deleted keys (``app``)."""
+        from pyspark.sql import functions as F
+
+        if not prepared:
+            return []
+        # every table's actions in one cached frame: counted, folded and read by each
+        # table's write without recomputing the filters and casts per use
+        actions = with_batch(self._all_actions(wanted, prepared), through)
+        actions = actions.localCheckpoint(eager=True)
+        folded = None
+        try:
+            stats = self._action_stats(actions)
+            current = [table_tag(i) for i, item in enumerate(prepared) if not item.keeps_history]
+            if current:  # the tables of one row per key (scd1); history tables keep every version
+                store = Tombstones(wanted.sparkSession, self.config)
+                tables = store.table_ids([item.applier.path for item in prepared])
+                # one shuffle folds every table's keys and one read of the tombstones
+                # guards them all; each MERGE then reads its slice
+                ok = actions.filter(F.col("_bad").isNull())
+                if len(current) < len(prepared):  # some are history tables: not theirs
+                    ok = ok.filter(F.col("_t").isin(current))
+                ok = ok.drop("_bad")
+                folded = store.guard(fold_actions(ok, by=("_t", "_key")), tables)
+                folded = with_batch(folded, through).localCheckpoint(eager=True)
+
+            def apply_one(index: int) -> TableResult:
+                item = prepared[index]
+                started = time.monotonic()
+                try:
+                    result = self._apply_table(
+                        item, actions, folded, index, stats.get(index), through
+                    )
+                except Exception as exc:  # whatever Spark or Delta raise: this table only
+                    plan = item.applier.plan
+                    reason = self._failed(plan, one_line(exc))
+                    return self.system.dead_letter_table(wanted, plan, reason, app)
+                result.seconds = time.monotonic() - started
+                return result
+
+            workers = min(self.config.max_concurrent_tables, len(prepared))
+            with self._txn(
+                wanted.sparkSession, WriteId(self.config.query_name + APPLY_APP, through)
+            ):
+                if workers == 1:
+                    results = [apply_one(i) for i in range(len(prepared))]
+                else:
+                    with ThreadPoolExecutor(workers, thread_name_prefix="anycdc-merge") as pool:
+                        results = list(pool.map(apply_one, range(len(prepared))))
+            if folded is not None and any(r.deletes and not r.error for r in results):
+                # after every MERGE: a tombstone never stands for a delete not yet applied
+                # (nor for one of a table that failed: its replay must still apply it)
+                ok_tags = [table_tag(i) for i, r in enumerate(results) if not r.error]
+                applied = folded.filter(F.col("_t").isin(ok_tags))
+                store.record(self._deleted_keys(applied, tables), app)
+            return results
+        except BaseException:
+            for item in prepared:
+                if item.awaits_first_write:  # not written: what the run knows of it is not so
+                    self.known.pop(item.path, None)
+            raise
+        finally:
+            if folded is not None:
+                folded.unpersist()
+            actions.unpersist()
+
+    def _all_actions(self, wanted: DataFrame, prepared: list[DueTable]) -> DataFrame:
+        """Every table's row actions, tagged ``_t`` (:func:`table_tag` of its index in
+        ``prepared``), each with ``_bad`` (why it cannot be cast to its column, or null)."""
+        frames = []
+        for index, item in enumerate(prepared):
+            applier = item.applier
+            events = wanted.where(table_condition(applier.plan))
+            actions = applier.bad_casts(applier.actions(events, item.types, item.floor), item.types)
+            key_number = (
+                f"CAST(element_at(image, {lit(item.bound_column)}) AS {KEY_NUMBER_TYPE})"
+                if item.bound_column
+                else f"CAST(NULL AS {KEY_NUMBER_TYPE})"
+            )
+            frames.append(
+                actions.selectExpr(f"{lit(table_tag(index))} AS _t", "*", f"{key_number} AS _kv")
+            )
+        union = frames[0]
+        for frame in frames[1:]:
+            union = union.unionByName(frame)
+        # each table's slice is a few partitions of the cached batch: a task per slice
+        # would be thousands of tiny tasks
+        width = int(self.spark.conf.get("spark.sql.shuffle.partitions") or 4)
+        return union.coalesce(max(1, width))
+
+    @staticmethod
+    def _deleted_keys(folded: DataFrame, tables: DataFrame) -> DataFrame:
+        """Every table's deleted keys with their position (``table``, ``_key``, ``position``)."""
+        from pyspark.sql import functions as F
+
+        deleted = folded.filter(F.col("st.kind") == "delete").select(
+            "_t", "_key", F.col("st.pos").alias("position")
+        )
+        return deleted.join(F.broadcast(tables), "_t").drop("_t")
+
+    @staticmethod
+    def _action_stats(actions: DataFrame) -> dict[int, Row]:
+        """Counts, newest position and time per table, for all tables in one job (a
+        job per table costs more than the table's MERGE when batches are small)."""
+        from pyspark.sql import functions as F
+
+        ok = F.col("_bad").isNull()
+        upsert = ok & (F.col("kind") == "upsert")
+        key_number = F.when(upsert, F.col("_kv"))
+        rows = (
+            actions.groupBy("_t")
+            .agg(
+                F.sum(ok.cast("int")).alias("n"),
+                F.sum(((F.col("kind") == "delete") & ok).cast("int")).alias("deletes"),
+                F.sum((~ok).cast("int")).alias("bad"),
+                F.max(F.when(ok, F.col("position"))).alias("pos"),
+                F.max(F.when(ok, F.col("ts_ms"))).alias("ts"),
+                F.min(F.when(ok, F.col("ts_ms"))).alias("ts_min"),
+                # the key bound's inputs (a MERGE or an append: _apply_table)
+                F.min(key_number).cast("string").alias("key_low"),
+                F.max(key_number).cast("string").alias("key_high"),
+                F.sum((upsert & F.col("_kv").isNull()).cast("int")).alias("key_unknown"),
+                F.sum((upsert & (F.col("op") != "insert")).cast("int")).alias("not_inserts"),
+            )
+            .collect()
+        )
+        return {int(row["_t"]): row for row in rows}
+
+    def _apply_table(
+        self,
+        item: DueTable,
+        actions: DataFrame,
+        folded: DataFrame | None,
+        index: int,
+        stats: Row | None,
+        through: int,
+    ) -> TableResult:
+        from pyspark.sql import functions as F
+
+        applier, types = item.applier, item.types
+        plan = applier.plan
+        mine = F.col("_t") == F.lit(table_tag(index))
+        n = int(stats["n"] or 0) if stats else 0
+        deletes = int(stats["deletes"] or 0) if stats else 0
+        dead = int(stats["bad"] or 0) if stats else 0
+        # the MERGE first: when it fails, every event of the table is dead-lettered instead
+        appended = False
+        created_now = item.awaits_first_write
+        if n and folded is not None and not item.keeps_history:
+            created = item.created_in_this_apply
+            append = item.appendable(self.spark, stats) if stats and not created else False
+            mine_folded = folded.filter(mine).drop("_t")
+            if not self._commit_batched(item, mine_folded, through, created or append):
+                applier.merge(mine_folded, types, through, guarded=True, append=append)
+            appended = created or append
+            if stats and item.bound_column:
+                item.raise_bound(self.spark, stats, created)
+        elif n:
+            good = actions.filter(mine & F.col("_bad").isNull()).drop("_t", "_bad")
+            applier.apply(good, types, through, has_deletes=bool(deletes))
+        item.create_if_unwritten()  # no row written: it exists all the same
+        if created_now:
+            self._register(applier)
+        if dead:
+            bad = actions.filter(mine & F.col("_bad").isNotNull()).withColumn(
+                "kafka_key", F.lit(None).cast("binary")
+            )
+            # several writers append to dead_letter in one apply: each needs its own app id
+            self.system.append(
+                dead_letter_rows(bad, plan.qualified, F.col("_bad")),
+                "dead_letter",
+                WriteId(f"{self.config.query_name}:dead:{applier.path}", through),
+            )
+        return TableResult(
+            table=plan.qualified,
+            path=applier.path,
+            events=n,
+            deletes=deletes,
+            upserts=n - deletes,
+            dead_letters=dead,
+            max_position=stats["pos"] if stats else None,
+            max_ts_ms=stats["ts"] if stats else None,
+            min_ts_ms=stats["ts_min"] if stats else None,
+            appended=appended,
+        )
+
+    def _commit_batched(
+        self, item: DueTable, folded: DataFrame, through: int, append: bool
+    ) -> bool:
+        """Write the table's folded actions with the batched engine
+        (:meth:`TableApplier.commit_batched`; a table this write creates:
+        :meth:`TableApplier.create_batched`); False where the MERGE writes them instead:
+        ``apply_engine: merge``, a table over ``rewrite_max_mb`` (then rewritten whole it
+        would cost more than the MERGE), a rewrite of a table with the change data feed on
+        (the MERGE writes its update and delete rows; an append needs none)."""
+        applier = item.applier
+        if self.config.apply_engine != "batched":
+            return False
+        known = item.state
+        tables = self._delta_tables()
+        app_id = self.config.query_name + APPLY_APP
+        if item.awaits_first_write:
+            known.log = applier.create_batched(folded, item.types, through, tables, app_id)
+            return True
+        snapshot, state = tables.state(applier.path, known.log)
+        known.log = state
+        if not append and (
+            state.size_bytes > self.config.rewrite_max_mb * 2**20 or tables.change_feed(snapshot)
+        ):
+            return False
+        known.log = applier.commit_batched(
+            folded, item.types, through, tables, state, app_id, append=append, snapshot=snapshot
+        )
+        return True
+
+    def _delta_tables(self) -> DeltaTables:
+        if self._tables is None:
+            self._tables = DeltaTables(self.spark)
+        return self._tables

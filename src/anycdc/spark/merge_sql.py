@@ -1,0 +1,249 @@
+"""The SQL text of the apply step: identifier and literal quoting, the MERGE, the rewrite.
+
+Where it sits: source -> decode -> changelog -> plan -> **apply** -> commit. The appliers
+(:mod:`anycdc.spark.apply`, :mod:`anycdc.spark.scd2`) and the pipeline's stages build their
+statements as SQL text (a few calls into the JVM per table, whatever its width); every name
+in that text comes from messages, so it is data: it is quoted here (:func:`q`, :func:`lit`)
+and nowhere else. The MERGE of an SCD1 table (:func:`merge_statement`) and the batched
+engine's rewrite of its files (:func:`rewrite_sql`) apply one rule, the position guard
+(:func:`newer_than_row`), to the same staged source (the ``STAGE_`` columns), so both are
+built here side by side. No Spark import: text only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from anycdc.spark.plan import TablePlan
+
+# The staged MERGE source holds the target's columns under their target names next to
+# these: all in anycdc's ``_cdc_`` namespace, which no target column of a source takes.
+STAGE_KIND: Final = "_cdc_in_kind"
+STAGE_FULL: Final = "_cdc_in_full"
+STAGE_POS: Final = "_cdc_in_pos"
+STAGE_TS: Final = "_cdc_in_ts"
+STAGE_OP: Final = "_cdc_in_op"
+STAGE_BATCH: Final = "_cdc_in_batch"
+STAGE_HAS: Final = "_cdc_in_has_"
+
+
+def q(name: str) -> str:
+    """Quote an identifier (names come from messages: they are data)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def lit(text: str) -> str:
+    """A SQL string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def property_list(properties: dict[str, str]) -> str:
+    """``'k' = 'v', ...`` for TBLPROPERTIES (names and values are the user's: quoted)."""
+    return ", ".join(f"{lit(k)} = {lit(v)}" for k, v in properties.items())
+
+
+# Key ranges: a key column's smallest and largest value in a batch are read as exact text
+# and written back into the MERGE condition as bounds that Delta's data skipping compares
+# with each file's min/max statistics. Dates and timestamps travel as day and microsecond
+# counts (a timestamp's text would depend on the session time zone and its DST folds), a
+# zone-less timestamp as its text when that has four-digit years; types without an exact
+# round trip (BINARY, FLOAT, BOOLEAN) get no bounds.
+_EXACT_TEXT: Final = re.compile(
+    r"STRING|TINYINT|SMALLINT|INT|BIGINT|DECIMAL\(\d+,\d+\)|TIMESTAMP_NTZ"
+)
+_COUNTED: Final = {
+    "DATE": ("unix_date", "date_from_unix_date"),
+    "TIMESTAMP": ("unix_micros", "timestamp_micros"),
+}
+_NTZ_TEXT: Final = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?")
+
+
+def has_exact_bounds(spark_type: str) -> bool:
+    """Whether a key column of ``spark_type`` gets bounds (:func:`range_text_sql`).
+
+    >>> has_exact_bounds("DECIMAL(12,2)"), has_exact_bounds("TIMESTAMP"), has_exact_bounds("BINARY")
+    (True, True, False)
+    """
+    return spark_type in _COUNTED or _EXACT_TEXT.fullmatch(spark_type) is not None
+
+
+def range_text_sql(spark_type: str, column: str) -> str:
+    """SQL of ``column``'s value (of a type with :func:`has_exact_bounds`) as a text that
+    :func:`range_bound_sql` turns back into the same value.
+
+    >>> range_text_sql("DATE", "min(`d`)")
+    'CAST(unix_date(min(`d`)) AS STRING)'
+    """
+    if spark_type in _COUNTED:
+        return f"CAST({_COUNTED[spark_type][0]}({column}) AS STRING)"
+    return f"CAST({column} AS STRING)"
+
+
+def range_bound_sql(spark_type: str, text: str) -> str | None:
+    """A constant of ``spark_type`` from a text of :func:`range_text_sql` (None where it
+    could not be read back exactly).
+
+    >>> range_bound_sql("DECIMAL(12,2)", "7.50"), range_bound_sql("TIMESTAMP", "1000")
+    ("CAST('7.50' AS DECIMAL(12,2))", 'timestamp_micros(1000)')
+    >>> range_bound_sql("TIMESTAMP_NTZ", "+10000-01-01 00:00:00") is None
+    True
+    """
+    if spark_type == "TIMESTAMP_NTZ" and not _NTZ_TEXT.fullmatch(text):
+        return None
+    if spark_type in _COUNTED:
+        return f"{_COUNTED[spark_type][1]}({int(text)})"
+    if spark_type == "STRING":
+        return lit(text)
+    return f"CAST({lit(text)} AS {spark_type})"
+
+
+def table_condition(plan: TablePlan) -> str:
+    """SQL of "the event is of ``plan``'s source table" over changelog rows.
+
+    >>> from anycdc.spark.plan import TablePlan
+    >>> print(table_condition(TablePlan("shop", None, "orders")))
+    database <=> 'shop' AND schema IS NULL AND `table` = 'orders'
+    """
+    parts = [
+        f"{column} <=> {lit(value)}" if value is not None else f"{column} IS NULL"
+        for column, value in (("database", plan.database), ("schema", plan.schema))
+    ]
+    return " AND ".join([*parts, f"`table` = {lit(plan.table)}"])
+
+
+def renamed_image(image: str, renames: list[tuple[str, str, str]]) -> str:
+    """SQL: the map column ``image`` with each (old, new, position) rename applied to the
+    rows from before its position (in order: a column renamed twice ends at the last name).
+
+    >>> print(renamed_image("after", [("a", "b", "7")]))  # doctest: +NORMALIZE_WHITESPACE
+    CASE WHEN position < '7' AND map_contains_key(after, 'a') THEN map_concat(map_filter(after,
+    (k, v) -> k <> 'a'), map('b', element_at(after, 'a'))) ELSE after END
+    """
+    expr = image
+    for old, new, position in renames:
+        expr = (
+            f"CASE WHEN position < {lit(position)} AND map_contains_key({expr}, {lit(old)}) "
+            f"THEN map_concat(map_filter({expr}, (k, v) -> k <> {lit(old)}), "
+            f"map({lit(new)}, element_at({expr}, {lit(old)}))) ELSE {expr} END"
+        )
+    return expr
+
+
+STAGED_META: Final = {
+    "_cdc_position": STAGE_POS,
+    "_cdc_ts": STAGE_TS,
+    "_cdc_op": STAGE_OP,
+    "_cdc_batch": STAGE_BATCH,
+}
+"""Each ``_cdc_`` column of an SCD1 table -> the staged column that writes it."""
+
+
+def delta_ref(path: str) -> str:
+    """A Delta table by its path, in SQL: ``delta.`/path```.
+
+    >>> delta_ref("/t/a`b")
+    'delta.`/t/a``b`'
+    """
+    return f"delta.{q(path)}"
+
+
+def newer_than_row(position: str) -> str:
+    """SQL of "the staged change at ``position`` is newer than the table's row ``t``": the
+    guard of every MERGE clause and of the rewrite, so replays and late older events change
+    nothing (a NULL on either side: the change applies).
+
+    >>> newer_than_row("s.p")
+    '(s.p IS NULL OR t._cdc_position IS NULL OR s.p > t._cdc_position)'
+    """
+    return f"({position} IS NULL OR t._cdc_position IS NULL OR {position} > t._cdc_position)"
+
+
+def key_match(keys: Sequence[str]) -> list[str]:
+    """The key columns of the table ``t`` and the staged source ``s`` equal, NULL to NULL
+    included (``<=>``: a key column may hold NULL)."""
+    return [f"t.{q(k)} <=> s.{q(k)}" for k in keys]
+
+
+def merge_statement(
+    table: str, view: str, keys: Sequence[str], ranges: Sequence[str], columns: Mapping[str, bool]
+) -> str:
+    """The MERGE of the staged rows in ``view`` into ``table`` (a SQL reference), every
+    clause guarded by the position (:func:`newer_than_row`).
+
+    ``keys``: the key columns (their names in the table); ``ranges``: conditions that narrow
+    the files read (:meth:`~anycdc.spark.apply.TableApplier.key_ranges`); ``columns``: each
+    column of the source's by its name in the table -> whether the source still has it (a
+    column dropped or renamed at the source keeps its values: only a change carrying it
+    writes it).
+    """
+    on = " AND ".join([*key_match(keys), *ranges])
+    newer = newer_than_row(f"s.{STAGE_POS}")
+    sets = {}
+    for target, current in columns.items():
+        if target in keys:
+            continue
+        col, has = q(target), q(STAGE_HAS + target)
+        if not current:  # dropped or renamed at the source: a change that has it
+            sets[col] = f"CASE WHEN s.{has} THEN s.{col} ELSE t.{col} END"
+            continue
+        sets[col] = f"CASE WHEN s.{STAGE_FULL} OR s.{has} THEN s.{col} ELSE t.{col} END"
+    meta = {name: f"s.{staged}" for name, staged in STAGED_META.items()}
+    inserts = {q(target): f"s.{q(target)}" for target in columns}
+    inserts.update(meta)
+    update_set = ", ".join(f"{k} = {v}" for k, v in {**sets, **meta}.items())
+    insert_cols = ", ".join(inserts)
+    insert_vals = ", ".join(inserts.values())
+    kind = f"s.{STAGE_KIND}"
+    return (
+        f"MERGE INTO {table} t USING {view} s ON {on} "
+        f"WHEN MATCHED AND {kind} = 'delete' AND {newer} THEN DELETE "
+        f"WHEN MATCHED AND {kind} = 'upsert' AND {newer} THEN UPDATE SET {update_set} "
+        f"WHEN NOT MATCHED AND {kind} = 'upsert' THEN INSERT ({insert_cols}) VALUES ({insert_vals})"
+    )
+
+
+def rewrite_sql(
+    existing: Sequence[str], keys: Sequence[str], columns: Mapping[str, bool]
+) -> tuple[str, str, list[str]]:
+    """What the MERGE of :func:`merge_statement` leaves of a table's rows, as the parts of one
+    full outer join of the table's rows ``t`` (flagged ``_cdc_t_present``) and the staged
+    source ``s``: (join condition, which joined rows are kept, each of the ``existing``
+    columns' value).
+
+    An action applies where no row has its key or where it is newer than the row (the same
+    guard as every MERGE clause); a delete drops the row, an upsert replaces the columns its
+    image has (all of them for a full image), an unmatched upsert is a new row, and a row no
+    newer action reaches stays as it was. ``keys`` and ``columns`` as for
+    :func:`merge_statement`.
+    """
+    on = " AND ".join(key_match(keys))
+    row = "coalesce(t._cdc_t_present, false)"
+    newer = newer_than_row(f"s.{STAGE_POS}")
+    applies = f"(s.{STAGE_KIND} IS NOT NULL AND (NOT {row} OR {newer}))"
+    values = []
+    for column in existing:
+        mine, theirs = f"t.{q(column)}", f"s.{q(column)}"
+        if column in STAGED_META:
+            value = f"CASE WHEN {applies} THEN s.{STAGED_META[column]} ELSE {mine} END"
+        elif column not in columns:
+            value = mine  # a column no action knows of
+        elif column in keys:
+            value = f"CASE WHEN {row} THEN {mine} ELSE {theirs} END"
+        elif not columns[column]:
+            # a column dropped or renamed at the source: kept, written only by a change
+            # that still carries it (one from before the DDL), filled by an insert
+            has = f"s.{q(STAGE_HAS + column)}"
+            value = (
+                f"CASE WHEN {applies} AND {has} THEN {theirs} WHEN {row} THEN {mine} "
+                f"ELSE {theirs} END"
+            )
+        else:
+            given = f"(s.{STAGE_FULL} OR s.{q(STAGE_HAS + column)} OR NOT {row})"
+            value = f"CASE WHEN {applies} AND {given} THEN {theirs} ELSE {mine} END"
+        values.append(f"{value} AS {q(column)}")
+    upsert = f"s.{STAGE_KIND} = 'upsert'"
+    kept = f"({row} AND NOT ({applies} AND NOT {upsert})) OR (NOT {row} AND {upsert})"
+    return on, kept, values

@@ -1,0 +1,144 @@
+"""The writes to ``_anycdc`` besides the ledger: the changelog append, dead letters, batch records.
+
+Where it sits: source -> decode -> **changelog** -> plan -> apply -> commit, and after each
+apply. The ingest step (:mod:`anycdc.spark.ingest`) appends a batch's events to
+``_anycdc/changelog`` and its bad messages to ``_anycdc/dead_letter``; the apply round
+(:mod:`anycdc.spark.apply_round`) dead-letters the events of a table that failed; the stream
+runner (:mod:`anycdc.spark.pipeline`) records each batch and apply in ``_anycdc/batches``.
+Every append is idempotent per :class:`~anycdc.spark.ledger.WriteId` (Delta skips a replayed
+pair). The upkeep of these tables (expired tombstones, VACUUM) runs here too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+from anycdc.config import PipelineConfig
+from anycdc.spark.apply import TableResult
+from anycdc.spark.batch_metrics import SKIP_EXCLUDED, BatchMetrics
+from anycdc.spark.ledger import WriteId
+from anycdc.spark.maintenance import Upkeep, table_properties
+from anycdc.spark.merge_sql import delta_ref, table_condition
+from anycdc.spark.plan import TablePlan
+from anycdc.spark.tombstones import MAINTENANCE_EVERY, Tombstones
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+SYSTEM_TABLES: Final = ("changelog", "dead_letter", "batches", "tombstones", "applied")
+DEAD_LETTER_COLUMNS: Final = (
+    "source", "partition", "offset", "event_index", "table", "kafka_key", "raw", "format",
+    "error",
+)  # fmt: skip
+"""``event_index`` and ``table`` (qualified; NULL for a message that did not decode) tie a
+dead letter of an apply to its changelog row (:mod:`anycdc.spark.accounting`)."""
+BATCHES_SCHEMA: Final = (
+    "batch_id BIGINT, table STRING, path STRING, events BIGINT, dead_letters BIGINT, "
+    "max_position STRING, max_ts_ms BIGINT, heartbeat_ts_ms BIGINT, error STRING, "
+    "skipped MAP<STRING, BIGINT>, processed_at TIMESTAMP"
+)
+"""One row per applied table, one per excluded table (``path`` NULL, ``skipped``
+``{excluded: N}``) and one for the batch (``table`` NULL; ``skipped``: its changelog rows
+no table takes, by :data:`SKIP_REASONS`)."""
+
+
+def dead_letter_rows(
+    frame: DataFrame, table: str | None = None, reason: Column | None = None
+) -> DataFrame:
+    """``frame``'s rows as ``_anycdc/dead_letter`` rows (:data:`DEAD_LETTER_COLUMNS` and
+    ``failed_at``): of a message that did not decode (its ``error``), or of ``table``'s
+    events an apply could not write, with ``reason`` after the table's name."""
+    from pyspark.sql import functions as F
+
+    columns: dict[str, Column] = {}
+    if table is not None:
+        columns["table"] = F.lit(table)
+        columns["error"] = F.concat(
+            F.lit(f"{table}: "), reason if reason is not None else F.lit("")
+        )
+    return frame.withColumns(columns).select(
+        *DEAD_LETTER_COLUMNS, F.current_timestamp().alias("failed_at")
+    )
+
+
+class SystemTables:
+    """The run's appends to the ``_anycdc`` tables (one per target) and their upkeep."""
+
+    def __init__(self, spark: SparkSession, config: PipelineConfig) -> None:
+        self.spark = spark
+        self.config = config
+        self._batches_run = 0  # this run's batches (upkeep of the system tables)
+
+    def append(self, frame: DataFrame, name: str, app: WriteId) -> None:
+        """Append to a system table once per ``app`` (Delta skips a replayed pair); one
+        written by an earlier version of anycdc gains the newer columns."""
+        path = f"{self.config.system_dir}/{name}"
+        writer = frame.write.format("delta").mode("append").options(**app.options())
+        writer.option("mergeSchema", "true").save(path)
+
+    def dead_letter_table(
+        self, frame: DataFrame, plan: TablePlan, reason: str, app: WriteId
+    ) -> TableResult:
+        """Dead-letter every event of ``plan``'s table in ``frame`` (its pending rows) with
+        ``reason``: the table failed in this apply. Written once per table and apply (a
+        replay after a crash writes nothing twice); ``replay-dead-letters`` applies them
+        once the cause is fixed."""
+        from pyspark.sql import functions as F
+
+        path = self.config.table_path(plan.database, plan.schema, plan.table)
+        events = dead_letter_rows(
+            frame.where(table_condition(plan)), plan.qualified, F.lit(reason)
+        ).persist()
+        try:
+            count = events.count()
+            if count:
+                self.append(events, "dead_letter", app.of(f"failed:{path}"))
+        finally:
+            events.unpersist()
+        return TableResult(plan.qualified, path, dead_letters=count, error=reason)
+
+    def record_batch(self, spark: SparkSession, metrics: BatchMetrics, app: WriteId) -> None:
+        """One row per applied table, one per excluded table and one for the batch itself
+        (no table): :data:`BATCHES_SCHEMA`."""
+        from pyspark.sql import functions as F
+
+        rows: list[tuple[Any, ...]] = [
+            (
+                metrics.batch_id, t.table, t.path, t.events, t.dead_letters, t.max_position,
+                t.max_ts_ms, metrics.heartbeat_ts_ms, t.error, None, None,
+            )
+            for t in metrics.tables
+        ]  # fmt: skip
+        rows += [
+            (metrics.batch_id, name, None, 0, 0, None, None, None, None, {SKIP_EXCLUDED: n},
+             None)
+            for name, n in sorted(metrics.excluded.items())
+        ]  # fmt: skip
+        rows.append(
+            (metrics.batch_id, None, None, metrics.events, metrics.dead_letters, None,
+             metrics.source_ts_ms, metrics.heartbeat_ts_ms, None, metrics.skipped or None, None)
+        )  # fmt: skip
+        frame = spark.createDataFrame(rows, BATCHES_SCHEMA).withColumn(
+            "processed_at", F.current_timestamp()
+        )
+        self.append(frame, "batches", app)
+
+    def upkeep(self, spark: SparkSession) -> None:
+        """Expired tombstones and the ``_anycdc`` tables' VACUUMs: in the first batch of a
+        run, then every :data:`MAINTENANCE_EVERY` batches (idempotent, no write window)."""
+        if self._batches_run % MAINTENANCE_EVERY == 0:
+            Tombstones(spark, self.config).maintain()
+            Upkeep(spark, self.config).vacuum_due(self._existing(), stamp_new=True)
+        self._batches_run += 1
+
+    def _existing(self) -> list[tuple[str, dict[str, str]]]:
+        """The ``_anycdc`` tables that exist, with their properties (for VACUUM)."""
+        from delta.tables import DeltaTable
+
+        found = []
+        for name in SYSTEM_TABLES:
+            path = f"{self.config.system_dir}/{name}"
+            if DeltaTable.isDeltaTable(self.spark, path):
+                ref = delta_ref(path)
+                found.append((ref, table_properties(self.spark, ref)))
+        return found
