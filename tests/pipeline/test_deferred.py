@@ -5,6 +5,10 @@ source order; a TRUNCATE or DDL makes its table due at once while others wait; t
 stream gives the same tables with ``freshness 0`` (every batch) and with deferral, in
 SCD1 and SCD2; a run stopped with rows pending leaves them for the next run, which applies
 them once; ``status`` shows what is applied and what waits.
+
+Runs are shared where tests read the same one: one deferred run of :func:`_history` (two
+tests), one run of the simulated stream for both modes (four copies of it, one per mode and
+freshness, told apart by their database and given their mode and freshness by ``tables:``).
 """
 
 from __future__ import annotations
@@ -83,15 +87,25 @@ EXPECTED = [
 ]
 
 
-def test_a_table_deferred_over_many_batches_applies_them_in_source_order(
-    spark: Any, tmp_path: Path
-) -> None:
-    src, out = tmp_path / "in", tmp_path / "out"
+@pytest.fixture(scope="module")
+def deferred(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One run of :func:`_history`, a batch per file, deferred to the run's end: its target,
+    its reports, and the session settings before and after it."""
+    base = tmp_path_factory.mktemp("deferred")
+    src, out = base / "in", base / "out"
     _history(src)
     before = {name: spark.conf.get(name, None) for name in SESSION_SETTINGS}
     history = _reports(spark, src, out, max_files_per_trigger=1, freshness=HOUR)
+    after = {name: spark.conf.get(name, None) for name in SESSION_SETTINGS}
+    return {"src": src, "out": out, "history": history, "before": before, "after": after}
+
+
+def test_a_table_deferred_over_many_batches_applies_them_in_source_order(
+    spark: Any, deferred: dict[str, Any]
+) -> None:
+    out, history = deferred["out"], deferred["history"]
     # the final apply ran on this session: it leaves its settings as it found them
-    assert {name: spark.conf.get(name, None) for name in SESSION_SETTINGS} == before
+    assert deferred["after"] == deferred["before"]
     batches = [m for m in history if not m.flush]
     assert len(batches) == 4
     assert all(not m.tables and m.deferred == 1 for m in batches), [m.line() for m in history]
@@ -106,12 +120,11 @@ def test_a_table_deferred_over_many_batches_applies_them_in_source_order(
     assert [r["through"] for r in ledger if r["source_table"] is None] == [3]  # watermark
 
 
-def test_every_batch_and_deferred_give_the_same_table(spark: Any, tmp_path: Path) -> None:
-    src = tmp_path / "in"
-    _history(src)
-    now, later = tmp_path / "now", tmp_path / "later"
-    run(spark, src, now, max_files_per_trigger=1, freshness=0)
-    run(spark, src, later, max_files_per_trigger=1, freshness=HOUR)
+def test_every_batch_and_deferred_give_the_same_table(
+    spark: Any, tmp_path: Path, deferred: dict[str, Any]
+) -> None:
+    now, later = tmp_path / "now", deferred["out"]
+    run(spark, deferred["src"], now, max_files_per_trigger=1, freshness=0)
     assert rows(spark, now) == rows(spark, later)
     keep = ["id", "name", "qty", "price", "_cdc_position", "_cdc_op"]
 
@@ -188,38 +201,72 @@ def test_rows_left_pending_by_a_stopped_run_are_applied_once_by_the_next(
     assert "VACUUM START" not in operations and "SET TBLPROPERTIES" in operations
 
 
+SIMULATED = {
+    (mode, name): f"{mode}_{name}" for mode in ("scd1", "scd2") for name in ("now", "later")
+}
+"""The database of each copy of the simulated stream: per mode, applied every batch (now)
+or deferred (later)."""
+
+
+@pytest.fixture(scope="module")
+def simulated(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The rich profile (DDL, TRUNCATE, a keyless table, key changes, hot keys) over four
+    partition files, simulated once per copy (:data:`SIMULATED`: the same seed, so the same
+    stream under another database name) and each file holding the copies' files of its
+    partition: one run, a batch per file, applies each copy in its mode and at its
+    freshness (``0`` or deferred to the run's end, by ``tables:``)."""
+    base = tmp_path_factory.mktemp("simulated")
+    messages = base / "messages"
+    messages.mkdir()
+    for database in SIMULATED.values():
+        assert cli([
+            "simulate", "--format", "canal-json", "--rows", "4", "--events", "120",
+            "--seed", "11", "--partitions", "4", "--database", database,
+            "--out", str(base / database),
+        ]) == 0  # fmt: skip
+        for part in sorted((base / database / "messages").iterdir()):
+            with (messages / part.name).open("ab") as handle:
+                handle.write(part.read_bytes())
+    assert len(list(messages.iterdir())) == 4
+    _in_order(messages)
+    tables = {
+        f"{database}.*": {"mode": mode, "freshness": 0 if name == "now" else HOUR}
+        for (mode, name), database in SIMULATED.items()
+    }
+    history = run(
+        spark, messages, base / "out", max_files_per_trigger=1, freshness=HOUR, tables=tables
+    )
+    return {"base": base, "history": history}
+
+
 @pytest.mark.parametrize("mode", ["scd1", "scd2"])
 def test_a_simulated_source_gives_the_same_tables_deferred_or_not(
-    spark: Any, tmp_path: Path, mode: str
+    spark: Any, simulated: dict[str, Any], mode: str
 ) -> None:
-    """The rich profile (DDL, TRUNCATE, a keyless table, key changes, hot keys) over four
-    partition files: every table equal with freshness 0 and deferred, and (SCD1) to the
-    ground truth."""
+    """Every table of the simulated stream (:func:`simulated`) equal with freshness 0 and
+    deferred, and (SCD1) to the ground truth."""
     from anycdc.cli.verify import verify
 
-    sim = tmp_path / "sim"
-    assert cli([
-        "simulate", "--format", "canal-json", "--rows", "4", "--events", "120", "--seed", "11",
-        "--partitions", "4", "--out", str(sim),
-    ]) == 0  # fmt: skip
-    targets = {}
-    for name, freshness in (("now", 0), ("later", HOUR)):
-        targets[name] = tmp_path / name
-        run(
-            spark, sim / "messages", targets[name],
-            max_files_per_trigger=1, freshness=freshness, mode=mode,
-        )  # fmt: skip
-    for table in load_truth(str(sim / "truth"))[0]:
+    now, later = SIMULATED[(mode, "now")], SIMULATED[(mode, "later")]
+    base = simulated["base"]
+    target = base / "out"
+    truth = load_truth(str(base / later / "truth"))[0]
+    assert {t.table for t in truth} == {"all_types", "order_lines", "audit_log"}
+    # the copies' own settings took: the deferred copy waited where the other was applied
+    applied = [t.table.split(".")[0] for m in simulated["history"] for t in m.tables]
+    assert applied.count(later) < applied.count(now)
 
-        def content(target: Path, qualified: str = table.qualified) -> list[Any]:
-            database, name = qualified.split(".")
-            frame = spark.read.format("delta").load(str(target / database / name))
-            cols = sorted(c for c in frame.columns if c not in ("_cdc_batch", "_cdc_ts"))
-            return sorted(tuple(str(v) for v in r) for r in frame.select(*cols).collect())
+    def content(database: str, name: str) -> list[Any]:
+        frame = spark.read.format("delta").load(str(target / database / name))
+        assert ("_cdc_is_current" in frame.columns) == (mode == "scd2")  # the copy's mode
+        cols = sorted(c for c in frame.columns if c not in ("_cdc_batch", "_cdc_ts"))
+        return sorted(tuple(str(v) for v in r) for r in frame.select(*cols).collect())
 
-        assert content(targets["now"]) == content(targets["later"]), table.qualified
+    for table in truth:
+        assert table.database == later
+        assert content(now, table.table) == content(later, table.table), table.qualified
     if mode == "scd1":
-        assert verify(spark, str(targets["later"]), str(sim / "truth"))["ok"]
+        assert verify(spark, str(target), str(base / later / "truth"))["ok"]
 
 
 @pytest.mark.kafka
