@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from anycdc.spark.session import DRIVER_JAVA_OPTIONS, base_conf
+
 pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,8 +90,11 @@ def test_anycdc_sessions_run_their_jvm_in_utc_and_delta_does_not_verify(
     assert ours["delta_verifies"] is False, ours
 
     # control: the user's own zone option wins, and then the MERGEs pay one more job each
+    # (over the test session's JVM options, which a user's option would otherwise replace:
+    # a JVM compiling with C2 takes twice as long here, for nothing the test asserts)
+    test_options = base_conf(for_tests=True)[DRIVER_JAVA_OPTIONS]
     theirs = _session_in_shanghai(
-        tmp_path / "theirs", {"spark.driver.extraJavaOptions": f"-Duser.timezone={SHANGHAI}"}
+        tmp_path / "theirs", {DRIVER_JAVA_OPTIONS: f"{test_options} -Duser.timezone={SHANGHAI}"}
     )
     assert theirs["jvm_zone"] == SHANGHAI, theirs
     assert theirs["delta_verifies"] is True, theirs
