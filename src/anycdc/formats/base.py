@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Final, TypeVar
 import msgspec
 
 from anycdc.errors import DecodeError, EncodeError
-from anycdc.event import ChangeEvent, Column, Op, dumps, value_to_json
+from anycdc.event import ROW_OPS, ChangeEvent, Column, Op, dumps, value_to_json
 
 # re-exported: what formats imported from base before it was split (issue #28)
 from anycdc.formats.fastpath import (
@@ -74,7 +74,7 @@ from anycdc.values import (
 # integers of any size stay exact (msgspec keeps them as Python ints).
 JSON_DECODER: Final = msgspec.json.Decoder(float_hook=Decimal)
 MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
-NAMED_OPS: Final = frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT, Op.TRUNCATE})
+NAMED_OPS: Final = ROW_OPS | {Op.TRUNCATE}
 """The ops whose events must name their table: row changes and truncates (the pipeline
 could apply them to no table: :meth:`anycdc.decoding.MessageDecoder.decode` refuses them
 without one, with :meth:`Format.unnamed_table`)."""

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
 from anycdc.devtools.chaos import crash_point
+from anycdc.event import ROW_OPS, Op
 from anycdc.naming import (
     ColumnNames,
     assign_columns,
@@ -108,7 +109,8 @@ reader 2, writer 5). Only where needed: delta-rs' Arrow dataset reads such a tab
 columns as NULLs, and some engines cannot read it at all; under ``column_names: portable``
 no name needs it (:func:`anycdc.naming.portable_name`)."""
 HISTORY_MARKER: Final = "_cdc_is_current"  # only SCD2 history tables have it
-UPSERT_OPS: Final = ("insert", "snapshot", "update")
+UPSERT_OPS: Final = tuple(sorted(op.value for op in ROW_OPS - {Op.DELETE}))
+"""The ops whose row is the table's new state (the rest of :data:`~anycdc.event.ROW_OPS` deletes)."""
 BATCH_COLUMN: Final = "_batch"  # the micro-batch id, carried in the MERGE source's rows
 
 
@@ -565,7 +567,7 @@ class TableApplier:
         SQL text throughout: a few calls into the JVM per table, whatever its key (an
         apply of hundreds of tables builds hundreds of these)."""
         keys = self.key_columns()
-        ops = ", ".join(lit(op) for op in (*UPSERT_OPS, "delete"))
+        ops = ", ".join(lit(op) for op in (*UPSERT_OPS, Op.DELETE.value))
         condition = f"op IN ({ops}) AND coalesce(split, '') <> 'before'"
         if floor is not None:
             condition += f" AND (position IS NULL OR position > {lit(floor)})"

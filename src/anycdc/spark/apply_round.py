@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Final
 from anycdc.config import PipelineConfig
 from anycdc.devtools.chaos import crash_point
 from anycdc.errors import one_line
+from anycdc.event import Op
 from anycdc.metrics import SCHEMA_CHANGE
 from anycdc.schedule import Schedule, TableIdent, qualified_name
 from anycdc.spark.apply import (
@@ -376,7 +377,7 @@ class ApplyRound:
                 F.min(key_number).cast("string").alias("key_low"),
                 F.max(key_number).cast("string").alias("key_high"),
                 F.sum((upsert & F.col("_kv").isNull()).cast("int")).alias("key_unknown"),
-                F.sum((upsert & (F.col("op") != "insert")).cast("int")).alias("not_inserts"),
+                F.sum((upsert & (F.col("op") != Op.INSERT.value)).cast("int")).alias("not_inserts"),
             )
             .collect()
         )

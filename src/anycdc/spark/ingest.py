@@ -183,11 +183,13 @@ def summarize(wanted: DataFrame) -> list[TableSummary]:
             ).alias("image_columns"),
             F.max("key").alias("key"),
             F.max(F.col("row_id").isNotNull()).alias("has_row_id"),
-            F.max(F.when(F.col("op") == "truncate", F.col("position"))).alias("truncate_position"),
+            F.max(F.when(F.col("op") == event.Op.TRUNCATE.value, F.col("position"))).alias(
+                "truncate_position"
+            ),
             F.max(F.col("op").isin(*ROW_OPS)).alias("has_rows"),
             F.min(produced).alias("produced_ms"),
             F.collect_list(
-                F.when(F.col("op") == "ddl", F.struct(F.col("position"), F.col("ddl")))
+                F.when(F.col("op") == event.Op.DDL.value, F.struct(F.col("position"), F.col("ddl")))
             ).alias("ddl"),
         )
     )

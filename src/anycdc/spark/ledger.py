@@ -40,7 +40,6 @@ PENDING_OPS: Final = tuple(sorted(op.value for op in TABLE_OPS))
 NAMES_A_TABLE: Final = "`table` IS NOT NULL AND `table` <> ''"
 """The changelog rows some table takes (SQL): a DDL may name no table (``CREATE DATABASE``);
 such a row, like a heartbeat, is counted as skipped (:mod:`anycdc.spark.accounting`)."""
-URGENT_OPS: Final = ("truncate", "ddl")
 
 
 @dataclass(frozen=True)
