@@ -161,6 +161,9 @@ class CanalFamily(Format):
         self._plans = PlanCache(self._SCHEMA_CACHE_SIZE)
         self._plain_layout = type(self).legacy_layout is CanalFamily.legacy_layout
         self._last_plan: tuple[msgspec.Raw, msgspec.Raw, Any, FlatPlan] | None = None
+        # the flags :meth:`_events` reads per message, bound once (a class attribute read
+        # through the instance is a slow lookup)
+        self._row_rules = (self.old_is_overlay, self.invalid_per_row, self.widen_by_values)
 
     # ------------------------------------------------------------------ hooks
     def code_type(self, code: int) -> LogicalType:
@@ -268,9 +271,9 @@ class CanalFamily(Format):
         images; per row for DRS); None where nothing can be proved: rows without type
         maps, or the fast path's plan, whose rows are whole and valid (a zoned plan passes
         one: its aware timestamps widen ``columns``)."""
-        overlaid = self.old_is_overlay
+        overlaid, per_row, widen = self._row_rules
         paired = overlay is not None and len(overlay) == len(main)
-        row_invalid = typing.invalid if self.invalid_per_row and typing is not None else None
+        row_invalid = typing.invalid if per_row and typing is not None else None
         key_names = self.primary_key(pk)  # the configured key wins
         fid = self.id
         database, schema_name, table, ts_ms, position, extra = head
@@ -302,13 +305,16 @@ class CanalFamily(Format):
                     invalid=invalid, extra=extra,
                 )
             )  # fmt: skip
-        if typing is not None and self.widen_by_values:
+        if typing is not None and widen:
             # what the values proved holds for every event of the message (rarely anything)
             images = [(event.before, event.after) for event in events]
             wider, invalid = finish_columns(typing, images)
             if wider is not columns or invalid:
                 replace = msgspec.structs.replace
-                events = [replace(event, columns=wider, invalid=invalid) for event in events]
+                # a loop, not a comprehension: one would make its names cells for the
+                # whole method, paid by every message
+                for index, event in enumerate(events):
+                    events[index] = replace(event, columns=wider, invalid=invalid)
         return events
 
     def _fast_plan(self, names: msgspec.Raw, codes: msgspec.Raw, tag: Any) -> FlatPlan:
@@ -351,7 +357,7 @@ class CanalFamily(Format):
         # whole rows only: a partial row (its keys are the schema's: FastRows checks) is
         # the slow path's, which marks it partial
         width = plan.width
-        for row in main if overlay is None or self.old_is_overlay else (*main, *overlay):
+        for row in main if overlay is None or self._row_rules[0] else (*main, *overlay):
             if len(row) != width:
                 raise NotFast
         schema = plan.schema
