@@ -444,7 +444,8 @@ class _DrsJsonBase(CanalFamily):
         seq = int_field(fid, msg.get(F_ID), f"$.{F_ID}")
         if seq is not None and seq < 0:
             raise self.error(f"$.{F_ID}", f"expected a non-negative serial number, got {seq}")
-        head = self.drs_header(
+        op, head = self.drs_header(
+            op_code,
             optional_str(fid, msg.get(F_DATABASE), f"$.{F_DATABASE}"),
             optional_str(fid, msg.get(F_SCHEMA), f"$.{F_SCHEMA}"),
             optional_str(fid, msg.get(F_TABLE), f"$.{F_TABLE}"),
@@ -453,7 +454,6 @@ class _DrsJsonBase(CanalFamily):
             db_type,
             loads,
         )
-        op = ROW_KINDS.get(op_code)
         if op_code in DDL_OPS or (op is None and msg.get(F_IS_DDL) is True):
             return Envelope(Op.DDL, head, optional_str(fid, msg.get(F_SQL), f"$.{F_SQL}"))
         if op is None:
@@ -462,6 +462,7 @@ class _DrsJsonBase(CanalFamily):
 
     @staticmethod
     def drs_header(
+        op_code: str,
         database: str | None,
         schema: str | None,
         table: str | None,
@@ -469,10 +470,11 @@ class _DrsJsonBase(CanalFamily):
         seq: int | None,
         db_type: str | None,
         loads: Iterable[str | None],
-    ) -> Head:
+    ) -> tuple[Op | None, Head]:
         """DRS' header rule, for both paths (:meth:`envelope` after its checks,
-        :meth:`decode_fast` with its envelope's fields): names kept exactly as sent ("" is
-        no name), ``(id,)`` the position, the full-load fields (``loads``, in
+        :meth:`decode_fast` with its envelope's fields): the op of a row change (None for
+        any other code: :meth:`envelope` decides), names kept exactly as sent ("" is no
+        name), ``(id,)`` the position, the full-load fields (``loads``, in
         :data:`FULL_LOAD_FIELDS` order) and ``dbType`` in ``extra`` where not empty."""
         extra: dict[str, Any] = {}
         if any(loads):  # full-load messages only: the others skip the loop
@@ -482,7 +484,8 @@ class _DrsJsonBase(CanalFamily):
         if db_type:
             extra[F_DB_TYPE] = db_type
         position = Position((seq,)) if seq is not None else None
-        return (database or None, schema or None, table or None, ts_ms, position, extra)
+        head = (database or None, schema or None, table or None, ts_ms, position, extra)
+        return ROW_KINDS.get(op_code), head
 
     def row_arrays(self, msg: dict[str, Any]) -> tuple[list[Any] | None, list[Any] | None]:
         """``data`` and ``old`` (their rows are checked as they are paired)."""
@@ -530,8 +533,8 @@ class _DrsJsonBase(CanalFamily):
         """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
         msg = _DRS_DECODER.decode(value)
         op_code = msg.type
-        if type(op_code) is not str or op_code not in ROW_KINDS:
-            raise NotFast  # DDL or anything else (and ``opType`` messages)
+        if type(op_code) is not str:
+            raise NotFast  # none (``opType`` alone) or not a string: the slow path reads it
         seq, ts_ms, db_type = msg.id, msg.es, msg.dbType
         loads = (msg.jobId, msg.shardId, msg.identifier, msg.eventId)
         # the header as the slow path reads it: texts and null, a serial number, ``es``
@@ -543,13 +546,16 @@ class _DrsJsonBase(CanalFamily):
             raise NotFast
         if type(ts_ms) is not int and ts_ms is not None:
             raise NotFast
-        head = self.drs_header(msg.database, msg.schema, msg.table, ts_ms, seq, db_type, loads)
+        op, head = self.drs_header(
+            op_code, msg.database, msg.schema, msg.table, ts_ms, seq, db_type, loads
+        )
+        if op is None:
+            raise NotFast  # DDL or anything else
         flavoured = msg.columnType != NULL_RAW
         names = msg.columnType if flavoured else msg.mysqlType
         return self._fast_events(
-            ROW_KINDS[op_code], names, msg.sqlType, (db_type, flavoured), msg.data, msg.old,
-            msg.pkNames, head,
-        )  # fmt: skip
+            op, names, msg.sqlType, (db_type, flavoured), msg.data, msg.old, msg.pkNames, head
+        )
 
     def build_fast_plan(self, names: Any, codes: Any, tag: Any) -> FlatPlan:
         db_type, flavoured = tag
