@@ -67,7 +67,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar, Final
 
@@ -110,10 +110,12 @@ from anycdc.formats.canal import (
     OP_INIT_DDL,
     OP_INSERT,
     OP_UPDATE,
+    ROW_KINDS,
     CanalFamily,
     Envelope,
     FlatPlan,
     FlatSchema,
+    Head,
     Pairing,
     RowRender,
     cache_items,
@@ -155,12 +157,6 @@ F_IDENTIFIER: Final = "identifier"
 F_EVENT_ID: Final = "eventId"
 FULL_LOAD_FIELDS: Final = (F_JOB_ID, F_SHARD_ID, F_IDENTIFIER, F_EVENT_ID)
 
-ROW_OPS: Final[dict[str, Op]] = {
-    OP_INSERT: Op.INSERT,
-    OP_UPDATE: Op.UPDATE,
-    OP_DELETE: Op.DELETE,
-    OP_INIT: Op.SNAPSHOT,
-}
 DDL_OPS: Final = frozenset({OP_DDL, OP_INIT_DDL})
 
 #: ``dbType`` written for the GaussDB flavour when an event does not say which source it had.
@@ -230,12 +226,6 @@ def _parse_drs_int(ltype: LogicalType) -> Parser:
         return check_integer_range(parse_int(raw), ltype)
 
     return parse
-
-
-def _name_or_none(format_id: str, value: Any, path: str) -> str | None:
-    """A database/schema/table name: kept exactly as sent; empty means absent."""
-    text = optional_str(format_id, value, path)
-    return text or None
 
 
 def _datetime_text(value: dt.datetime) -> str:
@@ -395,13 +385,7 @@ class _DrsMessage(msgspec.Struct, forbid_unknown_fields=True):
 
 # float_hook as :func:`anycdc.formats.base.parse_json`: the Any fields hold what it gives
 _DRS_DECODER: Final = msgspec.json.Decoder(_DrsMessage, float_hook=Decimal)
-
-
-def _text_or_none(value: Any) -> str | None:
-    """A header text as the slow path reads it, for text and null (else: slow path)."""
-    if value is None or type(value) is str:
-        return value
-    raise NotFast
+_TEXT_OR_NULL: Final = frozenset({str, type(None)})  # header texts the fast path reads
 
 
 class _DrsJsonBase(CanalFamily):
@@ -446,8 +430,8 @@ class _DrsJsonBase(CanalFamily):
 
     # ---- hooks of the Canal family: decoding
     def envelope(self, msg: dict[str, Any]) -> Envelope:
-        """The header: ``type`` (``opType`` in the GaussDB flavour), DRS' fields kept in
-        ``extra``, ``id`` as the position; ``DDL``/``INIT_DDL`` are DDL."""
+        """The header: ``type`` (``opType`` in the GaussDB flavour; ``DDL``/``INIT_DDL``
+        are DDL), DRS' fields checked, then read by :meth:`drs_header`."""
         fid = self.id
         op_field = F_TYPE if msg.get(F_TYPE) is not None else F_OP_TYPE
         op_code = msg.get(op_field)
@@ -456,30 +440,52 @@ class _DrsJsonBase(CanalFamily):
         if not isinstance(op_code, str):
             raise self.error(f"$.{op_field}", f"expected string, got {type_name(op_code)}")
         db_type = optional_str(fid, msg.get(F_DB_TYPE), f"$.{F_DB_TYPE}")
-        extra: dict[str, Any] = {}
-        for name in FULL_LOAD_FIELDS:
-            value = optional_str(fid, msg.get(name), f"$.{name}")
-            if value:
-                extra[name] = value
-        if db_type:
-            extra[F_DB_TYPE] = db_type
+        loads = [optional_str(fid, msg.get(name), f"$.{name}") for name in FULL_LOAD_FIELDS]
         seq = int_field(fid, msg.get(F_ID), f"$.{F_ID}")
         if seq is not None and seq < 0:
             raise self.error(f"$.{F_ID}", f"expected a non-negative serial number, got {seq}")
-        head = (
-            _name_or_none(fid, msg.get(F_DATABASE), f"$.{F_DATABASE}"),
-            _name_or_none(fid, msg.get(F_SCHEMA), f"$.{F_SCHEMA}"),
-            _name_or_none(fid, msg.get(F_TABLE), f"$.{F_TABLE}"),
+        op, head = self.drs_header(
+            op_code,
+            optional_str(fid, msg.get(F_DATABASE), f"$.{F_DATABASE}"),
+            optional_str(fid, msg.get(F_SCHEMA), f"$.{F_SCHEMA}"),
+            optional_str(fid, msg.get(F_TABLE), f"$.{F_TABLE}"),
             int_field(fid, msg.get(F_ES), f"$.{F_ES}"),
-            Position((seq,)) if seq is not None else None,
-            extra,
+            seq,
+            db_type,
+            loads,
         )
-        op = ROW_OPS.get(op_code)
         if op_code in DDL_OPS or (op is None and msg.get(F_IS_DDL) is True):
             return Envelope(Op.DDL, head, optional_str(fid, msg.get(F_SQL), f"$.{F_SQL}"))
         if op is None:
             raise self.error(f"$.{op_field}", f"unknown op {op_code!r}")
         return Envelope(op, head)
+
+    @staticmethod
+    def drs_header(
+        op_code: str,
+        database: str | None,
+        schema: str | None,
+        table: str | None,
+        ts_ms: int | None,
+        seq: int | None,
+        db_type: str | None,
+        loads: Iterable[str | None],
+    ) -> tuple[Op | None, Head]:
+        """DRS' header rule, for both paths (:meth:`envelope` after its checks,
+        :meth:`decode_fast` with its envelope's fields): the op of a row change (None for
+        any other code: :meth:`envelope` decides), names kept exactly as sent ("" is no
+        name), ``(id,)`` the position, the full-load fields (``loads``, in
+        :data:`FULL_LOAD_FIELDS` order) and ``dbType`` in ``extra`` where not empty."""
+        extra: dict[str, Any] = {}
+        if any(loads):  # full-load messages only: the others skip the loop
+            for name, value in zip(FULL_LOAD_FIELDS, loads, strict=True):
+                if value:
+                    extra[name] = value
+        if db_type:
+            extra[F_DB_TYPE] = db_type
+        position = Position((seq,)) if seq is not None else None
+        head = (database or None, schema or None, table or None, ts_ms, position, extra)
+        return ROW_KINDS.get(op_code), head
 
     def row_arrays(self, msg: dict[str, Any]) -> tuple[list[Any] | None, list[Any] | None]:
         """``data`` and ``old`` (their rows are checked as they are paired)."""
@@ -526,35 +532,27 @@ class _DrsJsonBase(CanalFamily):
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
         """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
         msg = _DRS_DECODER.decode(value)
-        try:
-            op = ROW_OPS[msg.type]
-        except (KeyError, TypeError):
-            raise NotFast from None  # DDL or anything else (and ``opType`` messages)
-        db_type = _text_or_none(msg.dbType)
-        extra: dict[str, Any] = {}
-        for name, field_value in (
-            (F_JOB_ID, msg.jobId), (F_SHARD_ID, msg.shardId), (F_IDENTIFIER, msg.identifier),
-            (F_EVENT_ID, msg.eventId),
-        ):  # fmt: skip
-            if _text_or_none(field_value):
-                extra[name] = field_value
-        if db_type:
-            extra[F_DB_TYPE] = db_type
-        seq, ts_ms = msg.id, msg.es
+        op_code = msg.type
+        if type(op_code) is not str:
+            raise NotFast  # none (``opType`` alone) or not a string: the slow path reads it
+        seq, ts_ms, db_type = msg.id, msg.es, msg.dbType
+        loads = (msg.jobId, msg.shardId, msg.identifier, msg.eventId)
+        # the header as the slow path reads it: texts and null, a serial number, ``es``
+        if not _TEXT_OR_NULL.issuperset(
+            map(type, (db_type, msg.database, msg.schema, msg.table, *loads))
+        ):
+            raise NotFast
         if not (type(seq) is int and seq >= 0) and seq is not None:
             raise NotFast
         if type(ts_ms) is not int and ts_ms is not None:
             raise NotFast
+        op, head = self.drs_header(
+            op_code, msg.database, msg.schema, msg.table, ts_ms, seq, db_type, loads
+        )
+        if op is None:
+            raise NotFast  # DDL or anything else
         flavoured = msg.columnType != NULL_RAW
         names = msg.columnType if flavoured else msg.mysqlType
-        head = (
-            _text_or_none(msg.database) or None,
-            _text_or_none(msg.schema) or None,
-            _text_or_none(msg.table) or None,
-            ts_ms,
-            Position((seq,)) if seq is not None else None,
-            extra,
-        )
         return self._fast_events(
             op, names, msg.sqlType, (db_type, flavoured), msg.data, msg.old, msg.pkNames, head
         )

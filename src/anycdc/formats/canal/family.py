@@ -10,9 +10,10 @@ from functools import partial
 from typing import Any, ClassVar
 
 import msgspec
+from msgspec import UNSET
 
 from anycdc.errors import DecodeError, EncodeError, type_name
-from anycdc.event import ChangeEvent, Column, Op, Position, dumps
+from anycdc.event import ROW_OPS, ChangeEvent, Column, Op, Position, dumps
 from anycdc.formats.base import (
     JSON_DECODER,
     NAIVE_DATETIME,
@@ -33,11 +34,10 @@ from anycdc.formats.canal.detect import is_canal_shaped
 from anycdc.formats.canal.fast import (
     BOOL_TEXT,
     FLAT_DECODER,
-    ROW_KINDS,
     FlatPlan,
     cache_items,
     checked_int,
-    fast_names,
+    common_header,
     naive_iso,
 )
 from anycdc.formats.canal.rows import (
@@ -47,7 +47,6 @@ from anycdc.formats.canal.rows import (
     RowRender,
     finish_columns,
     flag_field,
-    name_field,
     partial_images,
     pk_names_field,
     row_array,
@@ -95,7 +94,7 @@ from anycdc.formats.canal.wire import (
     HEARTBEAT_OP,
     OP_XAROLLBACK,
     OPS,
-    ROW_OPS,
+    ROW_TYPES,
     TIDB_CLAIM_CHECK,
     TIDB_COMMIT_TS,
     TIDB_ONLY_HANDLE_KEY,
@@ -120,8 +119,10 @@ class CanalFamily(Format):
     The flow: the header (:meth:`envelope`), the row arrays (:meth:`row_arrays`),
     their pairing into images (:meth:`pair_rows`), the type maps (:meth:`schema`),
     typing every image and building the events with the key (the configured key wins:
-    :meth:`Format.primary_key`), in :meth:`_row_events` and, on the fast path, in
-    :meth:`_fast_events`. Vendors give hooks:
+    :meth:`Format.primary_key`), in :meth:`_events`, whichever path: the slow one types
+    rows value by value (:meth:`_row_events`), the fast one by the plan of the type maps,
+    a compiled reading cached per shape (:meth:`_fast_events`). Both read the header
+    with one rule per vendor (Canal's: :meth:`canal_header`). Vendors give hooks:
 
     * decoding: :meth:`envelope` (header field names, op names, position, extra),
       :meth:`row_arrays`, :meth:`pair_rows` (Canal's asks :meth:`legacy_layout`),
@@ -160,6 +161,9 @@ class CanalFamily(Format):
         self._plans = PlanCache(self._SCHEMA_CACHE_SIZE)
         self._plain_layout = type(self).legacy_layout is CanalFamily.legacy_layout
         self._last_plan: tuple[msgspec.Raw, msgspec.Raw, Any, FlatPlan] | None = None
+        # the flags :meth:`_events` reads per message, bound once (a class attribute read
+        # through the instance is a slow lookup)
+        self._row_rules = (self.old_is_overlay, self.invalid_per_row, self.widen_by_values)
 
     # ------------------------------------------------------------------ hooks
     def code_type(self, code: int) -> LogicalType:
@@ -223,61 +227,95 @@ class CanalFamily(Format):
         return self._row_events(msg, env)
 
     def _row_events(self, msg: dict[str, Any], env: Envelope) -> list[ChangeEvent]:
-        """The events of a row change: the slow path's one image-typing loop."""
+        """The events of a row change, the slow way: checked arrays, rows typed by
+        :meth:`_typed` (what the values prove is kept in a :class:`RowTyping`)."""
         fid = self.id
-        op = env.op
         schema: FlatSchema | None = None
         pk: list[str] | None = None
         if self.schema_first:
             schema, pk = self.schema(msg, env), pk_names_field(fid, msg)
         data, old = self.row_arrays(msg)
-        # ``main`` rows are typed once; the other image comes from ``overlay``: laid over
-        # ``main`` (Canal's ``old`` holds changed columns only) or whole (DRS)
-        main, overlay, main_is_after = self.pair_rows(op, data, old)
+        main, overlay, main_is_after = self.pair_rows(env.op, data, old)
         if not main:
             return []
         if not self.schema_first:
             schema, pk = self.schema(msg, env), pk_names_field(fid, msg)
-        typing = RowTyping(schema, [], set(), {}) if schema is not None else None
-        typed = self._typed
-        overlaid = self.old_is_overlay
-        paired = overlay is not None and len(overlay) == len(main)
-        row_invalid: list[tuple[str, ...]] | None = (
-            [] if self.invalid_per_row and typing is not None else None
+        if schema is None:
+            typing, columns = None, None
+        else:
+            typing, columns = RowTyping(schema, [], set(), {}), schema.columns
+        typed = partial(self._typed, typing)
+        return self._events(
+            env.op, env.head, pk, main, overlay, main_is_after, typed, typed, typing, columns
         )
-        images: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
+
+    def _events(
+        self,
+        op: Op,
+        head: Head,
+        pk: list[str] | None,
+        main: list[Any],
+        overlay: list[Any] | None,
+        main_is_after: bool,
+        type_row: Callable[[Any], dict[str, Any]],
+        type_into: Callable[[Any, dict[str, Any]], dict[str, Any]],
+        typing: RowTyping | None,
+        columns: dict[str, Column] | None,
+    ) -> list[ChangeEvent]:
+        """The events of a row change, whichever path typed it: the rows :meth:`pair_rows`
+        gave, ``main`` typed once by ``type_row``, the other image from ``overlay``: laid
+        over ``main`` by ``type_into`` (Canal's ``old`` holds changed columns only) or whole
+        (DRS); the key (the configured key wins: :meth:`Format.primary_key`).
+
+        ``typing`` holds what the values proved (wider columns, invalid values, partial
+        images; per row for DRS); None where nothing can be proved: rows without type
+        maps, or the fast path's plan, whose rows are whole and valid (a zoned plan passes
+        one: its aware timestamps widen ``columns``)."""
+        overlaid, per_row, widen = self._row_rules
+        paired = overlay is not None and len(overlay) == len(main)
+        row_invalid = typing.invalid if per_row and typing is not None else None
+        key_names = self.primary_key(pk)  # the configured key wins
+        fid = self.id
+        database, schema_name, table, ts_ms, position, extra = head
+        events: list[ChangeEvent] = []
         for index, raw in enumerate(main):
             other: dict[str, Any] | None = None
             if overlay is None:
-                image = typed(raw, typing)
+                image = type_row(raw)
             elif overlaid:
-                image = typed(raw, typing)
+                image = type_row(raw)
                 if not overlay:
                     other = image  # nothing changed: Canal drops empty ``old`` maps
                 elif paired:
-                    other = typed(overlay[index], typing, dict(image))
+                    other = type_into(overlay[index], dict(image))
             else:  # a whole other image (its rows were paired by ``pair_rows``)
-                other = typed(overlay[index], typing)
-                image = typed(raw, typing)
-            images.append((other, image) if main_is_after else (image, other))
-            if row_invalid is not None and typing is not None:
-                row_invalid.append(tuple(typing.invalid))
-                typing.invalid.clear()
-        if self.widen_by_values:
-            columns, invalid = finish_columns(typing, images)
-        else:
-            columns, invalid = (schema.columns if schema is not None else None), ()
-        key_names = self.primary_key(pk)  # the configured key wins (slow path)
-        database, schema_name, table, ts_ms, position, extra = env.head
-        return [
-            ChangeEvent(
-                op=op, format=fid, database=database, schema=schema_name, table=table,
-                key=key_names, before=before, after=after, columns=columns, ts_ms=ts_ms,
-                position=position, partial=partial_images(typing, before, after),
-                invalid=row_invalid[index] if row_invalid is not None else invalid, extra=extra,
-            )
-            for index, (before, after) in enumerate(images)
-        ]  # fmt: skip
+                other = type_row(overlay[index])
+                image = type_row(raw)
+            before, after = (other, image) if main_is_after else (image, other)
+            invalid: tuple[str, ...] = ()
+            if row_invalid is not None:
+                invalid = tuple(row_invalid)
+                row_invalid.clear()
+            events.append(
+                ChangeEvent(
+                    op=op, format=fid, database=database, schema=schema_name, table=table,
+                    key=key_names, before=before, after=after, columns=columns, ts_ms=ts_ms,
+                    position=position,
+                    partial=partial_images(typing, before, after) if typing is not None else (),
+                    invalid=invalid, extra=extra,
+                )
+            )  # fmt: skip
+        if typing is not None and widen:
+            # what the values proved holds for every event of the message (rarely anything)
+            images = [(event.before, event.after) for event in events]
+            wider, invalid = finish_columns(typing, images)
+            if wider is not columns or invalid:
+                replace = msgspec.structs.replace
+                # a loop, not a comprehension: one would make its names cells for the
+                # whole method, paid by every message
+                for index, event in enumerate(events):
+                    events[index] = replace(event, columns=wider, invalid=invalid)
+        return events
 
     def _fast_plan(self, names: msgspec.Raw, codes: msgspec.Raw, tag: Any) -> FlatPlan:
         """The plan of a schema, by the raw bytes of its type maps (and a vendor ``tag``)."""
@@ -302,8 +340,8 @@ class CanalFamily(Format):
         pk: list[str] | None,
         head: Head,
     ) -> list[ChangeEvent]:
-        """The fast path's rows: paired as the slow path pairs them, typed by the plan of
-        the type maps ``names``/``codes`` (and a vendor ``tag``)."""
+        """The events of a row change, the fast way: its rows decoded and typed by the
+        plan of the type maps ``names``/``codes`` (and a vendor ``tag``)."""
         last = self._last_plan
         # consecutive messages of a topic mostly share their table: compare, no hashing
         if last is not None and last[0] == names and last[1] == codes and last[2] == tag:
@@ -316,79 +354,41 @@ class CanalFamily(Format):
         main, overlay, main_is_after = self.pair_rows(op, data, old)
         if not main:
             return []
+        # whole rows only: a partial row (its keys are the schema's: FastRows checks) is
+        # the slow path's, which marks it partial
         width = plan.width
-        type_row = rows.type_row
-        columns: dict[str, Column] | None = plan.schema.columns
-        key_names = self.primary_key(pk)  # the configured key wins (fast path)
-        fid = self.id
-        database, schema, table, ts_ms, position, extra = head
-        events: list[ChangeEvent] = []
-        for index, row in enumerate(main):
+        for row in main if overlay is None or self._row_rules[0] else (*main, *overlay):
             if len(row) != width:
-                raise NotFast  # a partial row (its keys are the schema's: FastRows checks)
-            other: dict[str, Any] | None = None
-            if overlay is None:
-                image = type_row(row)
-            elif self.old_is_overlay:
-                image = type_row(row)
-                if not overlay:
-                    other = image  # nothing changed: Canal drops empty ``old`` maps
-                elif len(overlay) == len(main):
-                    other = rows.type_into(overlay[index], dict(image))
-            else:
-                whole = overlay[index]
-                if len(whole) != width:
-                    raise NotFast
-                other = type_row(whole)
-                image = type_row(row)
-            before, after = (other, image) if main_is_after else (image, other)
-            events.append(
-                ChangeEvent(
-                    op=op, format=fid, database=database, schema=schema, table=table,
-                    key=key_names, before=before, after=after, columns=columns, ts_ms=ts_ms,
-                    position=position, extra=extra,
-                )
-            )  # fmt: skip
-        if plan.zoned:  # aware values make timestamp columns timestamptz, as in the slow path
-            typing = RowTyping(plan.schema, [], set(), {})
-            columns, _ = finish_columns(typing, [(event.before, event.after) for event in events])
-            events = [msgspec.structs.replace(event, columns=columns) for event in events]
-        return events
+                raise NotFast
+        schema = plan.schema
+        typing = RowTyping(schema, [], set(), {}) if plan.zoned else None
+        return self._events(
+            op, head, pk, main, overlay, main_is_after, rows.type_row, rows.type_into, typing,
+            schema.columns,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ canal's hooks
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
         """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
         flat = FLAT_DECODER.decode(value)
-        try:
-            op = ROW_KINDS[flat.type]
-        except (KeyError, TypeError):
-            raise NotFast from None  # not a row change (or not a string)
-        database, table, ts_ms, serial, is_ddl = (
-            flat.database, flat.table, flat.es, flat.id, flat.isDdl
+        kind, database, table, ts_ms, serial, is_ddl, tidb = (
+            flat.type, flat.database, flat.table, flat.es, flat.id, flat.isDdl, flat.tidb
         )  # fmt: skip
         # the common shape in one test; the rest one by one (as the slow path reads them)
         if not (
-            type(database) is str and database and type(table) is str and table
-            and type(ts_ms) is int and type(serial) is int and serial >= 0 and is_ddl is False
+            type(kind) is str and kind in ROW_TYPES and type(database) is str
+            and type(table) is str and type(ts_ms) is int and type(serial) is int
+            and serial >= 0 and is_ddl is False and tidb is None
         ):  # fmt: skip
-            database, table, ts_ms = fast_names(database, table, ts_ms, serial, is_ddl)
+            common_header(kind, database, table, ts_ms, serial, is_ddl, tidb)
         if flat.isHeartbeat is True:
             raise NotFast
-        position = Position((serial,)) if serial is not None else None
-        tidb = flat.tidb
-        if tidb is not None:  # TiCDC: the commit TSO, nothing else (else: the slow path)
-            if type(tidb) is not dict or len(tidb) != 1:
-                raise NotFast
-            commit_ts = tidb.get(TIDB_COMMIT_TS)
-            if type(commit_ts) is not int or commit_ts < 0:
-                raise NotFast
-            position = Position((commit_ts,))
-        gtid = flat.gtid
-        extra: dict[str, Any] = {F_GTID: gtid} if gtid and isinstance(gtid, str) else {}
+        op, head = self.canal_header(
+            kind, False, False, database, table, ts_ms, serial, tidb, flat.ts, flat.gtid
+        )  # neither DDL nor heartbeat: the checks above
         return self._fast_events(
-            op, flat.mysqlType, flat.sqlType, None, flat.data, flat.old, flat.pkNames,
-            (database, None, table, ts_ms, position, extra),
-        )  # fmt: skip
+            op, flat.mysqlType, flat.sqlType, None, flat.data, flat.old, flat.pkNames, head
+        )
 
     def build_fast_plan(self, names: Any, codes: Any, tag: Any) -> FlatPlan:
         """How the fast path types the rows of one schema (its type maps, decoded)."""
@@ -431,7 +431,7 @@ class CanalFamily(Format):
         return FastColumn(parser)  # the slow parser itself (binary, time, zoned timestamps)
 
     def envelope(self, msg: dict[str, Any]) -> Envelope:
-        """The header: Canal's field names, op names, position and ``extra``."""
+        """The header: Canal's fields checked, then read by :meth:`canal_header`."""
         fid = self.id
         tidb = msg.get(F_TIDB)
         if isinstance(tidb, dict) and TIDB_CLAIM_CHECK in tidb:
@@ -446,57 +446,77 @@ class CanalFamily(Format):
             if F_TYPE not in msg:
                 raise DecodeError(fid, "$", f"missing required field {F_TYPE!r}")
             raise DecodeError(fid, "$.type", f"expected string, got {type_name(kind)}")
-        op = OPS.get(kind)
-        if op is None:
+        if kind not in OPS:
             raise DecodeError(fid, "$.type", f"unknown op {kind!r}")
         # fast paths for the common, well-typed fields; the helpers check the rest
         is_ddl = msg.get(F_IS_DDL)
-        if is_ddl is True or (is_ddl is not False and flag_field(fid, msg, F_IS_DDL)):
-            op = op if op is TRUNCATE_OP else DDL_OP
-        if msg.get(F_IS_HEARTBEAT) is True:
-            op = HEARTBEAT_OP
+        if is_ddl is not True and is_ddl is not False:
+            is_ddl = flag_field(fid, msg, F_IS_DDL)
         database = msg.get(F_DATABASE)
-        if type(database) is not str or not database:
-            database = name_field(fid, msg, F_DATABASE)
+        if type(database) is not str:
+            database = optional_str(fid, database, "$.database")
         table = msg.get(F_TABLE)
-        if type(table) is not str or not table:
-            table = name_field(fid, msg, F_TABLE)
+        if type(table) is not str:
+            table = optional_str(fid, table, "$.table")
         ts_ms = msg.get(F_ES)
         if type(ts_ms) is not int:
             ts_ms = optional_int(fid, ts_ms, "$.es")
-        serial = msg.get(F_ID)
-        if tidb is not None:
-            position = self._tidb_position(tidb)
-        elif type(serial) is int and serial >= 0:
-            position = Position((serial,))
-        else:
-            position = self._position(msg)
-        gtid = msg.get(F_GTID)
-        extra: dict[str, Any] = {F_GTID: gtid} if gtid and isinstance(gtid, str) else {}
-        if kind == OP_XAROLLBACK:
-            extra[EXTRA_ROLLBACK] = True  # an XA transaction rolled back: a boundary, no rows
-        head = (database, None, table, ts_ms, position, extra)
+        op, head = self.canal_header(
+            kind, is_ddl, msg.get(F_IS_HEARTBEAT) is True, database, table, ts_ms,
+            msg.get(F_ID, UNSET), tidb, msg.get(F_TS), msg.get(F_GTID),
+        )  # fmt: skip
         if op in ROW_OPS:
             return Envelope(op, head)
         sql = optional_str(fid, msg.get(F_SQL), "$.sql")
         return Envelope(op, head, sql if op is DDL_OP or op is TRUNCATE_OP else None)
 
-    def _position(self, msg: dict[str, Any]) -> Position | None:
-        fid = self.id
-        if F_ID in msg:
-            serial = optional_int(fid, msg[F_ID], "$.id")
+    def canal_header(
+        self,
+        kind: str,
+        is_ddl: bool,
+        heartbeat: bool,
+        database: str | None,
+        table: str | None,
+        ts_ms: int | None,
+        serial: Any,
+        tidb: Any,
+        ts: Any,
+        gtid: Any,
+    ) -> tuple[Op, Head]:
+        """Canal's header rule, for both paths (:meth:`envelope` after its checks,
+        :meth:`decode_fast` with its envelope's fields): the op of ``type`` (a DDL when
+        ``isDdl``, TRUNCATE excepted; a heartbeat when ``isHeartbeat``), the names ("" is
+        no name), the position and ``extra`` (``gtid``, an XA rollback)."""
+        op = OPS[kind]
+        if is_ddl:
+            op = op if op is TRUNCATE_OP else DDL_OP
+        if heartbeat:
+            op = HEARTBEAT_OP
+        # the position: TiCDC's TSO where there is ``_tidb``, else ``(id,)``
+        if tidb is not None:
+            position = self._tidb_position(tidb)
+        elif serial is UNSET:  # no ``id`` field (OMS)
+            position = self._time_position(ts_ms, ts)
+        else:
+            if type(serial) is not int:
+                serial = optional_int(self.id, serial, "$.id")
             if serial is None:
-                return None
-            if serial < 0:
-                raise DecodeError(fid, "$.id", f"expected non-negative integer, got {serial}")
-            return Position((serial,))
-        # no serial number (OMS): commit time, then the time the message was written
-        parts = []
-        for field in (F_ES, F_TS):
-            value = optional_int(fid, msg.get(field), f"$.{field}")
-            if value is not None and value >= 0:
-                parts.append(value)
-        return Position(tuple(parts)) if parts else None
+                position = None
+            elif serial >= 0:
+                position = Position((serial,))
+            else:
+                raise DecodeError(self.id, "$.id", f"expected non-negative integer, got {serial}")
+        extra: dict[str, Any] = {F_GTID: gtid} if gtid and isinstance(gtid, str) else {}
+        if kind == OP_XAROLLBACK:
+            extra[EXTRA_ROLLBACK] = True  # an XA transaction rolled back: a boundary, no rows
+        return op, (database or None, None, table or None, ts_ms, position, extra)
+
+    def _time_position(self, es: int | None, ts: Any) -> Position | None:
+        """OMS' position (it writes no serial number): commit time, then the time the
+        message was written."""
+        times = (es, optional_int(self.id, ts, "$.ts"))
+        parts = tuple(time for time in times if time is not None and time >= 0)
+        return Position(parts) if parts else None
 
     def _tidb_position(self, tidb: Any) -> Position | None:
         """TiCDC's extension: the transaction's ``commitTs`` (a watermark's ``watermarkTs``)."""
@@ -596,7 +616,7 @@ class CanalFamily(Format):
         return parser
 
     def _typed(
-        self, raw: dict[str, Any], typing: RowTyping | None, out: dict[str, Any] | None = None
+        self, typing: RowTyping | None, raw: dict[str, Any], out: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         """Type one raw row (into ``out`` when given: an overlay on another image)."""
         if typing is None:

@@ -11,14 +11,13 @@ from typing import Any, Final
 
 import msgspec
 
-from anycdc.event import Op
 from anycdc.formats.base import (
     NULL_RAW,
     FastRows,
     NotFast,
 )
 from anycdc.formats.canal.types import FlatSchema
-from anycdc.formats.canal.wire import F_TIDB, OPS, ROW_TYPES
+from anycdc.formats.canal.wire import F_TIDB, ROW_TYPES, TIDB_COMMIT_TS
 
 # --------------------------------------------------------------------------- fast path
 # ``decode`` first tries a fast path for the common message, a row change typed by
@@ -60,7 +59,6 @@ class _FlatMessage(msgspec.Struct, forbid_unknown_fields=True):
 
 # float_hook as :func:`anycdc.formats.base.parse_json`: the Any fields hold what it gives
 FLAT_DECODER: Final = msgspec.json.Decoder(_FlatMessage, float_hook=Decimal)
-ROW_KINDS: Final[Mapping[str, Op]] = {kind: OPS[kind] for kind in ROW_TYPES}
 # text Canal writes for booleans, each mapped to what :func:`parse_bool` gives
 BOOL_TEXT: Final[Mapping[str, bool]] = {
     "1": True, "0": False, "true": True, "false": False, "True": True, "False": False,
@@ -101,23 +99,28 @@ class FlatPlan:
     zoned: bool  # timestamps get the ``timezone`` option: widen columns as the slow path
 
 
-def fast_names(
-    database: Any, table: Any, ts_ms: Any, serial: Any, is_ddl: Any
-) -> tuple[str | None, str | None, int | None]:
-    """The fast path's reading of the less common header values (as the slow path reads
-    them), or NotFast for anything it leaves to the slow path."""
+def common_header(
+    kind: Any, database: Any, table: Any, ts_ms: Any, serial: Any, is_ddl: Any, tidb: Any
+) -> None:
+    """NotFast unless the header is one the fast path hands to
+    :meth:`~anycdc.formats.canal.family.CanalFamily.canal_header` as the slow path would: a row
+    change, names and ``es`` as text/integer or null, ``id`` a serial number or null (no
+    ``id`` field: OMS, base64 binary), TiCDC's ``_tidb`` with a ``commitTs`` only."""
+    if type(kind) is not str or kind not in ROW_TYPES:
+        raise NotFast  # not a row change (or not a string)
     if is_ddl is not False and is_ddl is not None:
         raise NotFast
     if not (type(serial) is int and serial >= 0) and serial is not None:
-        raise NotFast  # no ``id`` (OMS: position from es/ts, base64 binary) and oddities
+        raise NotFast
     if type(ts_ms) is not int and ts_ms is not None:
         raise NotFast
-    out: list[str | None] = []
     for name in (database, table):
         if name is not None and type(name) is not str:
             raise NotFast
-        out.append(name or None)  # "" is no name, as in the slow path
-    return out[0], out[1], ts_ms
+    if tidb is not None and (
+        type(tidb) is not dict or len(tidb) != 1 or TIDB_COMMIT_TS not in tidb
+    ):
+        raise NotFast  # TiCDC: the commit TSO, nothing else (a bad TSO: the header raises)
 
 
 def cache_items(value: Any) -> Any:

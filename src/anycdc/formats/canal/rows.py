@@ -10,9 +10,6 @@ from typing import Any
 
 from anycdc.errors import DecodeError, type_name
 from anycdc.event import Column, Op, Position
-from anycdc.formats.base import (
-    optional_str,
-)
 from anycdc.formats.canal.types import RowTyping
 from anycdc.formats.canal.wire import F_PK_NAMES
 from anycdc.values import (
@@ -57,11 +54,6 @@ def flag_field(fid: str, msg: Mapping[str, Any], field: str) -> bool:
         except ValueError:
             pass
     raise DecodeError(fid, f"$.{field}", f"expected boolean, got {type_name(value)}")
-
-
-def name_field(fid: str, msg: Mapping[str, Any], field: str) -> str | None:
-    value = optional_str(fid, msg.get(field), f"$.{field}")
-    return value if value else None
 
 
 def row_array(fid: str, msg: Mapping[str, Any], field: str) -> list[dict[str, Any]] | None:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
-from anycdc.event import Op
+from anycdc.event import ROW_OPS, Op
 from anycdc.formats.options import choice
 
 # --------------------------------------------------------------------------- wire strings
@@ -66,8 +66,9 @@ OPS: Final[Mapping[str, Op]] = {
     OP_TRUNCATE: Op.TRUNCATE, OP_GTID: Op.BEGIN, OP_XACOMMIT: Op.COMMIT, OP_XAROLLBACK: Op.COMMIT,
     OP_MHEARTBEAT: Op.HEARTBEAT, OP_HEARTBEAT: Op.HEARTBEAT, OP_TIDB_WATERMARK: Op.HEARTBEAT,
 }  # fmt: skip
-ROW_TYPES: Final = frozenset({OP_INSERT, OP_UPDATE, OP_DELETE, OP_INIT})
-ROW_OPS: Final = frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT})
+# the row changes' part of the op table (DRS reads nothing else as a row change)
+ROW_KINDS: Final[Mapping[str, Op]] = {kind: op for kind, op in OPS.items() if op in ROW_OPS}
+ROW_TYPES: Final = frozenset(ROW_KINDS)
 # enum members bound once: ``Op.X`` is a descriptor lookup on every use
 UPDATE_OP: Final = Op.UPDATE
 DELETE_OP: Final = Op.DELETE
