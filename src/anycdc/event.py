@@ -53,6 +53,7 @@ class Op(StrEnum):
 
 
 ROW_OPS: Final = frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT})
+"""The ops whose events carry images: row changes (the one definition of this set)."""
 CONTROL_OPS: Final = frozenset({Op.HEARTBEAT, Op.BEGIN, Op.COMMIT})
 """Records that carry no change of a table: they move the stream's clock, never a row."""
 TABLE_OPS: Final = ROW_OPS | {Op.TRUNCATE, Op.DDL}

@@ -76,13 +76,12 @@ from decimal import Decimal
 from typing import Any, ClassVar, Final
 from zoneinfo import ZoneInfo
 
-import msgspec
-
 from anycdc.errors import EncodeError
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
-from anycdc.formats.base import NULL_RAW, Capabilities, NotFast, generic_parser, json_value_type
+from anycdc.formats.base import Capabilities, generic_parser, json_value_type
 from anycdc.formats.dataworks import (
     EXTRA_DB_TYPE,
+    EXTRA_EXTEND,
     EXTRA_SCN,
     EXTRA_VENDOR_OP,
     FIELD_AFTER,
@@ -93,6 +92,7 @@ from anycdc.formats.dataworks import (
     FIELD_DDL,
     FIELD_DDL_TEXT,
     FIELD_EVENT_TIME,
+    FIELD_EXTEND,
     FIELD_NAME,
     FIELD_OP,
     FIELD_PAYLOAD,
@@ -109,19 +109,14 @@ from anycdc.formats.dataworks import (
     OP_TRANSACTION_BEGIN,
     OP_TRANSACTION_END,
     OP_TRUNCATE,
-    RULE_DELETE,
-    RULE_INSERT,
     RULE_UPDATE,
-    SCN_ABSENT,
     SHARED_OPS,
     DataWorksFamily,
     Layout,
     OpRule,
     Parser,
     as_sent,
-    epoch_ms_ns,
     infer_type,
-    scn_text,
     vendor_op,
 )
 from anycdc.typemap import sql_type
@@ -158,7 +153,6 @@ FIELD_PK: Final = "pk"
 FIELD_SOURCE_SCHEMA: Final = "schema"
 FIELD_SOURCE_TABLE: Final = "table"
 FIELD_DATA: Final = "data"
-FIELD_EXTEND: Final = "extend"
 
 OP_UPDATE: Final = "UPDATE"
 OP_HEARTBEAT: Final = "HEARTBEAT"
@@ -183,7 +177,6 @@ TYPE_ZONED_DATETIME: Final = "ZONED_DATETIME"
 TYPE_INTERVAL_DAY_TO_SECOND: Final = "INTERVAL_DAY_TO_SECOND"
 TYPE_INTERVAL_YEAR_TO_MONTH: Final = "INTERVAL_YEAR_TO_MONTH"
 
-EXTRA_EXTEND: Final = "extend"
 
 DATAWORKS2_OPS: Final[Mapping[str, OpRule]] = {
     **SHARED_OPS,
@@ -230,32 +223,6 @@ _MARKER_CODES: Final[Mapping[Op, str]] = {
 }
 
 
-# --------------------------------------------------------------------------- fast path
-# The common row change: msgspec decodes the envelope with ``schema`` and the images
-# kept as raw bytes; the schema's bytes are the cache key of a plan (columns, key,
-# source names and a :class:`~anycdc.formats.base.TypedRows` typing the ``{"data":
-# row}`` images per column in C: see :func:`~anycdc.formats.base.json_value_type`).
-# Anything else raises and :meth:`Format.decode_slow` decides.
-
-
-class _FastPayload(msgspec.Struct, forbid_unknown_fields=True):
-    """The payload fields (field names are the wire names; any other: slow path)."""
-
-    op: Any = None
-    before: msgspec.Raw = NULL_RAW
-    after: msgspec.Raw = NULL_RAW
-    timestamp: Any = None
-    ddl: Any = None
-    scn: Any = None
-
-
-class _FastMessage(msgspec.Struct, forbid_unknown_fields=True):
-    version: Any = None
-    schema: msgspec.Raw = NULL_RAW
-    payload: _FastPayload | None = None
-    extend: Any = None
-
-
 def _is_number(raw: Any) -> bool:
     return isinstance(raw, (int, Decimal)) and not isinstance(raw, bool)
 
@@ -285,8 +252,7 @@ class DataWorks2Json(DataWorksFamily):
     )
     layout: ClassVar[Layout] = DATAWORKS2_LAYOUT
     ops: ClassVar[Mapping[str, OpRule]] = DATAWORKS2_OPS
-    fast_decoder = msgspec.json.Decoder(_FastMessage, float_hook=Decimal)
-    fast_rules = frozenset({RULE_INSERT, RULE_DELETE, RULE_UPDATE})
+    keeps_extend: ClassVar[bool] = True
 
     sniff_keys = frozenset({FIELD_VERSION})  # "2.0" decides
 
@@ -321,56 +287,6 @@ class DataWorks2Json(DataWorksFamily):
         return generic_parser(ltype, self.options.timezone)
 
     # ---- fast path
-    fast_path = True
-
-    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
-        """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
-        msg, _, rule, plan, before, after = self.fast_images(value)
-        payload = msg.payload
-        if rule.images == RULE_DELETE:
-            if before is None:
-                raise NotFast  # the slow path reports the missing image
-            after = None
-        elif after is None:
-            raise NotFast
-        elif rule.images == RULE_INSERT:
-            before = None
-        timestamp = payload.timestamp
-        if type(timestamp) is dict:
-            event_time = timestamp.get(FIELD_EVENT_TIME)
-            if type(event_time) is int:
-                stamp = (event_time, 0) if event_time >= 0 else None
-            else:
-                stamp = epoch_ms_ns(self.id, event_time, "$.payload.timestamp.eventTime")
-        elif timestamp is None:
-            stamp = None
-        else:
-            raise NotFast
-        scn = payload.scn
-        if scn is not None and type(scn) is not str:
-            raise NotFast
-        extra: dict[str, Any] = {EXTRA_SCN: scn} if scn and scn not in SCN_ABSENT else {}
-        position = None
-        if stamp is not None:
-            if scn and scn.isdigit() and len(scn) < 40:
-                if not scn.isascii():
-                    raise NotFast  # other digits: int() decides in the slow path
-                position = Position((*stamp, int(scn)))
-            else:
-                position = Position(stamp)
-        if msg.extend is not None:
-            extra[EXTRA_EXTEND] = msg.extend
-        if plan.db_type is not None:
-            extra[EXTRA_DB_TYPE] = plan.db_type
-        return [
-            ChangeEvent(
-                op=rule.op, format=self.id, database=plan.database, schema=plan.schema,
-                table=plan.table, key=plan.key, before=before, after=after,
-                columns=plan.columns, ts_ms=stamp[0] if stamp is not None else None,
-                position=position, extra=extra,
-            )
-        ]  # fmt: skip
-
     def fast_type(self, column: Column, parser: Parser | None) -> tuple[Any, Parser | None]:
         return json_value_type(column.type, parser, self.options.timezone)
 
@@ -394,21 +310,13 @@ class DataWorks2Json(DataWorksFamily):
         return value
 
     def position(
-        self, payload: Mapping[str, Any], event_time: tuple[int, int] | None
+        self, event_time: tuple[int, int] | None, sequence: Any, scn: str | None
     ) -> Position | None:
         if event_time is None:
             return None
-        scn = scn_text(self.id, payload.get(FIELD_SCN))
         if scn is not None and scn.isdigit() and len(scn) < 40:
             return Position((*event_time, int(scn)))
         return Position(event_time)
-
-    def vendor_extra(self, root: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[str, Any]:
-        out = super().vendor_extra(root, payload)
-        extend = root.get(FIELD_EXTEND)
-        if extend is not None:
-            out[EXTRA_EXTEND] = extend
-        return out
 
     # ---- encoding
     def encode(self, event: ChangeEvent) -> list[bytes]:

@@ -87,7 +87,7 @@ from typing import Any, ClassVar, Final, NoReturn
 
 import msgspec
 
-from anycdc.event import ChangeEvent, Column, Op, Position
+from anycdc.event import ROW_OPS, ChangeEvent, Column, Op, Position
 from anycdc.formats.base import Cache, Format, expect_object, expect_str, require
 from anycdc.values import epoch_ms, parse_datetime
 
@@ -96,8 +96,6 @@ INSERT: Final = Op.INSERT
 UPDATE: Final = Op.UPDATE
 DELETE: Final = Op.DELETE
 DDL: Final = Op.DDL
-ROW_OPS: Final = frozenset({INSERT, UPDATE, DELETE, Op.SNAPSHOT})
-"""The ops whose events carry images (:meth:`RowFlow.images` is asked for them only)."""
 
 _TIMES_CACHED: Final = 1024
 
@@ -105,7 +103,8 @@ _TIMES_CACHED: Final = 1024
 @dataclass(frozen=True, slots=True)
 class RowOp:
     """What an op code means: the canonical op, and the half of a split update it is;
-    ``rows``: whether its events carry images (the op is one of :data:`ROW_OPS`)."""
+    ``rows``: whether its events carry images (the op is one of
+    :data:`anycdc.event.ROW_OPS`, importable from here too)."""
 
     op: Op
     split: str | None = None
@@ -177,7 +176,7 @@ class RowFlow(Format):
         return Header()
 
     def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
-        """The images of a row change (ops in :data:`ROW_OPS`), paired and marked partial
+        """The images of a row change (ops in :data:`~anycdc.event.ROW_OPS`), paired and marked partial
         where they lack columns; :meth:`missing` for an image the op needs."""
         raise NotImplementedError
 

@@ -1,12 +1,19 @@
 """The DataWorks flow, :class:`DataWorksFamily`, shared with dataworks2-json: the header,
-the declared columns, the images, the fast path's plans and the encoder's helpers."""
+the declared columns, the images, the fast path's plans and the encoder's helpers.
+
+Both paths of a message end in the same two steps: :meth:`DataWorksFamily.pair_images` (which
+images an op code uses) and :meth:`DataWorksFamily.event` (time, scn, position, extra, the
+event). The schema part's names and key are read by :meth:`DataWorksFamily.schema_source`,
+per message on the reference path and once per schema shape in a fast path's
+:class:`FastPlan`. A fast path only reads the envelope its quicker way and types the images
+by its plan."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final, NoReturn
 
 import msgspec
 
@@ -29,6 +36,7 @@ from anycdc.formats.base import (
 )
 from anycdc.formats.dataworks.wire import (
     EXTRA_DB_TYPE,
+    EXTRA_EXTEND,
     EXTRA_SCN,
     EXTRA_VENDOR_OP,
     FIELD_AFTER,
@@ -38,11 +46,13 @@ from anycdc.formats.dataworks.wire import (
     FIELD_DDL,
     FIELD_DDL_TEXT,
     FIELD_EVENT_TIME,
+    FIELD_EXTEND,
     FIELD_NAME,
     FIELD_OP,
     FIELD_PAYLOAD,
     FIELD_SCHEMA,
     FIELD_SCN,
+    FIELD_SEQUENCE_ID,
     FIELD_SOURCE,
     FIELD_TIMESTAMP,
     FIELD_TYPE,
@@ -68,14 +78,18 @@ from anycdc.values import (
     parse_int,
 )
 
-
 # --------------------------------------------------------------------------- shared helpers
+_DDL_TEXT_OPS: Final = (Op.DDL, Op.TRUNCATE)  # the events that keep ``payload.ddl.text``
+
+
 def epoch_ms_ns(format_id: str, value: Any, path: str) -> tuple[int, int] | None:
     """``eventTime`` as (milliseconds, nanoseconds within the ms); None when absent or negative.
 
     Accepts ``1590315269000``, ``"1590315269000"`` and ``1590315269000.123456789``
     (digits past the ninth fraction digit are truncated).
     """
+    if type(value) is int:  # the common value, first
+        return (value, 0) if value >= 0 else None
     if value is None or value == "":
         return None
     if isinstance(value, bool) or not isinstance(value, (int, str, Decimal)):
@@ -104,10 +118,10 @@ def epoch_ms_ns(format_id: str, value: Any, path: str) -> tuple[int, int] | None
 
 def sequence_number(format_id: str, value: Any, path: str) -> int | None:
     """A non-negative sequence number from a digit string or an integer; -1/null = none."""
+    if type(value) is str and value.isdigit() and len(value) < 4000:  # the common value
+        return int(value)
     if value is None or value == "":
         return None
-    if type(value) is str and value.isdigit() and len(value) < 4000:
-        return int(value)
     try:
         number = parse_int(value) if not isinstance(value, bool) else None
     except (ValueError, ArithmeticError):
@@ -134,8 +148,44 @@ def vendor_op(event: ChangeEvent, allowed: Mapping[str, OpRule]) -> str | None:
 
 def scn_text(format_id: str, value: Any) -> str | None:
     """``payload.scn`` as sent, or None when absent (null, empty, the string ``"null"``)."""
+    if value is None or type(value) is str:  # the common values, without the checks
+        return None if value is None or value in SCN_ABSENT else value
     text = optional_str(format_id, value, "$.payload.scn")
     return None if text is None or text in SCN_ABSENT else text
+
+
+# --------------------------------------------------------------------------- fast path
+# The common row change: msgspec decodes the envelope with ``schema`` and the images
+# kept as raw bytes; the schema's bytes are the cache key of a :class:`FastPlan` (its
+# columns, a :class:`~anycdc.formats.base.TypedRows` typing the images per column in C
+# with each format's :meth:`DataWorksFamily.fast_type`, and the schema's
+# :class:`SchemaSource`); the payload's header fields come as parse_json gives them.
+# Anything else raises and :meth:`Format.decode_slow` decides.
+
+
+class _FastPayload(msgspec.Struct, forbid_unknown_fields=True):
+    """The payload fields of both formats (field names are the wire names; any other: slow
+    path). DataWorks 2.0 sends no ``sequenceId``, and its position rule ignores one."""
+
+    op: Any = None
+    before: msgspec.Raw = NULL_RAW
+    after: msgspec.Raw = NULL_RAW
+    sequenceId: Any = None
+    scn: Any = None
+    timestamp: Any = None
+    ddl: Any = None
+
+
+class _FastMessage(msgspec.Struct, forbid_unknown_fields=True):
+    """The root fields of both formats (``extend``: DataWorks 2.0's, kept by it only)."""
+
+    version: Any = None
+    schema: msgspec.Raw = NULL_RAW
+    payload: _FastPayload | None = None
+    extend: Any = None
+
+
+_FAST_DECODER: Final = msgspec.json.Decoder(_FastMessage, float_hook=Decimal)
 
 
 # --------------------------------------------------------------------------- the shared flow
@@ -148,6 +198,8 @@ class DataWorksFamily(Format):
 
     layout: ClassVar[Layout]
     ops: ClassVar[Mapping[str, OpRule]]
+    keeps_extend: ClassVar[bool] = False
+    """Whether ``extra`` keeps the root's ``extend`` object as sent (DataWorks 2.0)."""
 
     _FAST_PLANS: ClassVar[int] = 512
 
@@ -168,14 +220,11 @@ class DataWorksFamily(Format):
         return self.value_parser(ltype)
 
     def position(
-        self, payload: Mapping[str, Any], event_time: tuple[int, int] | None
+        self, event_time: tuple[int, int] | None, sequence: Any, scn: str | None
     ) -> Position | None:
+        """The event's position from ``eventTime`` (ms, ns), ``payload.sequenceId`` as sent
+        and the scn (:func:`scn_text`)."""
         raise NotImplementedError
-
-    def vendor_extra(self, root: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[str, Any]:
-        """Vendor metadata kept in ``extra`` besides ``vendor_op`` and ``db_type``."""
-        scn = scn_text(self.id, payload.get(FIELD_SCN))
-        return {EXTRA_SCN: scn} if scn is not None else {}
 
     # ---- decoding
     def decode_object(self, obj: Any, key: bytes | None = None) -> list[ChangeEvent]:
@@ -194,34 +243,81 @@ class DataWorksFamily(Format):
         invalid: list[str] = []
         before_row = convert_values(before, parsers, invalid) if before is not None else None
         after_row = convert_values(after, parsers, invalid) if after is not None else None
-        timestamp = self._optional_object(payload.get(FIELD_TIMESTAMP), "$.payload.timestamp")
-        event_time = epoch_ms_ns(
-            self.id, timestamp.get(FIELD_EVENT_TIME), "$.payload.timestamp.eventTime"
+        return [
+            self.event(
+                code, rule, self.schema_source(schema, source), payload.get(FIELD_TIMESTAMP),
+                payload.get(FIELD_SEQUENCE_ID), payload.get(FIELD_SCN), root.get(FIELD_EXTEND),
+                payload.get(FIELD_DDL), before_row, after_row, columns, split, tuple(invalid),
+            )
+        ]  # fmt: skip
+
+    def schema_source(self, schema: Mapping[str, Any], source: Mapping[str, Any]) -> SchemaSource:
+        """What the schema part says besides the columns (``source``: its checked
+        ``source`` object): the names, the dbType and the key, where the configured key
+        wins. The reference path reads it per message, a fast path once per :class:`FastPlan`."""
+        return SchemaSource(
+            self._source_str(source, FIELD_DB_TYPE),
+            self._source_str(source, FIELD_DB_NAME),
+            self._source_str(source, self.layout.schema_name),
+            self._source_str(source, self.layout.table_name),
+            self.primary_key(self._key_names(schema.get(self.layout.primary_key))),
         )
-        extra = self.vendor_extra(root, payload)
-        db_type = self._source_str(source, FIELD_DB_TYPE)
-        if db_type is not None:
-            extra[EXTRA_DB_TYPE] = db_type
+
+    def event(
+        self,
+        code: str,
+        rule: OpRule,
+        source: SchemaSource,
+        timestamp: Any,
+        sequence: Any,
+        scn: Any,
+        extend: Any,
+        ddl: Any,
+        before: dict[str, Any] | None,
+        after: dict[str, Any] | None,
+        columns: dict[str, Column] | None,
+        split: str | None,
+        invalid: tuple[str, ...],
+    ) -> ChangeEvent:
+        """The event of a message whose op is known and whose images are paired
+        (:meth:`pair_images`) and typed, whichever path typed them: the header rules (time,
+        scn, position, extra) and the event, here only. ``timestamp``, ``sequence``,
+        ``scn``, ``extend`` and ``ddl`` are the payload's fields (``extend``: the root's)
+        as sent; a check that fails is a :class:`DecodeError` (in a fast path: a refusal,
+        and the reference path reports it)."""
+        if timestamp is None:
+            event_time = None
+        else:
+            if type(timestamp) is not dict:
+                timestamp = expect_object(self.id, timestamp, "$.payload.timestamp")
+            event_time = epoch_ms_ns(
+                self.id, timestamp.get(FIELD_EVENT_TIME), "$.payload.timestamp.eventTime"
+            )
+        scn_value = None if scn is None else scn_text(self.id, scn)
+        extra: dict[str, Any] = {EXTRA_SCN: scn_value} if scn_value is not None else {}
+        if extend is not None and self.keeps_extend:
+            extra[EXTRA_EXTEND] = extend
+        if source.db_type is not None:
+            extra[EXTRA_DB_TYPE] = source.db_type
         if rule.keep_code:
             extra[EXTRA_VENDOR_OP] = code
-        event = ChangeEvent(
+        return ChangeEvent(
             op=rule.op,
             format=self.id,
-            database=self._source_str(source, FIELD_DB_NAME),
-            schema=self._source_str(source, self.layout.schema_name),
-            table=self._source_str(source, self.layout.table_name),
-            key=self.primary_key(self._key_names(schema.get(self.layout.primary_key))),
-            before=before_row,
-            after=after_row,
+            database=source.database,
+            schema=source.schema,
+            table=source.table,
+            key=source.key,
+            before=before,
+            after=after,
             columns=columns,
             ts_ms=event_time[0] if event_time is not None else None,
-            position=self.position(payload, event_time),
-            ddl=self._ddl_text(payload) if rule.op in (Op.DDL, Op.TRUNCATE) else None,
+            position=self.position(event_time, sequence, scn_value),
+            ddl=self._ddl_text(ddl) if ddl is not None and rule.op in _DDL_TEXT_OPS else None,
             split=split,
-            invalid=tuple(invalid),
+            invalid=invalid,
             extra=extra,
         )
-        return [event]
 
     def _optional_object(self, value: Any, path: str) -> dict[str, Any]:
         return {} if value is None else expect_object(self.id, value, path)
@@ -285,20 +381,32 @@ class DataWorksFamily(Format):
     ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, str | None]:
         if rule.images == RULE_NONE:
             return None, None, None
-        before = self._image(payload, FIELD_BEFORE)
-        after = self._image(payload, FIELD_AFTER)
-        needs = FIELD_BEFORE if rule.images in (RULE_DELETE, RULE_UPDATE_BEFORE) else FIELD_AFTER
-        if (before if needs == FIELD_BEFORE else after) is None:
-            raise self.error(f"$.payload.{needs}", f"missing {needs!r} image when 'op' is {code!r}")
-        if rule.images == RULE_INSERT:
+        return self.pair_images(
+            code, rule, self._image(payload, FIELD_BEFORE), self._image(payload, FIELD_AFTER)
+        )
+
+    def pair_images(
+        self, code: str, rule: OpRule, before: dict[str, Any] | None, after: dict[str, Any] | None
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, str | None]:
+        """The images a row op code uses (both paths: the images as sent, or typed), and the
+        half of a split update it is; the error of an image it needs and lacks."""
+        images = rule.images
+        if images == RULE_INSERT:  # the common op first
+            if after is None:
+                self._missing_image(FIELD_AFTER, code)
             return None, after, None
-        if rule.images == RULE_DELETE:
-            return before, None, None
-        if rule.images == RULE_UPDATE_BEFORE:
-            return before, None, SPLIT_BEFORE
-        if rule.images == RULE_UPDATE_AFTER and before is None:
+        if images == RULE_DELETE or images == RULE_UPDATE_BEFORE:
+            if before is None:
+                self._missing_image(FIELD_BEFORE, code)
+            return before, None, SPLIT_BEFORE if images == RULE_UPDATE_BEFORE else None
+        if after is None:
+            self._missing_image(FIELD_AFTER, code)
+        if images == RULE_UPDATE_AFTER and before is None:
             return None, after, SPLIT_AFTER
         return before, after, None
+
+    def _missing_image(self, field: str, code: str) -> NoReturn:
+        raise self.error(f"$.payload.{field}", f"missing {field!r} image when 'op' is {code!r}")
 
     def _image(self, payload: Mapping[str, Any], field: str) -> dict[str, Any] | None:
         value = payload.get(field)
@@ -329,47 +437,53 @@ class DataWorksFamily(Format):
                     columns[name] = UNKNOWN_COLUMN
         return columns, parsers
 
-    def _ddl_text(self, payload: Mapping[str, Any]) -> str | None:
-        ddl = self._optional_object(payload.get(FIELD_DDL), "$.payload.ddl")
+    def _ddl_text(self, value: Any) -> str | None:
+        ddl = self._optional_object(value, "$.payload.ddl")
         return optional_str(self.id, ddl.get(FIELD_DDL_TEXT), "$.payload.ddl.text")
 
-    # ---- fast path (the formats' decode_fast)
+    # ---- fast path: the formats' typing of the images, then the flow's rules above
     def fast_type(self, column: Column, parser: Parser | None) -> tuple[Any, Parser | None]:
         """The strict msgspec type of a declared column's JSON value and the conversion
         after it that give what ``parser`` (its reference parser) gives."""
         raise NotImplementedError
 
-    fast_decoder: ClassVar[msgspec.json.Decoder[Any]]
-    """Decodes the envelope with the images and the schema kept raw (``schema``, ``payload``)."""
-    fast_rules: ClassVar[frozenset[str]]
-    """The image rules (:attr:`OpRule.images`) the fast path takes; others: slow path."""
+    fast_path = True
 
-    def fast_images(self, value: bytes) -> tuple[Any, str, OpRule, FastPlan, Any, Any]:
-        """The shared start of the family's fast paths: the envelope, the op code and its
-        rule, the schema's plan and both images typed by it (None where null)."""
-        msg = self.fast_decoder.decode(value)
+    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
+        """The common row change: the envelope read by msgspec, the images typed by the
+        schema's :class:`FastPlan`, then the reference path's :meth:`pair_images` and
+        :meth:`event`; anything else is a refusal (then :meth:`decode_slow` decides)."""
+        msg = _FAST_DECODER.decode(value)
         payload = msg.payload
         if payload is None:
             raise NotFast  # the slow path reports it
+        code = payload.op
         try:
-            rule = self.ops[payload.op]
+            rule = self.ops[code]
         except (KeyError, TypeError):
             raise NotFast from None  # an unknown op: the slow path reports it
-        code = payload.op
-        if rule.images not in self.fast_rules:
-            raise NotFast
-        plan = self.fast_plan(msg.schema)
-        before_raw, after_raw = payload.before, payload.after
-        before = None if before_raw == NULL_RAW else plan.rows.decode(before_raw)
-        after = None if after_raw == NULL_RAW else plan.rows.decode(after_raw)
-        return msg, code, rule, plan, before, after
-
-    def fast_plan(self, raw_schema: msgspec.Raw) -> FastPlan:
-        """What a schema part says, cached by its bytes (the last one compared first)."""
+        if rule.images == RULE_NONE:
+            raise NotFast  # markers and DDL: the slow path
         last = self._last_plan
         # consecutive messages of a topic mostly share their table: compare, no hashing
-        if last is not None and last[0] == raw_schema:
-            return last[1]
+        plan = last[1] if last is not None and last[0] == msg.schema else self.fast_plan(msg.schema)
+        before_raw, after_raw = payload.before, payload.after
+        before, after, split = self.pair_images(
+            code,
+            rule,
+            None if before_raw == NULL_RAW else plan.rows.decode(before_raw),
+            None if after_raw == NULL_RAW else plan.rows.decode(after_raw),
+        )
+        return [
+            self.event(
+                code, rule, plan.source, payload.timestamp, payload.sequenceId, payload.scn,
+                msg.extend, payload.ddl, before, after, plan.columns, split, (),
+            )
+        ]  # fmt: skip
+
+    def fast_plan(self, raw_schema: msgspec.Raw) -> FastPlan:
+        """What a schema part says (one other than the last message's: :meth:`decode_fast`
+        compares that first), cached by its bytes; it becomes the last one."""
         key = bytes(raw_schema)
         plan: FastPlan = self._fast_plans.plan(key, lambda: self._build_fast_plan(key))
         self._last_plan = (raw_schema.copy(), plan)  # a copy: not the whole message
@@ -386,13 +500,7 @@ class DataWorksFamily(Format):
         columns, parsers = declared
         types = {name: self.fast_type(col, parsers[name]) for name, col in columns.items()}
         return FastPlan(
-            columns,
-            TypedRows(types, self.layout.image),
-            self.primary_key(self._key_names(schema.get(self.layout.primary_key))),
-            self._source_str(source, FIELD_DB_NAME),
-            self._source_str(source, self.layout.schema_name),
-            self._source_str(source, self.layout.table_name),
-            self._source_str(source, FIELD_DB_TYPE),
+            columns, TypedRows(types, self.layout.image), self.schema_source(schema, source)
         )
 
     # ---- encoding helpers
@@ -443,13 +551,21 @@ class DataWorksFamily(Format):
 
 
 @dataclass(frozen=True, slots=True)
-class FastPlan:
-    """What the schema part of a message says, prepared for the fast path."""
+class SchemaSource:
+    """The schema part's names, dbType and key (:meth:`DataWorksFamily.schema_source`)."""
 
-    columns: dict[str, Column]
-    rows: TypedRows
-    key: tuple[str, ...] | None
+    db_type: str | None
     database: str | None
     schema: str | None
     table: str | None
-    db_type: str | None
+    key: tuple[str, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class FastPlan:
+    """What the schema part of a message says, prepared for the fast path: the columns,
+    their typed reader, and the source (read as the reference path reads it)."""
+
+    columns: dict[str, Column]
+    rows: TypedRows
+    source: SchemaSource

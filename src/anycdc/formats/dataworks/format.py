@@ -12,9 +12,7 @@ import msgspec
 from anycdc.errors import EncodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
 from anycdc.formats.base import (
-    NULL_RAW,
     Capabilities,
-    NotFast,
 )
 from anycdc.formats.dataworks.family import DataWorksFamily, as_sent, sequence_number, vendor_op
 from anycdc.formats.dataworks.wire import (
@@ -22,7 +20,6 @@ from anycdc.formats.dataworks.wire import (
     DATAWORKS_OPS,
     EXTRA_DB_TYPE,
     EXTRA_SCN,
-    EXTRA_VENDOR_OP,
     FIELD_AFTER,
     FIELD_BEFORE,
     FIELD_CHECKPOINT_TIME,
@@ -55,11 +52,6 @@ from anycdc.formats.dataworks.wire import (
     OP_TRUNCATE,
     OP_UPDATE_AFTER,
     OP_UPDATE_BEFORE,
-    RULE_DELETE,
-    RULE_INSERT,
-    RULE_UPDATE_AFTER,
-    RULE_UPDATE_BEFORE,
-    SCN_ABSENT,
     SPLIT_AFTER,
     SPLIT_BEFORE,
     SPLIT_UPDATE,
@@ -164,31 +156,6 @@ _DATAWORKS_PARSERS: Final[Mapping[str, Parser]] = {
 
 
 # --------------------------------------------------------------------------- fast path
-# The common row change: msgspec decodes the envelope with ``schema`` kept as raw
-# bytes (the cache key of a plan: columns, key, source names and a
-# :class:`~anycdc.formats.base.TypedRows` for the images, typed per column in C)
-# and the payload's header fields as parse_json gives them. Anything else raises
-# and :meth:`Format.decode_slow` decides.
-
-
-class _FastPayload(msgspec.Struct, forbid_unknown_fields=True):
-    """The payload fields (field names are the wire names; any other: slow path)."""
-
-    op: Any = None
-    before: msgspec.Raw = NULL_RAW
-    after: msgspec.Raw = NULL_RAW
-    sequenceId: Any = None
-    scn: Any = None
-    timestamp: Any = None
-    ddl: Any = None
-
-
-class _FastMessage(msgspec.Struct, forbid_unknown_fields=True):
-    schema: msgspec.Raw = NULL_RAW
-    payload: _FastPayload | None = None
-    version: Any = None
-
-
 _LONG: Final[Any] = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)] | None
 # the strict msgspec type of each logical type, and the conversion after it
 _FAST_TYPES: Final[Mapping[str, tuple[Any, Parser | None]]] = {
@@ -225,8 +192,6 @@ class DataWorksJson(DataWorksFamily):
     extra_options: ClassVar[tuple[OptionSpec[Any], ...]] = (SPLIT_UPDATE, VERSION)
     layout: ClassVar[Layout] = DATAWORKS_LAYOUT
     ops: ClassVar[Mapping[str, OpRule]] = DATAWORKS_OPS
-    fast_decoder = msgspec.json.Decoder(_FastMessage, float_hook=Decimal)
-    fast_rules = frozenset({RULE_INSERT, RULE_DELETE, RULE_UPDATE_BEFORE, RULE_UPDATE_AFTER})
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
@@ -261,58 +226,6 @@ class DataWorksJson(DataWorksFamily):
         return _DATAWORKS_TYPES.get(type_name, UNKNOWN)
 
     # ---- fast path
-    fast_path = True
-
-    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
-        """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
-        msg, code, rule, plan, before, after = self.fast_images(value)
-        payload = msg.payload
-        split = None
-        if rule.images == RULE_INSERT or (rule.images == RULE_UPDATE_AFTER and before is None):
-            if after is None:
-                raise NotFast  # the slow path reports the missing image
-            before, split = None, (SPLIT_AFTER if rule.images == RULE_UPDATE_AFTER else None)
-        elif rule.images == RULE_DELETE or rule.images == RULE_UPDATE_BEFORE:
-            if before is None:
-                raise NotFast
-            after, split = None, (SPLIT_BEFORE if rule.images == RULE_UPDATE_BEFORE else None)
-        elif after is None:
-            raise NotFast
-        timestamp = payload.timestamp
-        event_time = None
-        if timestamp is not None:
-            if type(timestamp) is not dict:
-                raise NotFast
-            event_time = timestamp.get(FIELD_EVENT_TIME)
-            if type(event_time) is not int:
-                if event_time is not None:
-                    raise NotFast
-            elif event_time < 0:
-                event_time = None
-        sequence = payload.sequenceId
-        if type(sequence) is str and sequence.isdigit() and len(sequence) < 4000:
-            position: Position | None = Position((int(sequence),))
-        elif sequence is None or sequence == "" or sequence == "-1":
-            position = None
-        else:
-            raise NotFast
-        scn = payload.scn
-        if scn is not None and type(scn) is not str:
-            raise NotFast
-        extra: dict[str, Any] = {EXTRA_SCN: scn} if scn and scn not in SCN_ABSENT else {}
-        if plan.db_type is not None:
-            extra[EXTRA_DB_TYPE] = plan.db_type
-        if rule.keep_code:
-            extra[EXTRA_VENDOR_OP] = code
-        return [
-            ChangeEvent(
-                op=rule.op, format=self.id, database=plan.database, schema=plan.schema,
-                table=plan.table, key=plan.key, before=before, after=after,
-                columns=plan.columns, ts_ms=event_time, position=position, split=split,
-                extra=extra,
-            )
-        ]  # fmt: skip
-
     def fast_type(self, column: Column, parser: Parser | None) -> tuple[Any, Parser | None]:
         return _FAST_TYPES.get(column.type.name, (Any, None))
 
@@ -320,9 +233,9 @@ class DataWorksJson(DataWorksFamily):
         return _DATAWORKS_PARSERS[ltype.name]
 
     def position(
-        self, payload: Mapping[str, Any], event_time: tuple[int, int] | None
+        self, event_time: tuple[int, int] | None, sequence: Any, scn: str | None
     ) -> Position | None:
-        number = sequence_number(self.id, payload.get(FIELD_SEQUENCE_ID), "$.payload.sequenceId")
+        number = sequence_number(self.id, sequence, "$.payload.sequenceId")
         return Position((number,)) if number is not None else None
 
     # ---- encoding

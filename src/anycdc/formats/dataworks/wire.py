@@ -41,6 +41,7 @@ FIELD_CHECKPOINT_TIME: Final = "checkpointTime"
 FIELD_DDL: Final = "ddl"
 FIELD_DDL_TEXT: Final = "text"
 FIELD_DDL_META: Final = "ddlMeta"
+FIELD_EXTEND: Final = "extend"  # DataWorks 2.0's root object (DataWorks JSON keeps none)
 
 VERSIONS: Final = ("0.0.1", "1.0.0")
 SPLIT_UPDATE: Final = flag(
@@ -85,6 +86,7 @@ TYPE_STRING: Final = "STRING"
 EXTRA_VENDOR_OP: Final = "vendor_op"
 EXTRA_SCN: Final = "scn"
 EXTRA_DB_TYPE: Final = "db_type"
+EXTRA_EXTEND: Final = "extend"
 SCN_ABSENT: Final = frozenset({"", "null"})  # OMS writes the string "null" when there is no scn
 
 SPLIT_BEFORE: Final = "before"

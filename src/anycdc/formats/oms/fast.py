@@ -59,6 +59,7 @@ class _OmsMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 
 OMS_DECODER: Final = msgspec.json.Decoder(_OmsMessage, float_hook=Decimal)
+# the codes the fast paths take: the op table's row ops (derived, not restated)
 ROW_OPS: Final[Mapping[str, RowOp]] = {code: rule for code, rule in OPS.items() if rule.rows}
 
 

@@ -179,56 +179,86 @@ class _OmsFormat(RowFlow):
         meta = msg.get(F_META)
         if type(meta) is not FastMeta:
             return self._header(msg, meta, rule)
-        # the fast path's allMetaData, read as _header reads it, for the common values
-        db_type, database, tenant = meta.dbType, meta.db, None
-        if database and "." in database:  # (else tenant_database keeps it as it is)
-            database, tenant = tenant_database(database, db_type)
-        seconds = meta.timestamp
-        if seconds is None:
-            ts_ms = None
-        elif (ts_ms := self._seconds.get(seconds)) is None:
-            if not (seconds.isascii() and seconds.isdigit() and len(seconds) <= 12):
-                raise NotFast
-            ts_ms = self._seconds.put(seconds, int(seconds) * 1000)
-        number = meta.storeDataSequence
-        extra: dict[str, Any] = {}
-        if tenant is not None:
-            extra[X_TENANT] = tenant
-        if db_type is not None:
-            extra[X_DB_TYPE] = db_type
-        if meta.checkpoint is not None:
-            extra[X_CHECKPOINT] = meta.checkpoint
-        if meta.ddlType:
-            extra[X_DDL_TYPE] = meta.ddlType
-        return Header(
-            database=database,
-            table=meta.table_name,
-            ts_ms=ts_ms,
-            position=Position((number,)) if number is not None else None,
-            tx=meta.uniqueId or meta.transId or None,
-            extra=extra,
-        )
+        # the fast path's allMetaData: msgspec checked its fields' types and ranges
+        return self._header_of(
+            meta.dbType, meta.db, meta.table_name, self._ts_ms(meta.timestamp),
+            meta.storeDataSequence, meta.uniqueId, meta.transId, meta.checkpoint,
+            meta.ddlType, None,
+        )  # fmt: skip
 
     def _header(self, msg: dict[str, Any], raw_meta: Any, rule: RowOp) -> Header:
-        """The header of a parsed message (its ``allMetaData``: ``raw_meta``)."""
+        """The header of a parsed message (its ``allMetaData``: ``raw_meta``), each field
+        checked in the metadata's order."""
         fid = self.id
         meta = {} if raw_meta is None else expect_object(fid, raw_meta, P_META)
         prev = optional_image(fid, msg.get(F_PREV), f"$.{F_PREV}")  # both, for every op
         post = optional_image(fid, msg.get(F_POST), f"$.{F_POST}")
         db_type = optional_str(fid, meta.get(M_DB_TYPE), META_PATHS[M_DB_TYPE])
         db = optional_str(fid, meta.get(M_DB), META_PATHS[M_DB])
-        database, tenant = tenant_database(db, db_type)
         table = optional_str(fid, meta.get(M_TABLE), META_PATHS[M_TABLE])
-        self._key_text(meta)  # checked in the metadata's order; split by key_names
+        self._key_text(meta)  # split by key_names
+        ts_ms = self._ts_ms(meta.get(M_TIMESTAMP))
+        number = bounded_int(fid, meta.get(M_SEQUENCE), META_PATHS[M_SEQUENCE])
+        unique_id = optional_str(fid, meta.get(M_UNIQUE_ID), META_PATHS[M_UNIQUE_ID])
+        # transId is read only when uniqueId names no transaction
+        trans_id = (
+            None if unique_id else optional_str(fid, meta.get(M_TRANS_ID), META_PATHS[M_TRANS_ID])
+        )
+        ddl_type = optional_str(fid, meta.get(M_DDL_TYPE), META_PATHS[M_DDL_TYPE])
+        return self._header_of(
+            db_type, db, table, ts_ms, number, unique_id, trans_id, meta.get(M_CHECKPOINT),
+            ddl_type, self._ddl(post, prev) if rule.op is DDL else None,
+        )  # fmt: skip
+
+    def _header_of(
+        self,
+        db_type: str | None,
+        db: str | None,
+        table: str | None,
+        ts_ms: int | None,
+        sequence: int | None,
+        unique_id: str | None,
+        trans_id: str | None,
+        checkpoint: Any,
+        ddl_type: str | None,
+        ddl: str | None,
+    ) -> Header:
+        """The header rules, once for both paths: the tenant in ``db``, the position (the
+        store sequence), the transaction (uniqueId, else transId) and ``extra``. The
+        arguments are ``allMetaData``'s fields checked (by :meth:`_header`, or by msgspec
+        for the fast path's :class:`FastMeta`)."""
+        database, tenant = db, None
+        if db and "." in db:  # (tenant_database keeps any other name as it is: no call)
+            database, tenant = tenant_database(db, db_type)
+        extra: dict[str, Any] = {}
+        if tenant is not None:
+            extra[X_TENANT] = tenant
+        if db_type is not None:
+            extra[X_DB_TYPE] = db_type
+        if checkpoint is not None:
+            extra[X_CHECKPOINT] = checkpoint
+        if ddl_type:
+            extra[X_DDL_TYPE] = ddl_type
         return Header(
             database=database,
             table=table,
-            ts_ms=seconds_to_ms(fid, meta.get(M_TIMESTAMP), META_PATHS[M_TIMESTAMP]),
-            position=self._position(meta),
-            tx=self._tx(meta),
-            extra=self._extra(meta, db_type, tenant),
-            ddl=self._ddl(post, prev) if rule.op is DDL else None,
+            ts_ms=ts_ms,
+            position=Position((sequence,)) if sequence is not None else None,
+            tx=unique_id or trans_id or None,
+            extra=extra,
+            ddl=ddl,
         )
+
+    def _ts_ms(self, seconds: Any) -> int | None:
+        """``allMetaData.timestamp`` (epoch seconds) in ms; a text is read once."""
+        if type(seconds) is not str:
+            return seconds_to_ms(self.id, seconds, META_PATHS[M_TIMESTAMP])
+        ts_ms = self._seconds.get(seconds)
+        if ts_ms is None:
+            ts_ms = seconds_to_ms(self.id, seconds, META_PATHS[M_TIMESTAMP])
+            if ts_ms is not None:
+                self._seconds.put(seconds, ts_ms)
+        return ts_ms
 
     def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
         op = rule.op  # (both images are objects or None: the header checked them)
@@ -266,33 +296,6 @@ class _OmsFormat(RowFlow):
         if raw is None or raw == "":
             return None
         return expect_str(self.id, raw, META_PATHS[M_PRIMARY_KEY])
-
-    def _position(self, meta: Mapping[str, Any]) -> Position | None:
-        number = bounded_int(self.id, meta.get(M_SEQUENCE), META_PATHS[M_SEQUENCE])
-        return None if number is None else Position((number,))
-
-    def _tx(self, meta: Mapping[str, Any]) -> str | None:
-        for name in (M_UNIQUE_ID, M_TRANS_ID):
-            value = optional_str(self.id, meta.get(name), META_PATHS[name])
-            if value:
-                return value
-        return None
-
-    def _extra(
-        self, meta: Mapping[str, Any], db_type: str | None, tenant: str | None
-    ) -> dict[str, Any]:
-        extra: dict[str, Any] = {}
-        if tenant is not None:
-            extra[X_TENANT] = tenant
-        if db_type is not None:
-            extra[X_DB_TYPE] = db_type
-        checkpoint = meta.get(M_CHECKPOINT)
-        if checkpoint is not None:
-            extra[X_CHECKPOINT] = checkpoint
-        ddl_type = optional_str(self.id, meta.get(M_DDL_TYPE), META_PATHS[M_DDL_TYPE])
-        if ddl_type:
-            extra[X_DDL_TYPE] = ddl_type
-        return extra
 
     def _ddl(self, post: Mapping[str, Any] | None, prev: Mapping[str, Any] | None) -> str:
         for name, image in ((F_POST, post), (F_PREV, prev)):
