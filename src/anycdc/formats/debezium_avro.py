@@ -70,7 +70,7 @@ import fastavro
 import msgspec
 
 from anycdc.errors import EncodeError, OptionError, type_name
-from anycdc.event import ChangeEvent, Column, Op
+from anycdc.event import ROW_OPS, ChangeEvent, Column, Op
 from anycdc.formats.base import MAX_MESSAGE_BYTES, Capabilities, Format
 from anycdc.formats.codecs.avro import AvroDataError, AvroReader
 from anycdc.formats.debezium import DebeziumJson
@@ -266,7 +266,6 @@ _AVRO_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NOT_NAME_CHAR: Final = re.compile(r"[^A-Za-z0-9_]")
 _DEFAULT_NAME: Final = re.compile(re.escape(f"{CONNECT_NAMESPACE}.{DEFAULT_RECORD_NAME}") + r"\d*")
 _PLAN_CACHE_SIZE: Final = 512
-_ROW_OPS: Final = frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.SNAPSHOT})
 
 Convert = Callable[[Any], Any]
 
@@ -798,7 +797,7 @@ class DebeziumAvro(DebeziumJson):
     # ------------------------------------------------------------------ encoding
     def encode(self, event: ChangeEvent) -> list[bytes]:
         """One framed Avro record; its schema registered under ``<topic>-value``."""
-        row = event.op in _ROW_OPS and event.extra.get(X_CONNECTOR) != CONNECTOR_MONGODB
+        row = event.op in ROW_OPS and event.extra.get(X_CONNECTOR) != CONNECTOR_MONGODB
         if (row or event.op is Op.TRUNCATE) and event.columns is None:  # types from the values
             names = dict.fromkeys([*(event.before or ()), *(event.after or ())])
             event = event.with_changes(columns=dict.fromkeys(names, Column(UNKNOWN)))

@@ -1,4 +1,4 @@
-"""Decoding Debezium JSON: schema plans, the fast row, the general payload path,
+"""Decoding Debezium JSON: the one payload flow (row changes by a cached schema plan),
 schema changes, transactions, messages and CloudEvents (MongoDB: :mod:`.mongo`)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from anycdc.errors import type_name
+from anycdc.errors import DecodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op
 from anycdc.formats.base import (
     MAX_MESSAGE_BYTES,
@@ -25,7 +25,6 @@ from anycdc.formats.debezium.source import (
     CE_TRANSACTION_FIELDS,
     EventMeta,
     SourceReader,
-    source_extras,
 )
 from anycdc.formats.debezium.wire import (
     AFTER,
@@ -74,18 +73,10 @@ from anycdc.formats.debezium.wire import (
     PAYLOAD_HEAD_RE,
     ROW_OP_CODES,
     SOURCE,
-    SOURCE_PATHS,
     SRC_COLLECTION,
     SRC_CONNECTOR,
-    SRC_DB,
-    SRC_KEYSPACE,
     SRC_LSN,
-    SRC_ROW_ID,
-    SRC_SCHEMA,
-    SRC_SCN,
     SRC_TABLE,
-    SRC_TS_MS,
-    SRC_TX_ID,
     STATUS_BEGIN,
     STATUS_END,
     TABLE_CHANGES,
@@ -166,30 +157,20 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
                 return self.decode_object(parse_json(self.id, data), key)
             if type(obj) is not dict or OP not in obj:
                 return self.decode_object(obj, key)
-            payload, plan, path = obj, NO_SCHEMA, "$"
-        else:
-            known = self._known_envelope(data)
-            if known is None:
-                try:
-                    envelope = ENVELOPE_DECODER.decode(data)
-                except (msgspec.DecodeError, RecursionError, UnicodeError):
-                    envelope = None
-                if envelope is None or envelope.payload is msgspec.UNSET:
-                    return self.decode_object(parse_json(self.id, data), key)
-                raw = bytes(envelope.schema)
-                plan = self._plan_from_raw(raw)
-                self._remember_prefix(data, raw, plan)
-                return self._decode_payload(envelope.payload, plan, key, "$.payload")
-            plan, payload = known
-            path = "$.payload"
-            if type(payload) is not dict:
-                return self._decode_payload(payload, plan, key, path)
-        # the usual message (no call in between: this is the hot path)
+            return self._decode_payload(obj, NO_SCHEMA, key, "$")
+        known = self._known_envelope(data)
+        if known is not None:
+            return self._decode_payload(known[1], known[0], key, "$.payload")
         try:
-            return [self._fast_row(payload, plan.row, key, path)]
-        except NotFast:
-            self.fast_fallbacks += 1
-        return self._decode_payload(payload, plan, key, path, fast=False)
+            envelope = ENVELOPE_DECODER.decode(data)
+        except (msgspec.DecodeError, RecursionError, UnicodeError):
+            envelope = None
+        if envelope is None or envelope.payload is msgspec.UNSET:
+            return self.decode_object(parse_json(self.id, data), key)
+        raw = bytes(envelope.schema)
+        plan = self._plan_from_raw(raw)
+        self._remember_prefix(data, raw, plan)
+        return self._decode_payload(envelope.payload, plan, key, "$.payload")
 
     def _known_envelope(self, data: bytes) -> tuple[EnvelopePlan, Any] | None:
         """Fast path: the message starts with the exact bytes of a recently seen
@@ -290,154 +271,83 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
 
     # ---- payloads
     def _decode_payload(
-        self,
-        payload: Any,
-        plan: EnvelopePlan,
-        key: bytes | None,
-        path: str,
-        fast: bool = True,
+        self, payload: Any, plan: EnvelopePlan, key: bytes | None, path: str, careful: bool = False
     ) -> list[ChangeEvent]:
-        """The events of a payload: the fast row first (unless ``fast`` is false: it
-        was tried), else the general path."""
+        """The events of a payload, however it came (JSON envelope, payload alone,
+        CloudEvent, Avro record): the one flow of every rule past the envelope.
+
+        The fast path is no second decoder: it is the envelope's :class:`EnvelopePlan`
+        (cached per schema, found by the message's prefix), the typed reading of the
+        images by that plan (:meth:`_image`), and this: a usual row change of a relational
+        connector skips the detectors of foreign and MongoDB shapes. Should a rule below
+        then refuse the message, it is decoded again ``careful``-ly, detectors first, so
+        that the error (or the odd shape) is reported as the detectors see it."""
         if payload is None:
             return []  # the tutorial's rendering of a tombstone: {"schema":null,"payload":null}
-        if type(payload) is dict:
-            if fast:
-                try:
-                    return [self._fast_row(payload, plan.row, key, path)]
-                except NotFast:
-                    self.fast_fallbacks += 1
-        elif not isinstance(payload, dict):
+        if type(payload) is not dict and not isinstance(payload, dict):
             raise self.error(path, f"expected object, got {type_name(payload)}")
         op_code = payload.get(OP)
         if op_code is None:
             return [self._decode_other(payload, plan, path)]
-        op = OPS.get(op_code) if isinstance(op_code, str) else None
-        if op is None:
-            raise self.error(f"{path}.op", f"unknown op {op_code!r}")
+        op = ROW_OP_CODES.get(op_code) if type(op_code) is str else None
         source = payload.get(SOURCE)
-        if source is None:
-            source = {}
-        elif not isinstance(source, dict):
-            raise self.error(f"{path}.source", f"expected object, got {type_name(source)}")
-        foreign = foreign_shape(payload, source)
-        if foreign is not None:
-            raise self.error(path + foreign[0], foreign[1])
-        meta = self._meta(payload, source, op_code, path)
-        if op is HEARTBEAT:
-            return [self._message_event(payload, meta, path)]
-        key_names, key_values = self._parse_key(key) if key is not None else (None, None)
-        if is_mongo(payload, source):
-            return [mongo_event(self, op, payload, meta, key_values, path)]
-        event_key = self.primary_key(key_names)
-        if op is TRUNCATE:
-            return [self._event(op, meta, key=event_key)]
-        postgres = source.get(SRC_CONNECTOR) == CONNECTOR_POSTGRESQL or SRC_LSN in source
-        return [self._row_event(op, payload, plan.row, meta, event_key, key_values, path, postgres)]
-
-    def _fast_row(
-        self, payload: dict[str, Any], plan: RowPlan | None, key: bytes | None, path: str
-    ) -> ChangeEvent:
-        """The usual row change (c/u/d/r, well-typed source and images) in one pass.
-
-        NotFast for anything else: the general path (below) then decodes the message from
-        scratch, reports errors and handles the rare cases. When this returns an event,
-        it is the one the general path builds.
-        """
-        op_code = payload.get(OP)
-        if type(op_code) is not str:
-            raise NotFast
-        op = ROW_OP_CODES.get(op_code)
-        source = payload.get(SOURCE)
-        if op is None or type(source) is not dict or payload.get(TRANSACTION) is not None:
-            raise NotFast
         after_raw = payload.get(AFTER)
         before_raw = payload.get(BEFORE)
-        get = source.get
-        connector = get(SRC_CONNECTOR)
+        # what foreign_shape and is_mongo look for, ruled out in a few checks
         if (
-            connector == CONNECTOR_MONGODB
+            careful
+            or op is None
+            or type(source) is not dict
+            or (connector := source.get(SRC_CONNECTOR)) == CONNECTOR_MONGODB
             or connector == CONNECTOR_CASSANDRA
             or isinstance(after_raw, str)
             or isinstance(before_raw, str)
             or MONGO_PATCH in payload
             or MONGO_UPDATE_DESCRIPTION in payload
-            or SRC_SCN in source
             or (type(after_raw) is dict and len(after_raw) == 1)  # maybe an Avro union
             or (type(before_raw) is dict and len(before_raw) == 1)
         ):
-            raise NotFast
-        # source metadata, as _meta reads it when every field has its usual type
-        tx = get(SRC_TX_ID)
-        database, schema, table = get(SRC_DB), get(SRC_SCHEMA), get(SRC_TABLE)
-        if not database and SRC_KEYSPACE in source:
-            database = get(SRC_KEYSPACE)
-        if table is None:
-            table = get(SRC_COLLECTION)
-        ts_ms = get(SRC_TS_MS)
-        row_id = get(SRC_ROW_ID)
-        if (
-            (tx is not None and type(tx) is not str)
-            or (database is not None and (type(database) is not str or not database))
-            or (schema is not None and (type(schema) is not str or not schema))
-            or (table is not None and (type(table) is not str or not table))
-            or type(ts_ms) is not int
-            or (row_id is not None and type(row_id) is not str)
-        ):
-            raise NotFast
-        extra = source_extras(get, op_code)
-        position = self._position(source, ts_ms, SOURCE_PATHS.get(path) or f"{path}.source")
-        # images
-        before = after = None
-        if op is not DELETE:
-            if type(after_raw) is not dict:
-                raise NotFast
-            after = dict(after_raw) if plan is None else fast_image(after_raw, plan)
-        if op is UPDATE or op is DELETE:
-            if type(before_raw) is dict:
-                if plan is None:
-                    before = dict(before_raw)
-                else:
-                    before = fast_image(before_raw, plan, after_raw, after)
-            elif before_raw is not None or op is DELETE:
-                raise NotFast
-        if plan is not None:
-            names = plan.names
-            if (after is not None and after.keys() != names) or (
-                before is not None and before.keys() != names
-            ):
-                raise NotFast
-            columns: Mapping[str, Column] | None = plan.columns
-        else:
-            columns = None
-            if before is not None and after is not None and before.keys() != after.keys():
-                raise NotFast
-        if (connector == CONNECTOR_POSTGRESQL or SRC_LSN in source) and (
-            _may_be_unavailable(before) or _may_be_unavailable(after)
-        ):
-            raise NotFast
-        key_names = self._parse_key(key)[0] if key is not None else None
-        return ChangeEvent(
-            op=op,
-            format=self.id,
-            database=database,
-            schema=schema,
-            table=table,
-            key=self.primary_key(key_names) if key_names else self.unnamed_key,
-            before=before,
-            after=after,
-            columns=columns,
-            ts_ms=ts_ms,
-            position=position,
-            tx=tx,
-            row_id=row_id,
-            extra=extra,
-        )
+            if not careful:
+                self.fast_fallbacks += 1
+                careful = True
+            op = OPS.get(op_code) if isinstance(op_code, str) else None
+            if op is None:
+                raise self.error(f"{path}.op", f"unknown op {op_code!r}")
+            if source is None:
+                source = {}
+            elif not isinstance(source, dict):
+                raise self.error(f"{path}.source", f"expected object, got {type_name(source)}")
+            foreign = foreign_shape(payload, source)
+            if foreign is not None:
+                raise self.error(path + foreign[0], foreign[1])
+            connector = source.get(SRC_CONNECTOR)
+        try:
+            meta = self._meta(payload, source, op_code, path)
+            if op is HEARTBEAT:
+                return [self._message_event(payload, meta, path)]
+            key_names, key_values = self._parse_key(key) if key is not None else (None, None)
+            if careful and is_mongo(payload, source):
+                return [mongo_event(self, op, payload, meta, key_values, path)]
+            event_key = self.primary_key(key_names) if key_names else self.unnamed_key
+            if op is TRUNCATE:
+                return [self._event(op, meta, key=event_key)]
+            postgres = connector == CONNECTOR_POSTGRESQL or SRC_LSN in source
+            return [
+                self._row_event(
+                    op, before_raw, after_raw, plan.row, meta, event_key, key_values, path, postgres
+                )
+            ]
+        except DecodeError:
+            if careful:
+                raise
+        self.fast_fallbacks += 1
+        return self._decode_payload(payload, plan, key, path, careful=True)
 
     def _row_event(
         self,
         op: Op,
-        payload: dict[str, Any],
+        before_raw: Any,
+        after_raw: Any,
         plan: RowPlan | None,
         meta: EventMeta,
         key: tuple[str, ...] | None,
@@ -448,8 +358,6 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
         invalid: list[str] = []
         partial_images: list[str] = []
         columns = plan.columns if plan is not None else None
-        before_raw = payload.get(BEFORE)
-        after_raw = payload.get(AFTER)
         before = after = None
         if op is not DELETE:
             if after_raw is None:
@@ -545,8 +453,15 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
         twin_raw: Any = None,
         twin: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """A typed image: at once when every value is usual (:func:`_fast_image`, where
-        ``twin`` is the other image typed from ``twin_raw``), else value by value."""
+        """A typed image by the schema's compiled plan: at once when every value is usual
+        (:func:`fast_image`, where ``twin`` is the other image typed from ``twin_raw``),
+        else value by value with the same plan's parsers (:func:`convert_values`).
+
+        The two loops stay apart on purpose, over the one plan: the careful one calls a
+        parser per value and records the invalid ones; the quick one checks the columns
+        group by group (strings, integers in range, booleans: no call per value) and
+        converts only the rest, reusing an update's unchanged values. Each refusal of the
+        quick one is counted in ``fast_fallbacks``."""
         if type(raw) is not dict:
             raise self.error(f"{path}.{field}", f"expected object, got {type_name(raw)}")
         if plan is None:
@@ -554,6 +469,7 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
         try:
             return fast_image(raw, plan, twin_raw, twin)
         except NotFast:
+            self.fast_fallbacks += 1
             return convert_values(raw, plan.parsers, invalid)
 
     def _event(self, op: Op, meta: EventMeta, **fields: Any) -> ChangeEvent:
@@ -681,18 +597,13 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
         return self._event(Op.HEARTBEAT, meta)
 
 
-def _may_be_unavailable(image: dict[str, Any] | None) -> bool:
-    """False when :func:`_drop_unavailable` surely finds nothing in ``image``."""
-    if image is None:
-        return False
-    try:
-        return not UNAVAILABLE_VALUES.isdisjoint(image.values())
-    except TypeError:  # an unhashable value (a JSON object or array)
-        return True
-
-
 def _drop_unavailable(image: dict[str, Any]) -> bool:
     """Remove Postgres' placeholders for unchanged TOAST values; True if any was there."""
+    try:
+        if UNAVAILABLE_VALUES.isdisjoint(image.values()):
+            return False  # the usual image: one set operation, no loop
+    except TypeError:  # an unhashable value (a JSON object or array): looked at one by one
+        pass
     gone = [n for n, v in image.items() if type(v) in (str, bytes) and v in UNAVAILABLE_VALUES]
     for name in gone:
         del image[name]
