@@ -264,7 +264,11 @@ class FastRows:
             raise NotFast  # no columns: nothing to type (the slow path handles it)
         names = Literal[tuple(columns)]  # type: ignore[valid-type]
         row_type = _ROW_TYPE[names, TEXT]
-        self._decode = msgspec.json.Decoder(list[row_type] | None).decode  # type: ignore[valid-type]
+        # the rows of a JSON array (or null), still text: msgspec's own method, no Python
+        # call around it (once or twice a message)
+        self.decode: Callable[[bytes | msgspec.Raw], list[dict[str, Any]] | None] = (
+            msgspec.json.Decoder(list[row_type] | None).decode  # type: ignore[valid-type]
+        )
         self.convert_of = {n: col.convert for n, col in columns.items() if col.convert is not None}
         self._lax = [(n, col) for n, col in columns.items() if col.lax is not None]
         self._batch = _Batch(self._lax) if self._lax else None
@@ -275,11 +279,6 @@ class FastRows:
         self.conversions = tuple(
             (n, col.convert) for n, col in columns.items() if col.lax is None and col.convert
         )
-
-    def decode(self, raw: bytes | msgspec.Raw) -> list[dict[str, Any]] | None:
-        """The rows of a JSON array (or null), still text."""
-        rows: list[dict[str, Any]] | None = self._decode(raw)
-        return rows
 
     def type_row(self, row: dict[str, Any]) -> dict[str, Any]:
         """Type the non-text columns of a decoded row (holding every column), in place."""

@@ -357,9 +357,13 @@ class CanalFamily(Format):
         # whole rows only: a partial row (its keys are the schema's: FastRows checks) is
         # the slow path's, which marks it partial
         width = plan.width
-        for row in main if overlay is None or self._row_rules[0] else (*main, *overlay):
+        for row in main:
             if len(row) != width:
                 raise NotFast
+        if overlay and not self._row_rules[0]:  # a whole other image (DRS): whole too
+            for row in overlay:
+                if len(row) != width:
+                    raise NotFast
         schema = plan.schema
         typing = RowTyping(schema, [], set(), {}) if plan.zoned else None
         return self._events(
