@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from anycdc.config import MaskKind, PipelineConfig
+    from anycdc.config import PipelineConfig
+    from anycdc.table_settings import MaskKind
 
 _REMOVED: Final = ("raw", "kafka_key", "patch")
 """What a redacted row loses whole: the message, its Kafka key and a MongoDB patch hold

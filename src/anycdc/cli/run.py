@@ -9,8 +9,9 @@ import sys
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from anycdc.cli.base import Command, fail, parse_key_values
-from anycdc.config import GROUPS, SETTINGS, Flag, PipelineConfig, Setting, table_setting_flags
+from anycdc.config import GROUPS, SETTINGS, Flag, PipelineConfig, Setting
 from anycdc.errors import AnyCdcError, OptionError, RunFailed
+from anycdc.table_settings import table_setting_flags
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
