@@ -153,7 +153,7 @@ def _deferral(
 
     from anycdc.config import PipelineConfig
     from anycdc.schedule import qualified_name
-    from anycdc.spark.ledger import INGEST_BATCH
+    from anycdc.spark.ledger import INGEST_BATCH, pending_per_batch
 
     config = PipelineConfig(target=target)
     out: dict[str, dict[str, Any]] = {}
@@ -189,19 +189,7 @@ def _deferral(
         .agg(F.min("processed_at").alias("at"))
         .collect()
     }
-    per_batch = (
-        changelog.filter(F.col(INGEST_BATCH).isNotNull() & F.col("table").isNotNull())
-        .groupBy("database", "schema", "table", INGEST_BATCH)
-        .agg(
-            F.count(F.lit(1)).alias("n"),
-            F.min(
-                F.col("produced_ms")
-                if "produced_ms" in changelog.columns
-                else F.lit(None).cast("bigint")
-            ).alias("produced_ms"),
-        )
-        .collect()
-    )
+    per_batch = pending_per_batch(changelog).collect()
     for row in per_batch:
         ident = (row["database"], row["schema"], row["table"])
         batch = int(row[INGEST_BATCH])
@@ -210,7 +198,7 @@ def _deferral(
         entry = out.setdefault(
             config.table_path(*ident), {"table": qualified_name(ident), "through": None}
         )
-        entry["pending"] = entry.get("pending", 0) + int(row["n"])
+        entry["pending"] = entry.get("pending", 0) + int(row["rows"])
         # staleness counts from the Kafka record time where there is one, else the ingest
         at = ingested_at.get(batch)
         since_s = (

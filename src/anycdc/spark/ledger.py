@@ -130,23 +130,7 @@ class Ledger:
         log_frame = self.spark.read.format("delta").load(self.changelog)
         if INGEST_BATCH not in log_frame.columns:
             return schedule  # written before deferred applies: every row was applied on ingest
-        pending = (
-            log_frame.filter(
-                (F.col(INGEST_BATCH) > F.lit(watermark))
-                & F.expr(NAMES_A_TABLE)
-                & F.col("op").isin(*PENDING_OPS)
-            )
-            .groupBy("database", "schema", "table", INGEST_BATCH)
-            .agg(
-                F.count(F.lit(1)).alias("rows"),
-                F.min(
-                    F.col("produced_ms")
-                    if "produced_ms" in log_frame.columns
-                    else F.lit(None).cast("bigint")
-                ).alias("produced_ms"),
-            )
-            .collect()
-        )
+        pending = pending_per_batch(log_frame, watermark).collect()
         now_ms = int(time.time() * 1000)
         for row in sorted(pending, key=lambda r: int(r[INGEST_BATCH])):
             ident = (row["database"], row["schema"], row["table"])
@@ -197,6 +181,27 @@ class Ledger:
         frame.write.format("delta").mode("append").options(**app.options()).save(self.path)
 
 
+def pending_per_batch(changelog: DataFrame, after_batch: int = -1) -> DataFrame:
+    """The changelog rows some table takes, ingested after ``after_batch``, per table and
+    ingest batch: ``rows``, and ``produced_ms``, the oldest Kafka record time among them
+    (NULL in a changelog written before it was kept). The one definition of a table's
+    pending rows: the run's schedule on a restart, and ``anycdc status``."""
+    from pyspark.sql import functions as F
+
+    produced = (
+        F.col("produced_ms") if "produced_ms" in changelog.columns else F.lit(None).cast("bigint")
+    )
+    return (
+        changelog.filter(
+            (F.col(INGEST_BATCH) > F.lit(after_batch))
+            & F.expr(NAMES_A_TABLE)
+            & F.col("op").isin(*PENDING_OPS)
+        )
+        .groupBy("database", "schema", "table", INGEST_BATCH)
+        .agg(F.count(F.lit(1)).alias("rows"), F.min(produced).alias("produced_ms"))
+    )
+
+
 def only_pending(
     frame: DataFrame, idents: Sequence[TableIdent], schedule: Schedule, spark: SparkSession
 ) -> DataFrame:
@@ -216,4 +221,4 @@ def only_pending(
     return joined.filter(F.col(INGEST_BATCH) > F.col("_p_through")).select(*frame.columns)
 
 
-__all__ = ["INGEST_BATCH", "Applied", "Ledger", "WriteId", "only_pending"]
+__all__ = ["INGEST_BATCH", "Applied", "Ledger", "WriteId", "only_pending", "pending_per_batch"]
