@@ -16,12 +16,9 @@ from anycdc.cli.run import add_arguments, config_from_args
 from anycdc.config import (
     GROUPS,
     SETTINGS,
-    TABLE_END,
-    TABLE_START,
     PipelineConfig,
-    markdown_table,
-    with_markdown_table,
 )
+from anycdc.config_docs import TABLE_END, TABLE_START, markdown_table, with_markdown_table
 from anycdc.errors import OptionError
 
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -11,16 +11,10 @@ from typing import Any
 import pytest
 
 from anycdc.cli import main as cli
-from anycdc.config import (
-    TABLE_SETTINGS,
-    TABLES_END,
-    TABLES_START,
-    PipelineConfig,
-    TableSettings,
-    pattern_rank,
-    tables_markdown_table,
-)
+from anycdc.config import PipelineConfig
+from anycdc.config_docs import TABLES_END, TABLES_START, tables_markdown_table
 from anycdc.errors import OptionError
+from anycdc.table_settings import TABLE_SETTINGS, TableSettings, pattern_rank
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

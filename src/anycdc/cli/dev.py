@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
 
 def config_table(readme: str | None) -> int:
     """Print the settings' table, or write it between the markers of ``readme``."""
-    from anycdc.config import markdown_table, with_markdown_table
+    from anycdc.config_docs import markdown_table, with_markdown_table
     from anycdc.errors import OptionError
 
     if readme is None:
