@@ -356,7 +356,7 @@ def _is_byte_list(value: Any) -> bool:
 # else raises and :meth:`Format.decode_slow` decides.
 
 
-class _DrsMessage(msgspec.Struct, forbid_unknown_fields=True):
+class _DrsMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """Every field of a DRS message (any other field: slow path)."""
 
     # field names are the wire names
@@ -573,7 +573,7 @@ class _DrsJsonBase(CanalFamily):
             name: self._drs_fast_column(col, schema.parsers.get(name), flavour, oracle)
             for name, col in schema.columns.items()
         }
-        return FlatPlan(schema, FastRows(fast), len(fast), False)
+        return FlatPlan(schema, FastRows(fast), zoned=False)
 
     def _drs_fast_column(
         self, col: Column, parser: Parser | None, flavour: str, oracle: bool

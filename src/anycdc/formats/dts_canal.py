@@ -99,12 +99,8 @@ class DtsCanalJson(CanalFamily):
             ltype = mysql_binlog_type(code)[1]
         return ltype
 
-    def legacy_layout(self, op: Op, data: list[Any] | None, old: list[Any] | None) -> bool:
-        """Rows in only one array decide; with both (UPDATE), the ``legacy`` option."""
-        if not data:
-            return bool(old)
-        if not old:
-            return False
+    def swaps_full_messages(self) -> bool:
+        """Rows in both arrays (an UPDATE) are swapped only in a legacy task: the option."""
         return self.option(LEGACY_OPTION)
 
     @classmethod

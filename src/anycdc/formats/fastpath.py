@@ -32,7 +32,9 @@ _V = TypeVar("_V")
 # promise that (a value the fast conversions refuse, an unknown column, ...) they
 # raise one of FAST_REFUSALS and the whole message goes through the reference
 # decoder, which decides (invalid values, widened columns, errors); the format
-# counts it in ``fast_fallbacks``.
+# counts it in ``fast_fallbacks``. The Structs they decode a message's envelope into are
+# ``gc=False``: built and freed once per message, never part of a reference cycle (they
+# hold decoded values only), so the cycle collector need not track them.
 NULL_RAW: Final = msgspec.Raw(b"null")
 """The default of a ``msgspec.Raw`` field the fast paths read (an absent image is null)."""
 
@@ -269,6 +271,7 @@ class FastRows:
         self.decode: Callable[[bytes | msgspec.Raw], list[dict[str, Any]] | None] = (
             msgspec.json.Decoder(list[row_type] | None).decode  # type: ignore[valid-type]
         )
+        self.width = len(columns)  # a decoded row of this many keys holds every column
         self.convert_of = {n: col.convert for n, col in columns.items() if col.convert is not None}
         self._lax = [(n, col) for n, col in columns.items() if col.lax is not None]
         self._batch = _Batch(self._lax) if self._lax else None
@@ -281,7 +284,10 @@ class FastRows:
         )
 
     def type_row(self, row: dict[str, Any]) -> dict[str, Any]:
-        """Type the non-text columns of a decoded row (holding every column), in place."""
+        """Type the non-text columns of a decoded row, in place; NotFast unless the row
+        holds every column (a partial row is the reference path's: it marks it partial)."""
+        if len(row) != self.width:
+            raise NotFast
         batch = self._batch
         if batch is not None:
             texts = batch.get(row)

@@ -141,7 +141,7 @@ _INT64_MAX: Final = 2**63 - 1
 # The common row change's envelope, read by msgspec without a dict of the whole message
 # (the three top-level fields, no other); the flow after it is RowFlow's, as for any
 # message. Anything else raises a fast-path refusal and decode_slow decides.
-class _FastMessage(msgspec.Struct, forbid_unknown_fields=True):
+class _FastMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """The top level of a message (field names are the wire names)."""
 
     meta: Any = None

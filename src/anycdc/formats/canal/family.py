@@ -34,10 +34,11 @@ from anycdc.formats.canal.detect import is_canal_shaped
 from anycdc.formats.canal.fast import (
     BOOL_TEXT,
     FLAT_DECODER,
+    FlatMessage,
     FlatPlan,
     cache_items,
     checked_int,
-    common_header,
+    fast_header,
     naive_iso,
 )
 from anycdc.formats.canal.rows import (
@@ -113,6 +114,11 @@ from anycdc.values import (
 )
 
 
+def _ddl_op(op: Op) -> Op:
+    """The op of a message flagged ``isDdl``: a DDL, TRUNCATE excepted."""
+    return op if op is TRUNCATE_OP else DDL_OP
+
+
 class CanalFamily(Format):
     """The Canal flat-message flow, once, for every Canal-shaped vendor.
 
@@ -125,7 +131,7 @@ class CanalFamily(Format):
     with one rule per vendor (Canal's: :meth:`canal_header`). Vendors give hooks:
 
     * decoding: :meth:`envelope` (header field names, op names, position, extra),
-      :meth:`row_arrays`, :meth:`pair_rows` (Canal's asks :meth:`legacy_layout`),
+      :meth:`row_arrays`, :meth:`pair_rows` (swapped layouts: :meth:`swaps_full_messages`),
       :meth:`schema` (type-name source, timestamps), :meth:`code_type`,
       :meth:`build_fast_plan` and :meth:`decode_fast` (the vendor's envelope struct,
       then :meth:`_fast_events`); flags ``old_is_overlay``, ``widen_by_values``,
@@ -159,8 +165,11 @@ class CanalFamily(Format):
         self._parsers: dict[tuple[LogicalType, str], Callable[[Any], Any] | None] = {}
         # fast path: plans by the raw bytes of the type maps (and a vendor tag; a PlanCache)
         self._plans = PlanCache(self._SCHEMA_CACHE_SIZE)
-        self._plain_layout = type(self).legacy_layout is CanalFamily.legacy_layout
-        self._last_plan: tuple[msgspec.Raw, msgspec.Raw, Any, FlatPlan] | None = None
+        self._swapped = self.swaps_full_messages()
+        self._last_plan: tuple[tuple[msgspec.Raw, msgspec.Raw, Any] | None, Any] = (None, None)
+        self._last_key: tuple[list[str] | None, tuple[str, ...] | None] = (
+            None, self.primary_key(None)
+        )  # fmt: skip
         # the flags :meth:`_events` reads per message, bound once (a class attribute read
         # through the instance is a slow lookup)
         self._row_rules = (self.old_is_overlay, self.invalid_per_row, self.widen_by_values)
@@ -170,20 +179,21 @@ class CanalFamily(Format):
         """The logical type a ``sqlType`` code stands for (``java.sql.Types``)."""
         return jdbc_type(code)
 
-    def legacy_layout(self, op: Op, data: list[Any] | None, old: list[Any] | None) -> bool:
-        """True when ``old`` holds the rows after the change and ``data`` those before.
+    def swaps_full_messages(self) -> bool:
+        """True when a message with rows in both ``data`` and ``old`` has them swapped:
+        ``old`` holds the rows after the change and ``data`` those before.
 
-        Canal never does; a DML message with rows only in ``old`` is certainly laid
-        out that way (DTS tasks created before 2022-03-20).
+        Canal never swaps. A DML message with rows only in ``old`` is swapped whatever
+        this says: that layout is certain (DTS tasks created before 2022-03-20).
         """
-        return not data and bool(old)
+        return False
 
     def pair_rows(self, op: Op, data: list[Any] | None, old: list[Any] | None) -> Pairing:
         """Which rows are typed first, which give the other image, and whether the first
-        are the rows after the change (Canal: :meth:`legacy_layout` decides)."""
-        legacy = (
-            (not data and bool(old)) if self._plain_layout else self.legacy_layout(op, data, old)
-        )  # Canal's own rule inline (the hook is a method call per message)
+        are the rows after the change (rows only in ``old``: swapped; rows in both:
+        :meth:`swaps_full_messages`)."""
+        # rows in only one array decide; with both, :meth:`swaps_full_messages` (bound once)
+        legacy = self._swapped and bool(old) if data else bool(old)
         if op is not UPDATE_OP:
             return ((old or data) if legacy else (data or old)), None, op is not DELETE_OP
         if legacy and not data:
@@ -272,12 +282,20 @@ class CanalFamily(Format):
         maps, or the fast path's plan, whose rows are whole and valid (a zoned plan passes
         one: its aware timestamps widen ``columns``)."""
         overlaid, per_row, widen = self._row_rules
-        paired = overlay is not None and len(overlay) == len(main)
         row_invalid = typing.invalid if per_row and typing is not None else None
-        key_names = self.primary_key(pk)  # the configured key wins
-        fid = self.id
+        # the configured key wins (:meth:`Format.primary_key`), asked again only when the
+        # message's key names differ from the previous message's (a call costs more)
+        last_key = self._last_key
+        if pk == last_key[0]:
+            key_names = last_key[1]
+        else:
+            key_names = self.primary_key(pk)
+            self._last_key = (None if pk is None else list(pk), key_names)
         database, schema_name, table, ts_ms, position, extra = head
         events: list[ChangeEvent] = []
+        invalid: tuple[str, ...] = ()
+        before: dict[str, Any] | None
+        after: dict[str, Any] | None
         for index, raw in enumerate(main):
             other: dict[str, Any] | None = None
             if overlay is None:
@@ -286,19 +304,21 @@ class CanalFamily(Format):
                 image = type_row(raw)
                 if not overlay:
                     other = image  # nothing changed: Canal drops empty ``old`` maps
-                elif paired:
+                elif len(overlay) == len(main):  # rows paired one to one
                     other = type_into(overlay[index], dict(image))
             else:  # a whole other image (its rows were paired by ``pair_rows``)
                 other = type_row(overlay[index])
                 image = type_row(raw)
-            before, after = (other, image) if main_is_after else (image, other)
-            invalid: tuple[str, ...] = ()
+            if main_is_after:
+                before, after = other, image
+            else:
+                before, after = image, other
             if row_invalid is not None:
                 invalid = tuple(row_invalid)
                 row_invalid.clear()
             events.append(
                 ChangeEvent(
-                    op=op, format=fid, database=database, schema=schema_name, table=table,
+                    op=op, format=self.id, database=database, schema=schema_name, table=table,
                     key=key_names, before=before, after=after, columns=columns, ts_ms=ts_ms,
                     position=position,
                     partial=partial_images(typing, before, after) if typing is not None else (),
@@ -326,7 +346,7 @@ class CanalFamily(Format):
                 JSON_DECODER.decode(cache_key[0]), JSON_DECODER.decode(cache_key[1]), tag
             ),
         )
-        self._last_plan = (names.copy(), codes.copy(), tag, plan)  # copies: not the message
+        self._last_plan = ((names.copy(), codes.copy(), tag), plan)  # copies: not the message
         return plan
 
     def _fast_events(
@@ -342,32 +362,22 @@ class CanalFamily(Format):
     ) -> list[ChangeEvent]:
         """The events of a row change, the fast way: its rows decoded and typed by the
         plan of the type maps ``names``/``codes`` (and a vendor ``tag``)."""
+        shape = (names, codes, tag)
         last = self._last_plan
         # consecutive messages of a topic mostly share their table: compare, no hashing
-        if last is not None and last[0] == names and last[1] == codes and last[2] == tag:
-            plan = last[3]
-        else:
-            plan = self._fast_plan(names, codes, tag)
+        plan = last[1] if shape == last[0] else self._fast_plan(names, codes, tag)
         rows = plan.rows
         data = rows.decode(data_raw)
         old = None if old_raw == NULL_RAW else rows.decode(old_raw)
         main, overlay, main_is_after = self.pair_rows(op, data, old)
         if not main:
             return []
-        # whole rows only: a partial row (its keys are the schema's: FastRows checks) is
-        # the slow path's, which marks it partial
-        width = plan.width
-        for row in main:
-            if len(row) != width:
-                raise NotFast
-        if overlay and not self._row_rules[0]:  # a whole other image (DRS): whole too
-            for row in overlay:
-                if len(row) != width:
-                    raise NotFast
+        # rows typed by ``type_row`` are whole (it refuses others: a partial row is the
+        # slow path's, which marks it partial); ``type_into`` lays any subset over them
         schema = plan.schema
         typing = RowTyping(schema, [], set(), {}) if plan.zoned else None
         return self._events(
-            op, head, pk, main, overlay, main_is_after, rows.type_row, rows.type_into, typing,
+            op, head, pk, main, overlay, main_is_after, plan.type_row, plan.type_into, typing,
             schema.columns,
         )  # fmt: skip
 
@@ -375,21 +385,14 @@ class CanalFamily(Format):
     def decode_fast(self, value: bytes) -> list[ChangeEvent]:
         """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
         flat = FLAT_DECODER.decode(value)
-        kind, database, table, ts_ms, serial, is_ddl, tidb = (
-            flat.type, flat.database, flat.table, flat.es, flat.id, flat.isDdl, flat.tidb
-        )  # fmt: skip
-        # the common shape in one test; the rest one by one (as the slow path reads them)
+        kind = flat.type
+        # the common shape in one test; the rest one by one
         if not (
-            type(kind) is str and kind in ROW_TYPES and type(database) is str
-            and type(table) is str and type(ts_ms) is int and type(serial) is int
-            and serial >= 0 and is_ddl is False and tidb is None
+            type(kind) is str and kind in ROW_TYPES and flat.isDdl is False
+            and flat.isHeartbeat is not True and flat.id is not UNSET and flat.tidb is None
         ):  # fmt: skip
-            common_header(kind, database, table, ts_ms, serial, is_ddl, tidb)
-        if flat.isHeartbeat is True:
-            raise NotFast
-        op, head = self.canal_header(
-            kind, False, False, database, table, ts_ms, serial, tidb, flat.ts, flat.gtid
-        )  # neither DDL nor heartbeat: the checks above
+            fast_header(flat)
+        op, head = self.canal_header(flat)  # a row change: the checks above
         return self._fast_events(
             op, flat.mysqlType, flat.sqlType, None, flat.data, flat.old, flat.pkNames, head
         )
@@ -405,7 +408,7 @@ class CanalFamily(Format):
             name: self._fast_column(col.type, mode, zone) for name, col in schema.columns.items()
         }
         zoned = zone is not None and bool(schema.timestamps)
-        return FlatPlan(schema, FastRows(columns), len(columns), zoned)
+        return FlatPlan(schema, FastRows(columns), zoned)
 
     def _fast_column(self, ltype: LogicalType, mode: str, zone: dt.tzinfo | None) -> FastColumn:
         """How the fast path types a column's text: as the slow parser (:meth:`_parser`)
@@ -452,68 +455,65 @@ class CanalFamily(Format):
             raise DecodeError(fid, "$.type", f"expected string, got {type_name(kind)}")
         if kind not in OPS:
             raise DecodeError(fid, "$.type", f"unknown op {kind!r}")
-        # fast paths for the common, well-typed fields; the helpers check the rest
         is_ddl = msg.get(F_IS_DDL)
         if is_ddl is not True and is_ddl is not False:
             is_ddl = flag_field(fid, msg, F_IS_DDL)
-        database = msg.get(F_DATABASE)
-        if type(database) is not str:
-            database = optional_str(fid, database, "$.database")
-        table = msg.get(F_TABLE)
-        if type(table) is not str:
-            table = optional_str(fid, table, "$.table")
-        ts_ms = msg.get(F_ES)
-        if type(ts_ms) is not int:
-            ts_ms = optional_int(fid, ts_ms, "$.es")
         op, head = self.canal_header(
-            kind, is_ddl, msg.get(F_IS_HEARTBEAT) is True, database, table, ts_ms,
-            msg.get(F_ID, UNSET), tidb, msg.get(F_TS), msg.get(F_GTID),
+            FlatMessage(
+                type=kind, isDdl=is_ddl, isHeartbeat=msg.get(F_IS_HEARTBEAT),
+                database=msg.get(F_DATABASE), table=msg.get(F_TABLE), es=msg.get(F_ES),
+                id=msg.get(F_ID, UNSET), tidb=tidb, ts=msg.get(F_TS), gtid=msg.get(F_GTID),
+            )
         )  # fmt: skip
         if op in ROW_OPS:
             return Envelope(op, head)
         sql = optional_str(fid, msg.get(F_SQL), "$.sql")
         return Envelope(op, head, sql if op is DDL_OP or op is TRUNCATE_OP else None)
 
-    def canal_header(
-        self,
-        kind: str,
-        is_ddl: bool,
-        heartbeat: bool,
-        database: str | None,
-        table: str | None,
-        ts_ms: int | None,
-        serial: Any,
-        tidb: Any,
-        ts: Any,
-        gtid: Any,
-    ) -> tuple[Op, Head]:
-        """Canal's header rule, for both paths (:meth:`envelope` after its checks,
-        :meth:`decode_fast` with its envelope's fields): the op of ``type`` (a DDL when
-        ``isDdl``, TRUNCATE excepted; a heartbeat when ``isHeartbeat``), the names ("" is
-        no name), the position and ``extra`` (``gtid``, an XA rollback)."""
+    def canal_header(self, header: FlatMessage) -> tuple[Op, Head]:
+        """Canal's header rule, for both paths (:meth:`envelope` after checking ``type`` and
+        ``isDdl``, :meth:`decode_fast` after its own checks): the op of ``type`` (a DDL when
+        ``isDdl``, TRUNCATE excepted; a heartbeat when ``isHeartbeat`` is true), the names
+        (text or numbers; "" is no name), ``es``, the position and ``extra`` (``gtid``, an XA
+        rollback)."""
+        fid = self.id
+        kind = header.type
         op = OPS[kind]
-        if is_ddl:
-            op = op if op is TRUNCATE_OP else DDL_OP
-        if heartbeat:
-            op = HEARTBEAT_OP
-        # the position: TiCDC's TSO where there is ``_tidb``, else ``(id,)``
-        if tidb is not None:
-            position = self._tidb_position(tidb)
-        elif serial is UNSET:  # no ``id`` field (OMS)
-            position = self._time_position(ts_ms, ts)
+        if header.isDdl or header.isHeartbeat is True:
+            op = HEARTBEAT_OP if header.isHeartbeat is True else _ddl_op(op)
+        database, table, ts_ms = header.database, header.table, header.es
+        if type(database) is not str:
+            database = optional_str(fid, database, "$.database")
+        if type(table) is not str:
+            table = optional_str(fid, table, "$.table")
+        if type(ts_ms) is not int:
+            ts_ms = optional_int(fid, ts_ms, "$.es")
+        serial = header.id
+        if type(serial) is int and serial >= 0 and header.tidb is None:
+            position: Position | None = Position((serial,))  # the common case
         else:
-            if type(serial) is not int:
-                serial = optional_int(self.id, serial, "$.id")
-            if serial is None:
-                position = None
-            elif serial >= 0:
-                position = Position((serial,))
-            else:
-                raise DecodeError(self.id, "$.id", f"expected non-negative integer, got {serial}")
+            position = self._position(header, ts_ms)
+        gtid = header.gtid
         extra: dict[str, Any] = {F_GTID: gtid} if gtid and isinstance(gtid, str) else {}
         if kind == OP_XAROLLBACK:
             extra[EXTRA_ROLLBACK] = True  # an XA transaction rolled back: a boundary, no rows
         return op, (database or None, None, table or None, ts_ms, position, extra)
+
+    def _position(self, header: FlatMessage, es: int | None) -> Position | None:
+        """The position of a header (:meth:`canal_header` builds ``(id,)`` itself): TiCDC's
+        TSO where there is ``_tidb``, OMS' times (``es``, then ``ts``) where there is no
+        ``id`` field, else ``(id,)`` of an ``id`` sent as text, or none for a null ``id``."""
+        if header.tidb is not None:
+            return self._tidb_position(header.tidb)
+        serial = header.id
+        if serial is UNSET:  # no ``id`` field (OMS)
+            return self._time_position(es, header.ts)
+        serial = optional_int(self.id, serial, "$.id")
+        if serial is None:
+            return None
+        if serial < 0:
+            raise DecodeError(self.id, "$.id", f"expected non-negative integer, got {serial}")
+        return Position((serial,))
 
     def _time_position(self, es: int | None, ts: Any) -> Position | None:
         """OMS' position (it writes no serial number): commit time, then the time the

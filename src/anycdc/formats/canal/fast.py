@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Final
 
@@ -32,9 +32,11 @@ from anycdc.formats.canal.wire import F_TIDB, ROW_TYPES, TIDB_COMMIT_TS
 # fuzzed messages (tests/unit/formats/test_fast_paths.py).
 
 
-class _FlatMessage(msgspec.Struct, forbid_unknown_fields=True):
+class FlatMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """The fields of a flat message the fast path reads (any other field: slow path,
-    so nothing in a message goes unread or unchecked by the fast path)."""
+    so nothing in a message goes unread or unchecked by the fast path); the slow path
+    builds one of its checked header fields for
+    :meth:`~anycdc.formats.canal.family.CanalFamily.canal_header`."""
 
     # field names are the wire names
     type: Any = None
@@ -58,7 +60,7 @@ class _FlatMessage(msgspec.Struct, forbid_unknown_fields=True):
 
 
 # float_hook as :func:`anycdc.formats.base.parse_json`: the Any fields hold what it gives
-FLAT_DECODER: Final = msgspec.json.Decoder(_FlatMessage, float_hook=Decimal)
+FLAT_DECODER: Final = msgspec.json.Decoder(FlatMessage, float_hook=Decimal)
 # text Canal writes for booleans, each mapped to what :func:`parse_bool` gives
 BOOL_TEXT: Final[Mapping[str, bool]] = {
     "1": True, "0": False, "true": True, "false": False, "True": True, "False": False,
@@ -91,32 +93,33 @@ def checked_int(low: int, high: int) -> Callable[[str], int]:
 
 @dataclass(frozen=True, slots=True)
 class FlatPlan:
-    """A schema and how the fast path types its rows."""
+    """A schema and how the fast path types its rows (the readers bound once, here: a
+    bound method fetched per message would be built per message)."""
 
     schema: FlatSchema
     rows: FastRows  # decodes and types rows
-    width: int  # columns of a whole row
     zoned: bool  # timestamps get the ``timezone`` option: widen columns as the slow path
+    type_row: Callable[[dict[str, Any]], dict[str, Any]] = field(init=False)
+    type_into: Callable[[Any, dict[str, Any]], dict[str, Any]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "type_row", self.rows.type_row)
+        object.__setattr__(self, "type_into", self.rows.type_into)
 
 
-def common_header(
-    kind: Any, database: Any, table: Any, ts_ms: Any, serial: Any, is_ddl: Any, tidb: Any
-) -> None:
-    """NotFast unless the header is one the fast path hands to
-    :meth:`~anycdc.formats.canal.family.CanalFamily.canal_header` as the slow path would: a row
-    change, names and ``es`` as text/integer or null, ``id`` a serial number or null (no
-    ``id`` field: OMS, base64 binary), TiCDC's ``_tidb`` with a ``commitTs`` only."""
+def fast_header(flat: FlatMessage) -> None:
+    """NotFast unless ``flat``'s header is a row change the fast path hands to
+    :meth:`~anycdc.formats.canal.family.CanalFamily.canal_header` (which reads the names,
+    ``es`` and ``id`` as the slow path does): ``type`` a row change, ``isDdl`` false or null,
+    not a heartbeat, an ``id`` field (without one, binary values are base64 in auto mode:
+    OMS), TiCDC's ``_tidb`` with a ``commitTs`` only."""
+    kind, is_ddl, tidb = flat.type, flat.isDdl, flat.tidb
     if type(kind) is not str or kind not in ROW_TYPES:
         raise NotFast  # not a row change (or not a string)
-    if is_ddl is not False and is_ddl is not None:
+    if (is_ddl is not False and is_ddl is not None) or flat.isHeartbeat is True:
         raise NotFast
-    if not (type(serial) is int and serial >= 0) and serial is not None:
+    if flat.id is msgspec.UNSET:
         raise NotFast
-    if type(ts_ms) is not int and ts_ms is not None:
-        raise NotFast
-    for name in (database, table):
-        if name is not None and type(name) is not str:
-            raise NotFast
     if tidb is not None and (
         type(tidb) is not dict or len(tidb) != 1 or TIDB_COMMIT_TS not in tidb
     ):

@@ -163,7 +163,7 @@ def scn_text(format_id: str, value: Any) -> str | None:
 # Anything else raises and :meth:`Format.decode_slow` decides.
 
 
-class _FastPayload(msgspec.Struct, forbid_unknown_fields=True):
+class _FastPayload(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """The payload fields of both formats (field names are the wire names; any other: slow
     path). DataWorks 2.0 sends no ``sequenceId``, and its position rule ignores one."""
 
@@ -176,7 +176,7 @@ class _FastPayload(msgspec.Struct, forbid_unknown_fields=True):
     ddl: Any = None
 
 
-class _FastMessage(msgspec.Struct, forbid_unknown_fields=True):
+class _FastMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """The root fields of both formats (``extend``: DataWorks 2.0's, kept by it only)."""
 
     version: Any = None

@@ -75,7 +75,7 @@ from anycdc.values import (
 )
 
 
-class EventMeta(msgspec.Struct):
+class EventMeta(msgspec.Struct, gc=False):
     """Event fields taken from the ``source`` block and the envelope (a Struct: cheap to build)."""
 
     database: str | None

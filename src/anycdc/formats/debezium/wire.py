@@ -268,7 +268,7 @@ DOCUMENT_JSON: Final = msgspec.json.Decoder()  # MongoDB documents: a fraction i
 NUMBER_JSON: Final = msgspec.json.Encoder(decimal_format="number")
 
 
-class _Envelope(msgspec.Struct):
+class _Envelope(msgspec.Struct, gc=False):
     """Top level of an enveloped message: the schema stays raw bytes (a cache key)."""
 
     schema: msgspec.Raw = msgspec.Raw(b"")
