@@ -278,10 +278,11 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
 
         The fast path is no second decoder: it is the envelope's :class:`EnvelopePlan`
         (cached per schema, found by the message's prefix), the typed reading of the
-        images by that plan (:meth:`_image`), and this: a usual row change of a relational
-        connector skips the detectors of foreign and MongoDB shapes. Should a rule below
-        then refuse the message, it is decoded again ``careful``-ly, detectors first, so
-        that the error (or the odd shape) is reported as the detectors see it."""
+        images by that plan (:func:`fast_image`, else :meth:`_careful_image`), and this: a
+        usual row change of a relational connector skips the detectors of foreign and
+        MongoDB shapes. Should a rule below then refuse the message, it is decoded again
+        ``careful``-ly, detectors first, so that the error (or the odd shape) is reported
+        as the detectors see it."""
         if payload is None:
             return []  # the tutorial's rendering of a tombstone: {"schema":null,"payload":null}
         if type(payload) is not dict and not isinstance(payload, dict):
@@ -362,12 +363,20 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
         if op is not DELETE:
             if after_raw is None:
                 raise self.error(f"{path}.after", f"missing after image for op '{OP_CODES[op]}'")
-            after = self._image(after_raw, plan, path, AFTER, invalid)
+            try:  # the quick reading, else the careful one (see :meth:`_careful_image`)
+                after = fast_image(after_raw, plan)
+            except NotFast:
+                after = self._careful_image(after_raw, plan, path, AFTER, invalid)
         if op is UPDATE or op is DELETE:
             if before_raw is not None:
                 # the after image typed whole: unchanged columns reuse its values
                 twin = None if invalid or type(after_raw) is not dict else after
-                before = self._image(before_raw, plan, path, BEFORE, invalid, after_raw, twin)
+                try:
+                    before = fast_image(before_raw, plan, after_raw, twin)
+                except NotFast:
+                    before = self._careful_image(
+                        before_raw, plan, path, BEFORE, invalid, after_raw, twin
+                    )
             elif op is DELETE:
                 if not key_values:
                     raise self.error(
@@ -375,7 +384,10 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
                         "delete without a before image and no Kafka key (Postgres: set "
                         "REPLICA IDENTITY FULL, or pass the message key)",
                     )
-                before = self._image(key_values, plan, path, BEFORE, invalid)
+                try:
+                    before = fast_image(key_values, plan)
+                except NotFast:
+                    before = self._careful_image(key_values, plan, path, BEFORE, invalid)
                 partial_images.append(BEFORE)
         if plan is not None:
             names = plan.names
@@ -443,7 +455,7 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
             return {**plan.columns, **dict.fromkeys(extras, Column(UNKNOWN))}
         return plan.columns
 
-    def _image(
+    def _careful_image(
         self,
         raw: Any,
         plan: RowPlan | None,
@@ -453,24 +465,20 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
         twin_raw: Any = None,
         twin: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """A typed image by the schema's compiled plan: at once when every value is usual
-        (:func:`fast_image`, where ``twin`` is the other image typed from ``twin_raw``),
-        else value by value with the same plan's parsers (:func:`convert_values`).
+        """An image the quick reading (:func:`fast_image`) refused, typed value by value with
+        the same plan's parsers (:func:`convert_values`), which record the invalid ones.
 
-        The two loops stay apart on purpose, over the one plan: the careful one calls a
-        parser per value and records the invalid ones; the quick one checks the columns
-        group by group (strings, integers in range, booleans: no call per value) and
-        converts only the rest, reusing an update's unchanged values. Each refusal of the
-        quick one is counted in ``fast_fallbacks``."""
+        Each image is read quickly first, where :meth:`_row_event` reads it (a call here per
+        image would cost every message): the quick loop checks the columns group by group
+        (strings, integers in range, booleans: no call per value) and converts only the
+        rest, reusing an update's unchanged values. Each refusal of an object with a plan
+        is counted in ``fast_fallbacks``."""
         if type(raw) is not dict:
             raise self.error(f"{path}.{field}", f"expected object, got {type_name(raw)}")
         if plan is None:
             return dict(raw)
-        try:
-            return fast_image(raw, plan, twin_raw, twin)
-        except NotFast:
-            self.fast_fallbacks += 1
-            return convert_values(raw, plan.parsers, invalid)
+        self.fast_fallbacks += 1
+        return convert_values(raw, plan.parsers, invalid)
 
     def _event(self, op: Op, meta: EventMeta, **fields: Any) -> ChangeEvent:
         return ChangeEvent(

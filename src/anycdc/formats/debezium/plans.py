@@ -111,17 +111,20 @@ def _row_plan(
 
 
 def fast_image(
-    raw: dict[str, Any],
-    plan: RowPlan,
+    raw: Any,
+    plan: RowPlan | None,
     twin_raw: dict[str, Any] | None = None,
     twin: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """``raw`` typed by ``plan`` when every value has its usual JSON type and is valid;
-    NotFast otherwise (then the careful per-value path decides, and finds the invalid ones).
+    """``raw`` typed by ``plan`` when it is an object and every value has its usual JSON
+    type and is valid; NotFast otherwise, and without a plan (then the careful per-value
+    path decides, and finds the invalid ones).
 
     ``twin`` is the other image of an update, typed from ``twin_raw`` by this function:
     a value sent the same (same text or integer) reuses its typed value (unchanged columns).
     """
+    if type(raw) is not dict or plan is None:
+        raise NotFast
     out = dict(raw)
     get = out.get
     # the usual type tested first: a value sent is usually not null
