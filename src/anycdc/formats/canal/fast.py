@@ -35,7 +35,7 @@ from anycdc.formats.canal.wire import F_TIDB, ROW_TYPES, TIDB_COMMIT_TS
 class FlatMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """The fields of a flat message the fast path reads (any other field: slow path,
     so nothing in a message goes unread or unchecked by the fast path); the slow path
-    builds one of its checked header fields for
+    builds one of its header fields for
     :meth:`~anycdc.formats.canal.family.CanalFamily.canal_header`."""
 
     # field names are the wire names
