@@ -13,6 +13,12 @@ is due when
 - its freshness target is 0 (every batch: the behaviour before deferral);
 - the run is ending, or starting with rows a previous run left pending.
 
+While the stream reads a backlog, freshness waits (the other reasons do not): for a long one
+(``catching_up``: more than ``catch_up_batches`` behind) until it is read; for a short one
+(``backlog_s``: a batch or more behind) when the tables due for their freshness would take
+longer to apply (``apply_s`` each) than the backlog takes to read, and no longer than a
+second freshness period: they are applied once, after it, not once now and again then.
+
 This module is pure (no Spark): the pipeline feeds it what each batch ingested and asks
 which tables are due (:meth:`Schedule.due`).
 
@@ -43,6 +49,9 @@ TableIdent = tuple[str | None, str | None, str]
 
 _DURATION: Final = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*")
 _UNIT_SECONDS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+APPLY_ESTIMATE_S: Final = 1.0
+"""What one table's apply is taken to cost before a run has applied any (a Delta write of a
+small table on 2 cores: ~1-2 s); then the last apply round's seconds per table."""
 
 
 def parse_duration(value: Any, key: str = "freshness") -> float:
@@ -167,6 +176,12 @@ class Schedule:
     catching_up: bool = False
     """The stream is reading a backlog (``catch_up_batches``): no table is due for its
     freshness, only for its size, DDL, TRUNCATE, ``freshness 0`` and the end of the run."""
+    backlog_s: float = 0.0
+    """Seconds the backlog left after this batch takes to read, when the stream is a batch
+    or more behind but not ``catching_up`` (0: no such backlog): the tables due for their
+    freshness wait for it when applying them would take longer (see :meth:`due`)."""
+    apply_s: float = APPLY_ESTIMATE_S
+    """What one table's apply costs (the last apply round's seconds per table)."""
 
     def ingested(
         self,
@@ -192,11 +207,42 @@ class Schedule:
             state.urgent = urgent
 
     def due(self, now_ms: int, ending: bool = False) -> list[TableIdent]:
-        """The tables to apply now, in a stable order."""
+        """The tables to apply now, in a stable order.
+
+        A short backlog (:attr:`backlog_s`) holds the tables due for their freshness when
+        their applies (:attr:`apply_s` each) would take longer than reading it, each for
+        at most a second freshness period:
+
+        >>> schedule = Schedule(FreshnessPolicy(default_s=60.0), apply_s=1.5)
+        >>> for n in range(20):
+        ...     schedule.ingested(("db", None, f"t{n}"), batch_id=0, rows=5, now_ms=0)
+        >>> schedule.backlog_s = 12.0  # 20 applies of 1.5 s: longer than the backlog
+        >>> len(schedule.due(now_ms=70_000)), len(schedule.due(now_ms=125_000))
+        (0, 20)
+        >>> schedule.backlog_s = 40.0  # the backlog takes longer: apply now
+        >>> len(schedule.due(now_ms=70_000))
+        20
+        """
+        reasons = {ident: self.reason(ident, now_ms, ending) for ident in self.pending}
+        if self.backlog_s > 0:
+            held = [
+                ident
+                for ident, why in reasons.items()
+                if why == "freshness" and not self._overdue(ident, now_ms)
+            ]
+            if len(held) * self.apply_s > self.backlog_s:
+                for ident in held:
+                    reasons[ident] = None
         return sorted(
-            (ident for ident in self.pending if self.reason(ident, now_ms, ending)),
+            (ident for ident, why in reasons.items() if why),
             key=lambda ident: tuple(part or "" for part in ident),
         )
+
+    def _overdue(self, ident: TableIdent, now_ms: int) -> bool:
+        """The table has waited a second freshness period: a backlog holds it no longer."""
+        state = self.pending[ident]
+        waited = now_ms - (state.since_ms if state.since_ms is not None else now_ms)
+        return waited >= 2 * self.policy.target_s(qualified_name(ident)) * 1000
 
     def reason(self, ident: TableIdent, now_ms: int, ending: bool = False) -> str | None:
         """Why ``ident`` is due now (``ending``, ``ddl``, ``size`` ...), or None."""

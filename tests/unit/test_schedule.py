@@ -60,3 +60,35 @@ def test_applied_through_clears_pending_and_ignores_a_rerun_batch() -> None:
     schedule.ingested(ORDERS, 5, rows=1, now_ms=0)  # counted once
     assert schedule.pending[ORDERS].rows == 1 and schedule.pending[ORDERS].oldest_batch == 5
     assert schedule.staleness_s(ORDERS, now_ms=2_500) == 2.5
+
+
+def test_a_short_backlog_holds_applies_that_take_longer_than_reading_it() -> None:
+    # the 200-table bench: every table's 60 s passed one batch before the stream caught up,
+    # so each was written then and rewritten by the final apply moments later
+    policy = FreshnessPolicy(60, (("^shop\\.orders$", 0.0),))
+    schedule = Schedule(policy, apply_s=2.0)
+    tables = [("db", None, f"t{n:02d}") for n in range(10)]
+    for ident in tables:
+        schedule.ingested(ident, 0, rows=5, now_ms=0)
+    schedule.ingested(ORDERS, 0, rows=5, now_ms=0)  # freshness 0: every batch
+    schedule.ingested(ARCHIVE, 0, rows=5, now_ms=0, urgent="ddl")
+    assert len(schedule.due(now_ms=61_000)) == 12  # no backlog: all due
+
+    schedule.backlog_s = 15.0  # 10 applies of 2 s take longer than the backlog: held
+    assert schedule.due(now_ms=61_000) == [ARCHIVE, ORDERS]  # DDL and every batch are not
+    schedule.backlog_s = 25.0  # reading the backlog takes longer: apply now
+    assert len(schedule.due(now_ms=61_000)) == 12
+
+    schedule.backlog_s = 15.0
+    late = ("db", None, "late")
+    schedule.ingested(late, 1, rows=1, now_ms=60_000)
+    # held a second freshness period, the ten go; "late" (60 s) goes with them, as one
+    # more apply (2 s) is shorter than the backlog
+    assert schedule.due(now_ms=120_000) == [ARCHIVE, late, *tables, ORDERS]
+    schedule.applied([*tables, ARCHIVE, ORDERS], through=0)
+    assert schedule.due(now_ms=120_000) == [late]
+    # the end of a run applies everything
+    schedule.ingested(ORDERS, 2, rows=1, now_ms=120_000)
+    schedule.apply_s = 20.0  # one apply now outlasts the backlog: held, but not at the end
+    assert schedule.due(now_ms=120_000) == [ORDERS]
+    assert schedule.due(now_ms=120_000, ending=True) == [late, ORDERS]

@@ -357,14 +357,16 @@ class Pipeline:
         """Ingest the decoded batch, then apply the tables due after it and record both."""
         metrics = BatchMetrics(batch_id)
         app = WriteId(self.config.query_name, batch_id)
+        ingesting = time.monotonic()
         batch = self._ingest.ingest(spark, decoded, batch_id, metrics, app)
+        ingest_seconds = time.monotonic() - ingesting
         schedule = self.schedule()
-        metrics.behind = self._batches_behind(metrics.messages)
-        schedule.catching_up = bool(
-            self.config.catch_up_batches
-            and metrics.behind is not None
-            and metrics.behind > self.config.catch_up_batches
-        )
+        behind = metrics.behind = self._batches_behind(metrics.messages)
+        catch_up = self.config.catch_up_batches
+        schedule.catching_up = bool(catch_up and behind is not None and behind > catch_up)
+        # a shorter backlog (a batch or more): what reading it takes, at this batch's pace
+        short = bool(catch_up and behind is not None and behind >= 1 and not schedule.catching_up)
+        schedule.backlog_s = behind * ingest_seconds if short and behind is not None else 0.0
         due = schedule.due(batch.now_ms)
         if due:
             # only this batch's rows pending: its summary is the plan, its cached rows the input
@@ -373,6 +375,7 @@ class Pipeline:
             summary = batch.summary if only_now else None
             self._round.apply(spark, due, batch_id, batch.wanted, summary, app, metrics)
             metrics.apply_seconds = time.monotonic() - applying
+            schedule.apply_s = metrics.apply_seconds / len(due)
         metrics.deferred = len(schedule.pending)
         with metrics.timed("log"):
             self._system.record_batch(spark, metrics, app)
