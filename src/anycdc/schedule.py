@@ -162,6 +162,21 @@ class Pending:
         return min(known) if known else self.since_ms
 
 
+def backlog_seconds(behind: float | None, catch_up_batches: float, batch_seconds: float) -> float:
+    """What reading a short backlog takes (:attr:`Schedule.backlog_s`): ``behind`` batches
+    at ``batch_seconds`` each, when the stream is a batch or more behind but not more than
+    ``catch_up_batches`` (then it is catching up); 0 otherwise, and when the rule is off.
+
+    >>> backlog_seconds(1.5, 2, 10.0), backlog_seconds(0.5, 2, 10.0)
+    (15.0, 0.0)
+    >>> backlog_seconds(3.0, 2, 10.0), backlog_seconds(1.5, 0, 10.0), backlog_seconds(None, 2, 1)
+    (0.0, 0.0, 0.0)
+    """
+    if not catch_up_batches or behind is None or not 1 <= behind <= catch_up_batches:
+        return 0.0
+    return behind * batch_seconds
+
+
 @dataclass
 class Schedule:
     """Pending rows per table, and which tables are due (see the module docstring)."""

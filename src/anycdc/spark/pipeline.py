@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Final
 from anycdc.config import PipelineConfig
 from anycdc.errors import RunFailed, one_line
 from anycdc.metrics import PipelineMetrics
-from anycdc.schedule import Schedule
+from anycdc.schedule import Schedule, backlog_seconds
 from anycdc.spark.apply import TableApplier, TablePlan
 from anycdc.spark.apply_round import APPLIERS, APPLY_APP, TXN_APP_ID, TXN_VERSION, ApplyRound
 from anycdc.spark.batch_metrics import (
@@ -365,8 +365,7 @@ class Pipeline:
         catch_up = self.config.catch_up_batches
         schedule.catching_up = bool(catch_up and behind is not None and behind > catch_up)
         # a shorter backlog (a batch or more): what reading it takes, at this batch's pace
-        short = bool(catch_up and behind is not None and behind >= 1 and not schedule.catching_up)
-        schedule.backlog_s = behind * ingest_seconds if short and behind is not None else 0.0
+        schedule.backlog_s = backlog_seconds(behind, catch_up, ingest_seconds)
         due = schedule.due(batch.now_ms)
         if due:
             # only this batch's rows pending: its summary is the plan, its cached rows the input
