@@ -17,7 +17,8 @@ While the stream reads a backlog, freshness waits (the other reasons do not): fo
 (``catching_up``: more than ``catch_up_batches`` behind) until it is read; for a short one
 (``backlog_s``: a batch or more behind) when the tables due for their freshness would take
 longer to apply (``apply_s`` each) than the backlog takes to read, and no longer than a
-second freshness period: they are applied once, after it, not once now and again then.
+second freshness period (counted from the end of a long backlog, when there was one): they
+are applied once, after it, not once now and again then.
 
 This module is pure (no Spark): the pipeline feeds it what each batch ingested and asks
 which tables are due (:meth:`Schedule.due`).
@@ -197,6 +198,24 @@ class Schedule:
     freshness wait for it when applying them would take longer (see :meth:`due`)."""
     apply_s: float = APPLY_ESTIMATE_S
     """What one table's apply costs (the last apply round's seconds per table)."""
+    caught_up_ms: int | None = None
+    """When the stream last came out of a long backlog (``catching_up``), if it did: the
+    time a short backlog holds a table is counted from then, as freshness waited anyway."""
+
+    def behind(self, catching_up: bool, backlog_s: float, now_ms: int) -> None:
+        """What the stream has left to read after a batch: a long backlog
+        (:attr:`catching_up`) or a short one (:attr:`backlog_s`, 0 for none).
+
+        >>> schedule = Schedule(FreshnessPolicy(default_s=60.0))
+        >>> schedule.behind(True, 0.0, now_ms=1_000)
+        >>> schedule.behind(False, 30.0, now_ms=200_000)
+        >>> schedule.caught_up_ms, schedule.catching_up, schedule.backlog_s
+        (200000, False, 30.0)
+        """
+        if self.catching_up and not catching_up:
+            self.caught_up_ms = now_ms
+        self.catching_up = catching_up
+        self.backlog_s = backlog_s
 
     def ingested(
         self,
@@ -254,10 +273,12 @@ class Schedule:
         )
 
     def _overdue(self, ident: TableIdent, now_ms: int) -> bool:
-        """The table has waited a second freshness period: a backlog holds it no longer."""
+        """The table has waited a second freshness period: a backlog holds it no longer.
+        A long backlog's time does not count (:attr:`caught_up_ms`): freshness waited
+        through it by design, and the short one that follows it is its last batches."""
         state = self.pending[ident]
-        waited = now_ms - (state.since_ms if state.since_ms is not None else now_ms)
-        return waited >= 2 * self.policy.target_s(qualified_name(ident)) * 1000
+        since = max(now_ms if state.since_ms is None else state.since_ms, self.caught_up_ms or 0)
+        return now_ms - since >= 2 * self.policy.target_s(qualified_name(ident)) * 1000
 
     def reason(self, ident: TableIdent, now_ms: int, ending: bool = False) -> str | None:
         """Why ``ident`` is due now (``ending``, ``ddl``, ``size`` ...), or None."""

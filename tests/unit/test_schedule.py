@@ -92,3 +92,21 @@ def test_a_short_backlog_holds_applies_that_take_longer_than_reading_it() -> Non
     schedule.apply_s = 20.0  # one apply now outlasts the backlog: held, but not at the end
     assert schedule.due(now_ms=120_000) == [ORDERS]
     assert schedule.due(now_ms=120_000, ending=True) == [late, ORDERS]
+
+
+def test_a_short_backlog_after_a_long_one_holds_from_the_end_of_the_long_one() -> None:
+    # the 1M-event catch-up: 3 batches behind (freshness waits), then 2 and 1; by then every
+    # table had waited twice its 60 s, so the short backlog let all 50 through one batch
+    # before the end, to be rewritten by the final apply
+    schedule = Schedule(FreshnessPolicy(60), apply_s=2.0)
+    tables = [("db", None, f"t{n:02d}") for n in range(10)]
+    for ident in tables:
+        schedule.ingested(ident, 0, rows=5, now_ms=0)
+    schedule.behind(catching_up=True, backlog_s=0.0, now_ms=100_000)
+    assert schedule.due(now_ms=100_000) == []  # a long backlog: freshness waits
+    schedule.behind(catching_up=False, backlog_s=15.0, now_ms=140_000)
+    assert schedule.due(now_ms=140_000) == []  # 140 s since the rows came, 0 s of short backlog
+    assert schedule.due(now_ms=199_000) == []
+    assert schedule.due(now_ms=260_000) == tables  # held a second freshness period: no longer
+    schedule.behind(catching_up=False, backlog_s=0.0, now_ms=150_000)
+    assert schedule.due(now_ms=150_000) == tables  # caught up: due at once

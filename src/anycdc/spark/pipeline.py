@@ -363,9 +363,12 @@ class Pipeline:
         schedule = self.schedule()
         behind = metrics.behind = self._batches_behind(metrics.messages)
         catch_up = self.config.catch_up_batches
-        schedule.catching_up = bool(catch_up and behind is not None and behind > catch_up)
-        # a shorter backlog (a batch or more): what reading it takes, at this batch's pace
-        schedule.backlog_s = backlog_seconds(behind, catch_up, ingest_seconds)
+        schedule.behind(
+            catching_up=bool(catch_up and behind is not None and behind > catch_up),
+            # a shorter backlog (a batch or more): what reading it takes, at this batch's pace
+            backlog_s=backlog_seconds(behind, catch_up, ingest_seconds),
+            now_ms=batch.now_ms,
+        )
         due = schedule.due(batch.now_ms)
         if due:
             # only this batch's rows pending: its summary is the plan, its cached rows the input
