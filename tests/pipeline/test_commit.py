@@ -104,3 +104,54 @@ def test_another_writer_during_a_commit_is_a_conflict_and_the_commit_is_redone(
     from anycdc.devtools.chaos import duplicate_txns
 
     assert duplicate_txns(tmp_path) == []
+
+
+def _snapshot_jobs(spark: Any, run: Any) -> list[str]:
+    """The descriptions of the Delta state rebuilds ("Compute snapshot") ``run()`` started."""
+    tracker = spark.sparkContext.statusTracker()
+    store = spark.sparkContext._jsc.sc().statusStore()
+    before = set(tracker.getJobIdsForGroup(None))
+    run()
+    found = []
+    for job in sorted(set(tracker.getJobIdsForGroup(None)) - before):
+        description = store.job(job).description()
+        text = str(description.get()) if description.isDefined() else ""
+        if "Compute snapshot" in text:
+            found.append(text)
+    return found
+
+
+def test_a_commit_that_leaves_one_file_skips_auto_compaction_and_an_append_keeps_it(
+    spark: Any, tmp_path: Path
+) -> None:
+    """With auto compaction on (``auto_compact``), Delta runs it once per table and JVM
+    after a write, whatever the file count, and it rebuilds the new version's state to
+    find one file: a create or a whole rewrite (the table is then one file) goes without
+    it; an append, which is what leaves small files, keeps it."""
+    from anycdc.spark.maintenance import AUTO_COMPACT
+
+    frame = spark.range(0, 3).selectExpr("id", "CAST(id AS STRING) AS v").coalesce(1)
+    tables = DeltaTables(spark)
+    _table(spark, tmp_path / "b", range(3))  # written before: its first compaction is to come
+    spark.conf.set(AUTO_COMPACT, "true")
+    try:
+        created: list[LogState] = []
+        rebuilt = _snapshot_jobs(
+            spark, lambda: created.append(tables.create(str(tmp_path / "a"), frame, {}, APP, 1))
+        )
+        assert rebuilt == [] and len(created[0].files) == 1
+        rewritten = _snapshot_jobs(
+            spark,
+            lambda: tables.commit(
+                str(tmp_path / "a"), created[0], _replace_all(spark, tables, "r"), APP, 2
+            ),
+        )
+        assert rewritten == []
+        appended = _snapshot_jobs(
+            spark,
+            lambda: tables.commit(str(tmp_path / "b"), None, lambda s, st: (frame, []), APP, 1),
+        )
+        assert appended, "an append's commit should keep Delta's auto compaction check"
+    finally:
+        spark.conf.unset(AUTO_COMPACT)
+    assert _ids(spark, tmp_path / "a") == [(i, "r") for i in range(3)]

@@ -46,8 +46,10 @@ log = logging.getLogger("anycdc.commit")
 DELTA: Final = "org.apache.spark.sql.delta"
 REWRITE_PREDICATE: Final = "anycdc apply: rows of the replaced files rewritten with the changes"
 CONFLICT_RETRIES: Final = 1
-CHANGE_DATA_FEED: Final = "delta.enableChangeDataFeed"
 """Commits retried from a fresh state after another writer's commit came in between."""
+CHANGE_DATA_FEED: Final = "delta.enableChangeDataFeed"
+AUTO_COMPACT_HOOK: Final = "Auto Compact"
+"""The name of Delta's auto compaction post-commit hook (``PostCommitHook.name``)."""
 
 
 @dataclass
@@ -208,7 +210,8 @@ class DeltaTables:
         if removed:
             # the rows of these files were read: a concurrent change to the table conflicts
             txn.readWholeTable()
-        committed, added = self._write_and_commit(txn, frame, removed, app_id, version)
+        whole = set(replaced) >= set(state.files)
+        committed, added = self._write_and_commit(txn, frame, removed, app_id, version, whole=whole)
         files = {k: v for k, v in state.files.items() if k not in set(replaced)}
         files.update(added)
         return LogState(committed, files, {**state.txns, app_id: version})
@@ -247,7 +250,9 @@ class DeltaTables:
         )  # fmt: skip
         txn = self.delta_log(path).startTransaction(self._none, self._some(snapshot))
         txn.updateMetadataForNewTable(metadata)
-        committed, added = self._write_and_commit(txn, frame, [], app_id, version, create=True)
+        committed, added = self._write_and_commit(
+            txn, frame, [], app_id, version, create=True, whole=True
+        )
         return LogState(committed, added, {app_id: version})
 
     def _seq(self, items: Any) -> Any:
@@ -261,10 +266,12 @@ class DeltaTables:
         app_id: str,
         version: int,
         create: bool = False,
+        whole: bool = False,
     ) -> tuple[int, dict[str, Any]]:
         """Write ``frame`` in ``txn`` (Delta's writer) and commit its files, the ``removed``
         ones' ``RemoveFile`` and ``SetTransaction(app_id, version)``; returns the version
-        committed and the files added (path -> ``AddFile``)."""
+        committed and the files added (path -> ``AddFile``). ``whole``: the commit leaves
+        the table with its own files only (a create, a rewrite of every live file)."""
         jvm = self.jvm
         actions = jvm.java.util.ArrayList()
         added: dict[str, Any] = {}
@@ -273,6 +280,8 @@ class DeltaTables:
                 actions.add(action)
                 if _is_add(action):
                     added[str(action.path())] = action
+            if whole:
+                _skip_auto_compaction(txn)
         crash_point("written")  # the fault suite's moment: files written, not committed
         now = int(time.time() * 1000)
         for add in removed:
@@ -297,6 +306,23 @@ class DeltaTables:
             if _is_conflict(exc):
                 raise ConcurrentCommit(_first_line(exc)) from None
             raise
+
+
+def _skip_auto_compaction(txn: Any) -> None:
+    """Take Delta's auto compaction off ``txn``'s post-commit hooks (``writeFiles`` put it
+    there). Called for a commit that leaves the table with the file or so it writes (the
+    callers coalesce to one), where compaction has nothing to fold: it would still run
+    once per table and JVM (a table not yet compacted qualifies whatever its file count),
+    rebuilding the new version's state to find nothing to do, 4 Spark jobs and ~1 s per
+    first write. Appends keep it: they are what leaves small files behind. A Delta whose
+    transaction has no such buffer keeps its hooks (slower, not wrong)."""
+    try:
+        hooks = txn.postCommitHooks()
+        for index in reversed(range(int(hooks.size()))):
+            if str(hooks.apply(index).name()) == AUTO_COMPACT_HOOK:
+                hooks.remove(index)
+    except Exception as exc:  # py4j: a Delta version without the buffer or the name
+        log.debug("auto compaction left on: %s", _first_line(exc))
 
 
 def _iterate(collection: Any) -> Iterator[Any]:
