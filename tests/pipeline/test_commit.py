@@ -121,13 +121,20 @@ def _snapshot_jobs(spark: Any, run: Any) -> list[str]:
     return found
 
 
-def test_a_commit_that_leaves_one_file_skips_auto_compaction_and_an_append_keeps_it(
+def _append(frame: Any) -> Any:
+    """A build that adds ``frame``'s rows and replaces no file."""
+    return lambda snapshot, state: (frame, [])
+
+
+def test_auto_compaction_runs_only_after_a_commit_that_leaves_enough_files(
     spark: Any, tmp_path: Path
 ) -> None:
     """With auto compaction on (``auto_compact``), Delta runs it once per table and JVM
     after a write, whatever the file count, and it rebuilds the new version's state to
-    find one file: a create or a whole rewrite (the table is then one file) goes without
-    it; an append, which is what leaves small files, keeps it."""
+    find next to nothing: a commit that leaves the table fewer files than compaction
+    needs (a create, a whole rewrite, an append to a table of few files) goes without it;
+    one that leaves enough keeps it."""
+    from anycdc.spark.commit import AUTO_COMPACT_MIN_FILES
     from anycdc.spark.maintenance import AUTO_COMPACT
 
     frame = spark.range(0, 3).selectExpr("id", "CAST(id AS STRING) AS v").coalesce(1)
@@ -147,11 +154,21 @@ def test_a_commit_that_leaves_one_file_skips_auto_compaction_and_an_append_keeps
             ),
         )
         assert rewritten == []
-        appended = _snapshot_jobs(
+        snapshot, state = tables.state(str(tmp_path / "b"), None)  # its state read first
+        appended: list[LogState] = []
+        few = _snapshot_jobs(  # 2 files, Delta's minimum is 50
             spark,
-            lambda: tables.commit(str(tmp_path / "b"), None, lambda s, st: (frame, []), APP, 1),
+            lambda: appended.append(
+                tables.commit(str(tmp_path / "b"), state, _append(frame), APP, 1, snapshot)
+            ),
         )
-        assert appended, "an append's commit should keep Delta's auto compaction check"
+        assert few == [] and len(appended[0].files) == 2
+        spark.conf.set(AUTO_COMPACT_MIN_FILES, "3")
+        enough = _snapshot_jobs(  # 3 files
+            spark, lambda: tables.commit(str(tmp_path / "b"), appended[0], _append(frame), APP, 2)
+        )
+        assert enough, "a commit that leaves enough files should keep Delta's auto compaction"
     finally:
         spark.conf.unset(AUTO_COMPACT)
+        spark.conf.unset(AUTO_COMPACT_MIN_FILES)
     assert _ids(spark, tmp_path / "a") == [(i, "r") for i in range(3)]

@@ -46,26 +46,33 @@ def test_auto_compaction_bounds_the_files_of_an_insert_heavy_table(
     spark: Any, tmp_path: Path
 ) -> None:
     src = tmp_path / "in"
-    # five batches of new keys: each adds files to the table, none rewrites any
+    # five batches of new keys for two tables (applied on two threads: Delta's hook reads
+    # its setting from the thread's active session): each adds files, none rewrites any
+    tables = ("orders", "items")
     _batches(
-        src, [[ev("insert", 10 * b + i, _row(10 * b + i)) for i in range(3)] for b in range(5)]
+        src,
+        [
+            [ev("insert", 10 * b + i, _row(10 * b + i), table=t) for t in tables for i in range(3)]
+            for b in range(5)
+        ],
     )
     spark.conf.set(MIN_FILES, "3")
     try:
         plain, compacted = tmp_path / "plain", tmp_path / "compacted"
         run(spark, src, plain, max_files_per_trigger=1, auto_compact=False, freshness=0)
-        run(spark, src, compacted, max_files_per_trigger=1, freshness=0)
+        run(spark, src, compacted, max_files_per_trigger=1, freshness=0, max_concurrent_tables=2)
     finally:
         spark.conf.unset(MIN_FILES)
         spark.conf.unset(AUTO_COMPACT)
-    assert rows(spark, compacted) == rows(spark, plain)
-    assert len(rows(spark, plain)) == 15
-    plain_files = _live_files(spark, plain / "shop" / "orders")
-    compacted_files = _live_files(spark, compacted / "shop" / "orders")
-    assert plain_files >= 5
-    assert compacted_files < 3
-    assert "OPTIMIZE" in _operations(spark, compacted / "shop" / "orders")
-    assert "OPTIMIZE" not in _operations(spark, plain / "shop" / "orders")
+    for table in tables:
+        assert rows(spark, compacted, table) == rows(spark, plain, table)
+        assert len(rows(spark, plain, table)) == 15
+        plain_files = _live_files(spark, plain / "shop" / table)
+        compacted_files = _live_files(spark, compacted / "shop" / table)
+        assert plain_files >= 5
+        assert compacted_files < 3, table
+        assert "OPTIMIZE" in _operations(spark, compacted / "shop" / table)
+        assert "OPTIMIZE" not in _operations(spark, plain / "shop" / table)
 
 
 def test_vacuum_removes_the_files_merges_left_behind(spark: Any, tmp_path: Path) -> None:

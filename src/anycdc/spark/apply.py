@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
 from anycdc.devtools.chaos import crash_point
-from anycdc.event import ROW_OPS, Op
+from anycdc.event import Op
 from anycdc.naming import (
     ColumnNames,
     assign_columns,
@@ -51,6 +51,13 @@ from anycdc.naming import (
     shortened,
     source_comment,
     source_of,
+)
+from anycdc.spark.actions import (
+    ROW_KEY,
+    UPSERT_OPS,
+    bad_cast_sql,
+    checked_columns,
+    row_key_sql,
 )
 from anycdc.spark.commit import DeltaTables, LogState
 from anycdc.spark.ledger import INGEST_BATCH
@@ -91,7 +98,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("anycdc.apply")
 
-ROW_KEY: Final = "_cdc_row_key"  # full-row identity for tables without a key
 META_COLUMNS: Final = (
     ("_cdc_position", "STRING"),
     ("_cdc_ts", "TIMESTAMP"),
@@ -109,8 +115,6 @@ reader 2, writer 5). Only where needed: delta-rs' Arrow dataset reads such a tab
 columns as NULLs, and some engines cannot read it at all; under ``column_names: portable``
 no name needs it (:func:`anycdc.naming.portable_name`)."""
 HISTORY_MARKER: Final = "_cdc_is_current"  # only SCD2 history tables have it
-UPSERT_OPS: Final = tuple(sorted(op.value for op in ROW_OPS - {Op.DELETE}))
-"""The ops whose row is the table's new state (the rest of :data:`~anycdc.event.ROW_OPS` deletes)."""
 BATCH_COLUMN: Final = "_batch"  # the micro-batch id, carried in the MERGE source's rows
 
 
@@ -610,15 +614,10 @@ class TableApplier:
         """Upserts whose image holds a value that its column's type cannot hold."""
         from pyspark.sql import functions as F
 
-        checks = []
-        for name, target in types.items():
-            if target == "STRING" or name == ROW_KEY:
-                continue
-            text = f"element_at(image, {lit(name)})"
-            checks.append(
-                f"CASE WHEN {text} IS NOT NULL AND {cast_sql(text, target)} IS NULL "
-                f"THEN {lit(name + ': cannot cast ')} || substr({text}, 1, 80) || {lit(' to ' + target)} END"
-            )
+        checks = [
+            bad_cast_sql(f"element_at(image, {lit(name)})", lit(name), lit(target), target)
+            for name, target in checked_columns(types)
+        ]
         if not checks:
             return actions.withColumn("_bad", F.lit(None).cast("string"))
         reasons = f"concat_ws('; ', {', '.join(checks)})"
@@ -925,13 +924,7 @@ def _with_row_key(image: str) -> Any:
     """Add a full-row identity to an image (tables without any key)."""
     from pyspark.sql import functions as F
 
-    # sorted entries: the same row hashes the same whatever the column order of the message;
-    # NULLs left out: a row written before an ADD COLUMN has the same identity after it
-    content = f"to_json(array_sort(map_entries(map_filter({image}, (k, v) -> v IS NOT NULL))))"
-    return F.expr(
-        f"CASE WHEN {image} IS NULL THEN {image} "
-        f"ELSE map_concat({image}, map({lit(ROW_KEY)}, sha2({content}, 256))) END"
-    )
+    return F.expr(row_key_sql(image))
 
 
 def _ddl_type(simple: str) -> str:

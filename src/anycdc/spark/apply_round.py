@@ -29,6 +29,7 @@ from anycdc.errors import one_line
 from anycdc.event import Op
 from anycdc.metrics import SCHEMA_CHANGE
 from anycdc.schedule import Schedule, TableIdent, qualified_name
+from anycdc.spark.actions import ActionSpec, round_actions
 from anycdc.spark.apply import (
     IncompatibleSchema,
     TableApplier,
@@ -42,11 +43,10 @@ from anycdc.spark.apply import (
 from anycdc.spark.batch_metrics import BatchMetrics
 from anycdc.spark.commit import DeltaTables
 from anycdc.spark.ingest import summarize
-from anycdc.spark.key_bound import KEY_NUMBER_TYPE
 from anycdc.spark.ledger import INGEST_BATCH, Applied, Ledger, WriteId, only_pending
 from anycdc.spark.maintenance import Upkeep
-from anycdc.spark.merge_sql import lit, table_condition
 from anycdc.spark.scd2 import Scd2Applier
+from anycdc.spark.session import activate_in_thread
 from anycdc.spark.system_tables import SystemTables, dead_letter_rows
 from anycdc.spark.table_state import DueTable, TableState
 from anycdc.spark.tombstones import Tombstones, table_tag
@@ -281,9 +281,12 @@ class ApplyRound:
                 folded = store.guard(fold_actions(ok, by=("_t", "_key")), tables)
                 folded = with_batch(folded, through).localCheckpoint(eager=True)
 
+            session = wanted.sparkSession  # the batch's, with the apply's settings on it
+
             def apply_one(index: int) -> TableResult:
                 item = prepared[index]
                 started = time.monotonic()
+                activate_in_thread(session)  # a worker thread's JVM thread: see there
                 try:
                     result = self._apply_table(
                         item, actions, folded, index, stats.get(index), through
@@ -322,28 +325,15 @@ class ApplyRound:
             actions.unpersist()
 
     def _all_actions(self, wanted: DataFrame, prepared: list[DueTable]) -> DataFrame:
-        """Every table's row actions, tagged ``_t`` (:func:`table_tag` of its index in
-        ``prepared``), each with ``_bad`` (why it cannot be cast to its column, or null)."""
-        frames = []
-        for index, item in enumerate(prepared):
-            applier = item.applier
-            events = wanted.where(table_condition(applier.plan))
-            actions = applier.bad_casts(applier.actions(events, item.types, item.floor), item.types)
-            key_number = (
-                f"CAST(element_at(image, {lit(item.bound_column)}) AS {KEY_NUMBER_TYPE})"
-                if item.bound_column
-                else f"CAST(NULL AS {KEY_NUMBER_TYPE})"
-            )
-            frames.append(
-                actions.selectExpr(f"{lit(table_tag(index))} AS _t", "*", f"{key_number} AS _kv")
-            )
-        union = frames[0]
-        for frame in frames[1:]:
-            union = union.unionByName(frame)
+        """Every table's row actions in one plan (:func:`~anycdc.spark.actions.round_actions`),
+        tagged ``_t`` (:func:`table_tag` of its index in ``prepared``), each with ``_bad``
+        (why it cannot be cast to its column, or null) and ``_kv`` (its key bound's number)."""
+        specs = [ActionSpec.of(table_tag(i), item) for i, item in enumerate(prepared)]
+        actions = round_actions(self.spark, wanted, specs)
         # each table's slice is a few partitions of the cached batch: a task per slice
         # would be thousands of tiny tasks
         width = int(self.spark.conf.get("spark.sql.shuffle.partitions") or 4)
-        return union.coalesce(max(1, width))
+        return actions.coalesce(max(1, width))
 
     @staticmethod
     def _deleted_keys(folded: DataFrame, tables: DataFrame) -> DataFrame:

@@ -50,6 +50,7 @@ CONFLICT_RETRIES: Final = 1
 CHANGE_DATA_FEED: Final = "delta.enableChangeDataFeed"
 AUTO_COMPACT_HOOK: Final = "Auto Compact"
 """The name of Delta's auto compaction post-commit hook (``PostCommitHook.name``)."""
+AUTO_COMPACT_MIN_FILES: Final = "spark.databricks.delta.autoCompact.minNumFiles"
 
 
 @dataclass
@@ -210,8 +211,8 @@ class DeltaTables:
         if removed:
             # the rows of these files were read: a concurrent change to the table conflicts
             txn.readWholeTable()
-        whole = set(replaced) >= set(state.files)
-        committed, added = self._write_and_commit(txn, frame, removed, app_id, version, whole=whole)
+        kept = len(set(state.files) - set(replaced))
+        committed, added = self._write_and_commit(txn, frame, removed, app_id, version, kept=kept)
         files = {k: v for k, v in state.files.items() if k not in set(replaced)}
         files.update(added)
         return LogState(committed, files, {**state.txns, app_id: version})
@@ -251,7 +252,7 @@ class DeltaTables:
         txn = self.delta_log(path).startTransaction(self._none, self._some(snapshot))
         txn.updateMetadataForNewTable(metadata)
         committed, added = self._write_and_commit(
-            txn, frame, [], app_id, version, create=True, whole=True
+            txn, frame, [], app_id, version, create=True, kept=0
         )
         return LogState(committed, added, {app_id: version})
 
@@ -266,12 +267,12 @@ class DeltaTables:
         app_id: str,
         version: int,
         create: bool = False,
-        whole: bool = False,
+        kept: int = 0,
     ) -> tuple[int, dict[str, Any]]:
         """Write ``frame`` in ``txn`` (Delta's writer) and commit its files, the ``removed``
         ones' ``RemoveFile`` and ``SetTransaction(app_id, version)``; returns the version
-        committed and the files added (path -> ``AddFile``). ``whole``: the commit leaves
-        the table with its own files only (a create, a rewrite of every live file)."""
+        committed and the files added (path -> ``AddFile``). ``kept``: the table's live
+        files the commit leaves in place (0 for a create or a rewrite of every file)."""
         jvm = self.jvm
         actions = jvm.java.util.ArrayList()
         added: dict[str, Any] = {}
@@ -280,7 +281,7 @@ class DeltaTables:
                 actions.add(action)
                 if _is_add(action):
                     added[str(action.path())] = action
-            if whole:
+            if kept + len(added) < _min_compacted_files(frame):
                 _skip_auto_compaction(txn)
         crash_point("written")  # the fault suite's moment: files written, not committed
         now = int(time.time() * 1000)
@@ -308,14 +309,24 @@ class DeltaTables:
             raise
 
 
+def _min_compacted_files(frame: DataFrame) -> int:
+    """The file count from which Delta's auto compaction folds a table's small files
+    (:data:`AUTO_COMPACT_MIN_FILES`, Delta's default 50), as the writing session has it."""
+    try:
+        return int(frame.sparkSession.conf.get(AUTO_COMPACT_MIN_FILES, "50") or 50)
+    except ValueError:
+        return 50
+
+
 def _skip_auto_compaction(txn: Any) -> None:
     """Take Delta's auto compaction off ``txn``'s post-commit hooks (``writeFiles`` put it
-    there). Called for a commit that leaves the table with the file or so it writes (the
-    callers coalesce to one), where compaction has nothing to fold: it would still run
-    once per table and JVM (a table not yet compacted qualifies whatever its file count),
-    rebuilding the new version's state to find nothing to do, 4 Spark jobs and ~1 s per
-    first write. Appends keep it: they are what leaves small files behind. A Delta whose
-    transaction has no such buffer keeps its hooks (slower, not wrong)."""
+    there). Called for a commit that leaves the table fewer files than compaction needs
+    (:func:`_min_compacted_files`): a create, a rewrite (coalesced to one file), an append
+    to a table of few files. Delta would still run it once per table and JVM (a table not
+    yet compacted in the JVM qualifies whatever its file count), rebuilding the new
+    version's state to find next to nothing to fold: 4 Spark jobs and ~1 s per table and
+    run. A commit that leaves the table many files keeps it. A Delta whose transaction has
+    no such buffer keeps its hooks (slower, not wrong)."""
     try:
         hooks = txn.postCommitHooks()
         for index in reversed(range(int(hooks.size()))):

@@ -332,3 +332,17 @@ def delta_available(spark: SparkSession) -> bool:
     except Exception:  # py4j errors come in several types
         return False
     return True
+
+
+def activate_in_thread(spark: SparkSession) -> None:
+    """Make ``spark`` the active session of the calling Python thread's JVM thread.
+
+    Delta reads some settings from ``SparkSession.active``, not from the session of the
+    table or frame at hand: its post-commit hooks (auto compaction's
+    ``spark.databricks.delta.autoCompact.enabled``) among them. A Python thread of a pool
+    gets a JVM thread of its own, whose active session is the JVM's default one, not the
+    streaming micro-batch's session the pipeline's settings are on; so an apply on a worker
+    thread calls this first.
+    """
+    jvm: Any = spark.sparkContext._jvm
+    jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)

@@ -1,0 +1,215 @@
+"""Every due table's row actions in one plan.
+
+Where it sits: changelog -> plan -> **row actions** -> fold -> apply. An apply round turns
+the pending changelog rows of its due tables into row actions (an upsert or a delete per
+key, a TRUNCATE of a history table), each with the reason it cannot be cast (``_bad``) and
+the number its key bound reads (``_kv``). What differs between tables (their key, TRUNCATE
+floor, renames, typed columns) is data: one row per table in a small broadcast frame
+(:class:`ActionSpec`), joined to the changelog rows. So a round of hundreds of tables is
+one plan that Spark analyses and compiles once, not a union of a plan per table (that
+union's analysis grew with the square of the tables, and its compiled code with their
+number: ~0.7 s a table at 100 tables).
+
+:meth:`anycdc.spark.apply.TableApplier.actions` and ``bad_casts`` build the same actions for
+one table, SQL text per table: the reference this plan is compared with
+(tests/pipeline/test_actions.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from anycdc.event import ROW_OPS, Op
+from anycdc.spark.key_bound import KEY_NUMBER_TYPE
+from anycdc.spark.ledger import INGEST_BATCH
+from anycdc.spark.merge_sql import lit
+from anycdc.spark.sql_types import cast_sql
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from anycdc.spark.table_state import DueTable
+
+ROW_KEY: Final = "_cdc_row_key"  # full-row identity for tables without a key
+UPSERT_OPS: Final = tuple(sorted(op.value for op in ROW_OPS - {Op.DELETE}))
+"""The ops whose row is the table's new state (the rest of :data:`~anycdc.event.ROW_OPS` deletes)."""
+
+_SPEC_SCHEMA: Final = (
+    "_t STRING, _s_database STRING, _s_schema STRING, _s_table STRING, "
+    "_s_keys ARRAY<STRING>, _s_keyless BOOLEAN, _s_floor STRING, _s_bound STRING, "
+    "_s_renames ARRAY<STRUCT<old: STRING, new: STRING, pos: STRING>>, _s_history BOOLEAN, "
+    "_s_checks ARRAY<STRUCT<name: STRING, type: STRING>>"
+)
+ACTION_COLUMNS: Final = (
+    "_key", "kind", "image", "full", "position", "partition", "offset", "event_index",
+    INGEST_BATCH, "ts_ms", "raw", "source", "format", "op",
+)  # fmt: skip
+"""A row action's columns, in order (then ``_bad`` and, in a round, ``_t`` and ``_kv``)."""
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """What one table's actions depend on: a row of the round's spec frame.
+
+    >>> spec = ActionSpec("0", "shop", None, "orders", ("id",), checks=(("id", "INT"),))
+    >>> spec.row()[:6]
+    ('0', 'shop', None, 'orders', ['id'], False)
+    """
+
+    tag: str
+    """The table's ``_t`` (:func:`anycdc.spark.tombstones.table_tag`)."""
+    database: str | None
+    schema: str | None
+    table: str
+    keys: tuple[str, ...]
+    """The key's source columns; ``(ROW_KEY,)`` for a table without a key."""
+    floor: str | None = None
+    """The last TRUNCATE's position: events at or before it are dropped."""
+    bound: str | None = None
+    """The key column whose number ``_kv`` carries (its key bound), if any."""
+    renames: tuple[tuple[str, str, str], ...] = ()
+    """(old, new, position) renames applied to the images of older events, in order."""
+    history: bool = False
+    """An SCD2 table: its TRUNCATE events are actions too."""
+    checks: tuple[tuple[str, str], ...] = ()
+    """(column, Spark type) of the typed columns whose values are checked (``_bad``)."""
+
+    @classmethod
+    def of(cls, tag: str, item: DueTable) -> ActionSpec:
+        """The spec of a prepared table (its applier, types, floor and key bound)."""
+        applier = item.applier
+        plan = applier.plan
+        renamed = applier.schema_changes == "evolve" and plan.renamed
+        return cls(
+            tag,
+            plan.database,
+            plan.schema,
+            plan.table,
+            applier.key_columns(),
+            floor=None if applier.history else item.floor,
+            bound=item.bound_column,
+            renames=tuple(plan.renamed) if renamed else (),
+            history=applier.history,
+            checks=checked_columns(item.types),
+        )
+
+    def row(self) -> tuple[object, ...]:
+        return (
+            self.tag, self.database, self.schema, self.table, list(self.keys),
+            self.keys == (ROW_KEY,), self.floor, self.bound,
+            [{"old": o, "new": n, "pos": p} for o, n, p in self.renames],
+            self.history, [{"name": n, "type": t} for n, t in self.checks],
+        )  # fmt: skip
+
+
+def checked_columns(types: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """The columns whose values are cast-checked: every typed one but text and the row key.
+
+    >>> checked_columns({"id": "INT", "name": "STRING", ROW_KEY: "STRING", "at": "DATE"})
+    (('id', 'INT'), ('at', 'DATE'))
+    """
+    return tuple((n, t) for n, t in types.items() if t != "STRING" and n != ROW_KEY)
+
+
+def bad_cast_sql(text: str, name: str, target_sql: str, target: str) -> str:
+    """SQL: why the value ``text`` of column ``name`` (SQL) cannot be cast to ``target``
+    (named by ``target_sql`` in the reason), or NULL when it can.
+
+    >>> print(bad_cast_sql("v", "'id'", "'INT'", "INT"))  # doctest: +NORMALIZE_WHITESPACE
+    CASE WHEN v IS NOT NULL AND try_cast(v AS INT) IS NULL
+    THEN 'id' || ': cannot cast ' || substr(v, 1, 80) || ' to ' || 'INT' END
+    """
+    return (
+        f"CASE WHEN {text} IS NOT NULL AND {cast_sql(text, target)} IS NULL "
+        f"THEN {name} || ': cannot cast ' || substr({text}, 1, 80) || ' to ' || {target_sql} END"
+    )
+
+
+def row_key_sql(image: str) -> str:
+    """SQL: the map ``image`` with its full-row identity :data:`ROW_KEY` added (a table
+    without a key): a hash of its sorted non-null entries, so the same row hashes the same
+    whatever the column order of its message, and before and after an ADD COLUMN."""
+    content = f"to_json(array_sort(map_entries(map_filter({image}, (k, v) -> v IS NOT NULL))))"
+    return (
+        f"CASE WHEN {image} IS NULL THEN {image} "
+        f"ELSE map_concat({image}, map({lit(ROW_KEY)}, sha2({content}, 256))) END"
+    )
+
+
+def round_actions(spark: SparkSession, wanted: DataFrame, specs: Sequence[ActionSpec]) -> DataFrame:
+    """The row actions of every table of ``specs`` from the changelog rows ``wanted``:
+    :data:`ACTION_COLUMNS`, ``_bad``, then ``_t`` (the table's tag) and ``_kv`` (its key
+    bound's number), in one plan (see the module docstring). Rows of other tables drop out.
+    """
+    from pyspark.sql import functions as F
+
+    spec = spark.createDataFrame([s.row() for s in specs], _SPEC_SCHEMA)
+    same_table = (
+        wanted["database"].eqNullSafe(spec["_s_database"])
+        & wanted["schema"].eqNullSafe(spec["_s_schema"])
+        & (wanted["table"] == spec["_s_table"])
+    )
+    events = wanted.join(F.broadcast(spec), same_table, "inner")
+    ops = ", ".join(lit(op) for op in (*UPSERT_OPS, Op.DELETE.value))
+    rows = events.where(
+        f"op IN ({ops}) AND coalesce(split, '') <> 'before' "
+        "AND (_s_floor IS NULL OR position IS NULL OR position > _s_floor)"
+    )
+    rename = (
+        "aggregate(_s_renames, {image}, (acc, r) -> CASE WHEN position < r.pos "
+        "AND map_contains_key(acc, r.old) THEN map_concat(map_filter(acc, (k, v) -> k <> r.old), "
+        "map(r.new, element_at(acc, r.old))) ELSE acc END)"
+    )
+    rows = rows.withColumns(
+        {image: F.expr(rename.format(image=image)) for image in ("before", "after")}
+    )
+    rows = rows.withColumns(
+        {
+            image: F.expr(f"CASE WHEN _s_keyless THEN {row_key_sql(image)} ELSE {image} END")
+            for image in ("before", "after")
+        }
+    )
+    batch = INGEST_BATCH if INGEST_BATCH in wanted.columns else "CAST(NULL AS BIGINT)"
+    order = ["position", "partition", "offset", "event_index", f"{batch} AS {INGEST_BATCH}"]
+    tail = ["ts_ms", "raw", "source", "format"]
+    carried = ["_t", "_s_bound", "_s_checks"]
+
+    def key_text(image: str) -> str:
+        return f"to_json(transform(_s_keys, k -> element_at({image}, k)))"
+
+    upserts = rows.where("op <> 'delete'").selectExpr(
+        f"{key_text('after')} AS _key", "'upsert' AS kind", "after AS image",
+        "NOT array_contains(partial, 'after') AS full", *order, *tail, "op", *carried,
+    )  # fmt: skip
+    changed_key = f"{key_text('before')} <> {key_text('after')}"
+    deletes = rows.where(
+        f"op = 'delete' OR (op = 'update' AND before IS NOT NULL AND {changed_key})"
+    ).selectExpr(
+        f"{key_text('before')} AS _key", "'delete' AS kind", "before AS image",
+        "true AS full", *order, *tail, "'delete' AS op", *carried,
+    )  # fmt: skip
+    truncates = events.where(f"_s_history AND op = {lit(Op.TRUNCATE.value)}").selectExpr(
+        "CAST(NULL AS STRING) AS _key", "'truncate' AS kind",
+        "CAST(NULL AS MAP<STRING, STRING>) AS image", "true AS full", *order, *tail, "op",
+        *carried,
+    )  # fmt: skip
+    actions = upserts.unionByName(deletes).unionByName(truncates)
+    value = "element_at(image, c.name)"
+    types = sorted({t for s in specs for _, t in s.checks})
+    branches = " ".join(
+        f"WHEN {lit(t)} THEN {bad_cast_sql(value, 'c.name', 'c.type', t)}" for t in types
+    )
+    reasons = (
+        f"nullif(concat_ws('; ', transform(_s_checks, c -> CASE c.type {branches} END)), '')"
+        if types
+        else "CAST(NULL AS STRING)"
+    )
+    key_number = (
+        f"CASE WHEN _s_bound IS NULL THEN CAST(NULL AS {KEY_NUMBER_TYPE}) "
+        f"ELSE CAST(element_at(image, _s_bound) AS {KEY_NUMBER_TYPE}) END"
+    )
+    return actions.selectExpr(
+        "_t", *(f"`{c}`" for c in ACTION_COLUMNS), f"{reasons} AS _bad", f"{key_number} AS _kv"
+    )
