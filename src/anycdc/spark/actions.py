@@ -17,7 +17,7 @@ one table, SQL text per table: the reference this plan is compared with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -138,6 +138,34 @@ def row_key_sql(image: str) -> str:
     )
 
 
+def _order_and_tail(rows: DataFrame) -> tuple[list[str], list[str]]:
+    """An action's columns from its event: its order (position, then arrival) and the rest."""
+    batch = INGEST_BATCH if INGEST_BATCH in rows.columns else "CAST(NULL AS BIGINT)"
+    order = ["position", "partition", "offset", "event_index", f"{batch} AS {INGEST_BATCH}"]
+    return order, ["ts_ms", "raw", "source", "format"]
+
+
+def upserts_and_deletes(
+    rows: DataFrame, key_text: Callable[[str], str], carried: Sequence[str] = ()
+) -> DataFrame:
+    """Row events -> actions: an upsert of the after image per insert, update and snapshot
+    row; a delete of the before image per delete, and per update that changed the key
+    (``key_text(image)``: SQL of the key's text in an image). ``carried``: columns kept."""
+    order, tail = _order_and_tail(rows)
+    upserts = rows.where("op <> 'delete'").selectExpr(
+        f"{key_text('after')} AS _key", "'upsert' AS kind", "after AS image",
+        "NOT array_contains(partial, 'after') AS full", *order, *tail, "op", *carried,
+    )  # fmt: skip
+    changed_key = f"{key_text('before')} <> {key_text('after')}"
+    deletes = rows.where(
+        f"op = 'delete' OR (op = 'update' AND before IS NOT NULL AND {changed_key})"
+    ).selectExpr(
+        f"{key_text('before')} AS _key", "'delete' AS kind", "before AS image",
+        "true AS full", *order, *tail, "'delete' AS op", *carried,
+    )  # fmt: skip
+    return upserts.unionByName(deletes)
+
+
 def round_actions(spark: SparkSession, wanted: DataFrame, specs: Sequence[ActionSpec]) -> DataFrame:
     """The row actions of every table of ``specs`` from the changelog rows ``wanted``:
     :data:`ACTION_COLUMNS`, ``_bad``, then ``_t`` (the table's tag) and ``_kv`` (its key
@@ -171,31 +199,17 @@ def round_actions(spark: SparkSession, wanted: DataFrame, specs: Sequence[Action
             for image in ("before", "after")
         }
     )
-    batch = INGEST_BATCH if INGEST_BATCH in wanted.columns else "CAST(NULL AS BIGINT)"
-    order = ["position", "partition", "offset", "event_index", f"{batch} AS {INGEST_BATCH}"]
-    tail = ["ts_ms", "raw", "source", "format"]
-    carried = ["_t", "_s_bound", "_s_checks"]
-
-    def key_text(image: str) -> str:
-        return f"to_json(transform(_s_keys, k -> element_at({image}, k)))"
-
-    upserts = rows.where("op <> 'delete'").selectExpr(
-        f"{key_text('after')} AS _key", "'upsert' AS kind", "after AS image",
-        "NOT array_contains(partial, 'after') AS full", *order, *tail, "op", *carried,
-    )  # fmt: skip
-    changed_key = f"{key_text('before')} <> {key_text('after')}"
-    deletes = rows.where(
-        f"op = 'delete' OR (op = 'update' AND before IS NOT NULL AND {changed_key})"
-    ).selectExpr(
-        f"{key_text('before')} AS _key", "'delete' AS kind", "before AS image",
-        "true AS full", *order, *tail, "'delete' AS op", *carried,
-    )  # fmt: skip
+    carried = ("_t", "_s_bound", "_s_checks")
+    actions = upserts_and_deletes(
+        rows, lambda image: f"to_json(transform(_s_keys, k -> element_at({image}, k)))", carried
+    )
+    order, tail = _order_and_tail(wanted)
     truncates = events.where(f"_s_history AND op = {lit(Op.TRUNCATE.value)}").selectExpr(
         "CAST(NULL AS STRING) AS _key", "'truncate' AS kind",
         "CAST(NULL AS MAP<STRING, STRING>) AS image", "true AS full", *order, *tail, "op",
         *carried,
     )  # fmt: skip
-    actions = upserts.unionByName(deletes).unionByName(truncates)
+    actions = actions.unionByName(truncates)
     value = "element_at(image, c.name)"
     types = sorted({t for s in specs for _, t in s.checks})
     branches = " ".join(

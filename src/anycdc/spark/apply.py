@@ -58,6 +58,7 @@ from anycdc.spark.actions import (
     bad_cast_sql,
     checked_columns,
     row_key_sql,
+    upserts_and_deletes,
 )
 from anycdc.spark.commit import DeltaTables, LogState
 from anycdc.spark.ledger import INGEST_BATCH
@@ -590,25 +591,11 @@ class TableApplier:
             rows = rows.withColumn("before", _with_row_key("before")).withColumn(
                 "after", _with_row_key("after")
             )
-        batch = INGEST_BATCH if INGEST_BATCH in rows.columns else "CAST(NULL AS BIGINT)"
-        order = ["position", "partition", "offset", "event_index", f"{batch} AS {INGEST_BATCH}"]
-        tail = ["ts_ms", "raw", "source", "format"]
 
         def key_text(image: str) -> str:
             return f"to_json(array({', '.join(f'element_at({image}, {lit(k)})' for k in keys)}))"
 
-        upserts = rows.where("op <> 'delete'").selectExpr(
-            f"{key_text('after')} AS _key", "'upsert' AS kind", "after AS image",
-            "NOT array_contains(partial, 'after') AS full", *order, *tail, "op",
-        )  # fmt: skip
-        changed_key = f"{key_text('before')} <> {key_text('after')}"
-        deletes = rows.where(
-            f"op = 'delete' OR (op = 'update' AND before IS NOT NULL AND {changed_key})"
-        ).selectExpr(
-            f"{key_text('before')} AS _key", "'delete' AS kind", "before AS image",
-            "true AS full", *order, *tail, "'delete' AS op",
-        )  # fmt: skip
-        return upserts.unionByName(deletes)
+        return upserts_and_deletes(rows, key_text)
 
     def bad_casts(self, actions: DataFrame, types: dict[str, str]) -> DataFrame:
         """Upserts whose image holds a value that its column's type cannot hold."""
