@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 
 from anycdc.spark import jars
-from anycdc.spark.session import DELTA_CATALOG, DELTA_EXTENSION, _merge_extensions, base_conf
+from anycdc.spark.session import (
+    CHECKPOINT_FILE_MANAGER,
+    DELTA_CATALOG,
+    DELTA_EXTENSION,
+    LOCAL_LOG_STORE,
+    _merge_extensions,
+    base_conf,
+)
 
 # ---------------------------------------------------------------- pure
 
@@ -118,3 +125,45 @@ def test_delta_rebuilds_a_state_with_one_task_on_every_master() -> None:
     sets one, local or not, and a session's own setting wins (base_conf comes first)."""
     for local in (True, False):
         assert base_conf(local=local)["spark.databricks.delta.snapshotPartitions"] == "1"
+
+
+def test_local_tables_are_committed_without_forking_the_file_system_shell() -> None:
+    """#26: Delta's default log store for ``file:`` forks ``readlink`` processes per commit;
+    anycdc names ``LocalLogStore`` for that scheme on every master, and Spark's
+    ``FileSystem`` checkpoint manager (Delta's ``.crc`` files) on a local master only."""
+    for local in (True, False):
+        conf = base_conf(local=local)
+        assert conf[LOCAL_LOG_STORE] == "io.delta.storage.LocalLogStore"
+        assert (CHECKPOINT_FILE_MANAGER in conf) is local
+    assert base_conf(local=True)[CHECKPOINT_FILE_MANAGER].endswith(
+        ".FileSystemBasedCheckpointFileManager"
+    )
+
+
+@pytest.mark.spark
+def test_the_session_commits_local_tables_through_the_local_log_store(
+    spark: Any, tmp_path: Path
+) -> None:
+    """What Delta resolves in the running session (the log store is read from the SparkConf
+    once), and that a table committed through it reads back."""
+    jvm = spark.sparkContext._jvm
+    hadoop_conf = spark._jsparkSession.sessionState().newHadoopConf()
+    path = jvm.org.apache.hadoop.fs.Path(f"file:{tmp_path}")
+    store = jvm.org.apache.spark.sql.delta.storage.DelegatingLogStore(hadoop_conf)
+    assert store.getDelegate(path).logStoreImpl().getClass().getName() == (
+        "io.delta.storage.LocalLogStore"
+    )
+    checkpoints = jvm.org.apache.spark.sql.execution.streaming.checkpointing
+    manager = checkpoints.CheckpointFileManager.create(path, hadoop_conf)
+    assert manager.getClass().getName().endswith(".FileSystemBasedCheckpointFileManager")
+    target = str(tmp_path / "t")
+    spark.range(3).write.format("delta").save(target)
+    spark.range(3, 5).write.format("delta").mode("append").save(target)
+    assert sorted(r[0] for r in spark.read.format("delta").load(target).collect()) == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]
+    assert (tmp_path / "t" / "_delta_log" / "00000000000000000001.crc").is_file()

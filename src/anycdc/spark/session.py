@@ -58,11 +58,39 @@ DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
 DEFAULT_MASTER = "local[*]"
 TEST_DELTA_LOG_CACHE = 64  # Delta logs a test session keeps (see base_conf)
-SNAPSHOT_SETTINGS: Final = {"spark.databricks.delta.snapshotPartitions": "1"}
-"""On every master: Delta rebuilds a table's state (its first apply in a run, a checkpoint)
-with 50 tasks by default, sized for tables of millions of files; a CDC target's tables are
-mostly small, and one task is 10-20% cheaper than two per rebuild (merge probe, #26). A
-user's ``--conf`` wins."""
+LOCAL_LOG_STORE: Final = "spark.delta.logStore.file.impl"
+CHECKPOINT_FILE_MANAGER: Final = "spark.sql.streaming.checkpointFileManagerClass"
+DELTA_SETTINGS: Final = {
+    "spark.databricks.delta.snapshotPartitions": "1",
+    LOCAL_LOG_STORE: "io.delta.storage.LocalLogStore",
+}
+"""On every master (a user's ``--conf`` wins):
+
+- ``snapshotPartitions``: Delta rebuilds a table's state (its first apply in a run, a
+  checkpoint) with 50 tasks by default, sized for tables of millions of files; a CDC
+  target's tables are mostly small, and one task is 10-20% cheaper than two per rebuild
+  (merge probe, #26);
+- the log store of ``file:`` tables (only that scheme): Delta's default for it writes each
+  commit through Hadoop's ``FileContext``, whose rename asks the local file system for the
+  link status of both names and their checksum files, and without Hadoop's native library
+  every such question forks a ``readlink`` process (~10 ms each): 16 forks, ~0.1 s, per
+  commit. ``LocalLogStore`` writes the same temporary file and renames it through
+  ``FileSystem``, which asks the JVM. Both refuse a commit whose file exists by checking
+  before the rename (a local rename replaces its target), so the guarantee is the same;
+  ``LocalLogStore`` also serialises the check within the JVM. Read once, when the
+  SparkContext starts."""
+LOCAL_MASTER_SETTINGS: Final = {
+    CHECKPOINT_FILE_MANAGER: (
+        "org.apache.spark.sql.execution.streaming.checkpointing."
+        "FileSystemBasedCheckpointFileManager"
+    ),
+}
+"""On a local master, whose tables and checkpoints are on the local disk: Spark's
+checkpoint files and Delta's table checksums (``.crc``, one per commit) are written by
+Spark's checkpoint file manager, by default through ``FileContext`` and its forked
+``readlink`` calls too (see :data:`DELTA_SETTINGS`); the ``FileSystem`` one writes the same
+temporary file and renames it. Not on a cluster, where another file system's own rename
+may be what makes a checkpoint atomic."""
 DEFAULT_DRIVER_MEMORY = "4g"  # a 24 GiB machine shares it with Kafka and the OS
 TEST_DRIVER_MEMORY = "1g"
 CODEGEN_CACHE_ENTRIES = 4096  # compiled query classes kept (Spark: 100); see base_conf
@@ -111,8 +139,9 @@ def base_conf(*, for_tests: bool = False, local: bool = True) -> dict[str, str]:
         # all again (Janino, then the JIT: ~15 s of CPU per 24 MERGEs, measured)
         "spark.sql.codegen.cache.maxEntries": str(CODEGEN_CACHE_ENTRIES),
     }
-    conf.update(SNAPSHOT_SETTINGS)
+    conf.update(DELTA_SETTINGS)
     if local:
+        conf.update(LOCAL_MASTER_SETTINGS)
         memory = os.environ.get("ANYCDC_SPARK_DRIVER_MEMORY") or (
             TEST_DRIVER_MEMORY if for_tests else DEFAULT_DRIVER_MEMORY
         )
@@ -126,7 +155,7 @@ def base_conf(*, for_tests: bool = False, local: bool = True) -> dict[str, str]:
                 "spark.ui.enabled": "false",
                 "spark.sql.warehouse.dir": os.path.join(tmp, "warehouse"),
                 "spark.default.parallelism": "2",
-                # (snapshotPartitions stays SNAPSHOT_SETTINGS' 1, as in production: the tests'
+                # (snapshotPartitions stays DELTA_SETTINGS' 1, as in production: the tests'
                 # old 2 made each of their thousands of state rebuilds 10-20% dearer)
                 "spark.sql.sources.parallelPartitionDiscovery.parallelism": "2",
                 # Delta keeps every table's log and state it touched for an hour; a test
@@ -308,7 +337,7 @@ def _attach(app_name: str, master: str | None, user_conf: dict[str, str]) -> Spa
         builder = builder.config("spark.sql.catalog.spark_catalog", DELTA_CATALOG)
     if not submitted.contains("spark.sql.session.timeZone"):
         builder = builder.config("spark.sql.session.timeZone", "UTC")
-    for key, value in SNAPSHOT_SETTINGS.items():
+    for key, value in DELTA_SETTINGS.items():
         if not submitted.contains(key):  # spark-submit's --conf wins
             builder = builder.config(key, value)
     for key, value in user_conf.items():
