@@ -19,6 +19,12 @@ def _row(key: int, name: str) -> dict[str, Any]:
     return {"id": key, "name": name, "qty": 1, "price": Decimal("1.00")}
 
 
+def _delta_rs(path: Path) -> Any:
+    from deltalake import DeltaTable
+
+    return DeltaTable(str(path))
+
+
 def _writes(spark: Any, path: Path) -> list[str]:
     history = spark.sql(f"DESCRIBE HISTORY delta.`{path}`").orderBy("version").collect()
     return [r["operation"] for r in history]
@@ -39,10 +45,42 @@ def test_one_tombstone_write_per_batch_for_all_tables(spark: Any, tmp_path: Path
     )
     assert [(t, k) for t, k, _ in stones] == [("shop/invoices", '["7"]'), ("shop/orders", '["1"]')]
     assert stones[0][2] > stones[1][2]  # positions kept (4 after 3), comparable as text
-    # both tables' deletes: ONE append, after the tables' writes
+    # both tables' deletes: ONE append of one file, after the tables' writes
     assert _writes(spark, out / "_anycdc" / "tombstones") == ["WRITE"]
+    store = _delta_rs(out / "_anycdc" / "tombstones")
+    assert store.metadata().partition_columns == []  # no folder per table
+    assert len(store.file_uris()) == 1
     assert [r["id"] for r in rows(spark, out)] == [2]
     assert rows(spark, out, table="invoices") == []
+
+
+def test_a_store_partitioned_by_table_keeps_its_layout(spark: Any, tmp_path: Path) -> None:
+    """A target whose tombstones an earlier anycdc partitioned by ``table``: its tombstones
+    still guard, and new ones go into it by its own partitioning."""
+    src, out = tmp_path / "in", tmp_path / "out"
+    store_path = str(out / "_anycdc" / "tombstones")
+    write_messages(src, "001.jsonl", encode_all("canonical-json", [
+        ev("insert", 1, _row(1, "a")), ev("delete", 5, _row(1, "a")),
+    ]))  # fmt: skip
+    run(spark, src, out)
+    # the layout an earlier anycdc wrote: the same rows, a partition per table
+    old = spark.read.format("delta").load(store_path).collect()
+    spark.createDataFrame(old).write.format("delta").mode("overwrite").option(
+        "overwriteSchema", "true"
+    ).partitionBy("table").save(store_path)
+    write_messages(src, "002.jsonl", encode_all("canonical-json", [
+        ev("update", 3, _row(1, "late")),  # older than the delete: stopped by the old store
+        ev("insert", 1, _row(7, "x"), table="invoices"),
+        ev("delete", 4, _row(7, "x"), table="invoices"),
+    ]))  # fmt: skip
+    run(spark, src, out)
+    assert rows(spark, out) == []
+    assert rows(spark, out, table="invoices") == []
+    assert _delta_rs(out / "_anycdc" / "tombstones").metadata().partition_columns == ["table"]
+    stones = sorted((r["table"], r["_key"]) for r in system(spark, out, "tombstones"))
+    assert stones == [("shop/invoices", '["7"]'), ("shop/orders", '["1"]')]
+    folders = [p.name for p in (out / "_anycdc" / "tombstones").iterdir() if p.is_dir()]
+    assert sum("invoices" in name and name.startswith("table=") for name in folders) == 1
 
 
 def test_late_event_stopped_within_retention_and_applied_after_it(

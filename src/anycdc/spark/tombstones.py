@@ -1,13 +1,18 @@
 """Deleted keys, remembered so that a late older event cannot resurrect a row.
 
 One Delta table for the whole target, ``_anycdc/tombstones`` (``table`` — the
-source table's folder under the target, or its hash where that would make a partition
-folder name too long —, ``_key``, ``position``,
-``deleted_at``; partitioned by ``table``). A micro-batch appends the keys its
-deletes removed, all tables at once, after every table's MERGE has committed:
-one write per batch however many tables saw deletes, and never a tombstone
-for a delete that is not applied yet (a crash in between replays the batch,
+source table's folder under the target, or its hash where that would be too long for a
+partition folder name —, ``_key``, ``position``, ``deleted_at``). A micro-batch appends
+the keys its deletes removed, all tables at once, after every table's MERGE has
+committed: one write of one file per batch however many tables saw deletes, and never a
+tombstone for a delete that is not applied yet (a crash in between replays the batch,
 whose MERGEs Delta then skips and whose tombstones it appends).
+
+The table is not partitioned: readers take every table's live tombstones in one read
+(:meth:`Tombstones.guard`), and a partition per table made each append a folder and a
+file for every table with deletes (on a local disk each costs forked ``chmod``
+processes: ~60 ms a table). A store made partitioned by ``table`` (by an earlier anycdc)
+keeps its layout: Delta appends to it by its own partitioning, and the ids are the same.
 
 Readers take the newest position per key among the tombstones younger than
 ``tombstone_retention_hours`` (the pipeline once per batch for all its tables,
@@ -121,15 +126,17 @@ class Tombstones:
         return self.guard(tagged, self.table_ids([table_path])).drop("_t")
 
     def record(self, deleted: DataFrame, app: WriteId | None = None) -> None:
-        """Append deleted keys (``table``, ``_key``, ``position``): one write, stamped now;
-        ``app``: Delta's idempotent-write (app id, version) of the write."""
+        """Append deleted keys (``table``, ``_key``, ``position``): one write of one file,
+        stamped now; ``app``: Delta's idempotent-write (app id, version) of the write."""
         from pyspark.sql import functions as F
 
+        # one file: a batch's deleted keys are few next to its rows, and each file is a
+        # file the readers open until maintenance compacts them
         writer = (
             deleted.select("table", "_key", "position", F.current_timestamp().alias("deleted_at"))
+            .coalesce(1)
             .write.format("delta")
             .mode("append")
-            .partitionBy("table")
         )
         if app is not None:
             writer = writer.options(**app.options())
