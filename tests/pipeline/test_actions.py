@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from anycdc.changelog import Coordinates, event_to_row
+from anycdc.changelog import CHANGELOG_COLUMNS, Coordinates, event_to_row
 from anycdc.config import PipelineConfig
 from anycdc.event import ChangeEvent
 from anycdc.spark.actions import ActionSpec, round_actions
@@ -127,6 +127,11 @@ def test_one_plan_gives_each_table_the_actions_of_its_own_plan(spark: Any, tmp_p
         event_to_row(event, Coordinates("t", 0, offset), 0)
         for offset, event in enumerate(_events())
     ]
+    from pyspark.sql.types import StructType
+
+    # the changelog schema built without a session is the one Spark reads from its DDL
+    ddl = ", ".join(f"`{name}` {kind}" for name, kind in CHANGELOG_COLUMNS)
+    assert changelog_schema() == StructType.fromDDL(ddl)
     wanted = spark.createDataFrame(rows, changelog_schema())
     prepared = _due(spark, config)
     specs = [ActionSpec.of(table_tag(i), item) for i, item in enumerate(prepared)]

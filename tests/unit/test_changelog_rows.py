@@ -7,8 +7,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from anycdc.bench.decode import messages as bench_messages
-from anycdc.spark.decode import ChangelogRows, RawRecord, decode_rows
+from anycdc.changelog import CHANGELOG_NAMES
+from anycdc.spark.decode import (
+    ChangelogRows,
+    RawRecord,
+    arrow_batch,
+    changelog_arrow_schema,
+    decode_rows,
+    decode_values,
+)
+from tests.cases import Case, iter_cases
 
 CASES = Path(__file__).parents[1] / "cases" / "dataworks-json"
 
@@ -79,3 +90,39 @@ def test_rows_of_one_schema_share_their_column_structs() -> None:
     assert rows[0]["columns"][4] == {
         "name": "price", "type": "decimal(12,2)", "vendor_type": "decimal(12,2)",
     }  # fmt: skip
+
+
+@pytest.mark.parametrize("case", [c for c in iter_cases() if not c.foreign], ids=lambda c: c.id)
+def test_arrow_batches_built_by_column_equal_the_rows_by_name(case: Case) -> None:
+    """The worker's Arrow batches (:func:`arrow_batch`, column by column from value tuples)
+    hold what Arrow makes of the rows by name (``from_pylist``, the reference), for every
+    golden case: values, images, column structs, dead letters."""
+    import pyarrow as pa
+
+    records = [(case.id, 0, n, case.key, m, n) for n, m in enumerate(case.messages())]
+    values = list(decode_values(records, case.format_id, case.options))
+    rows = [dict(zip(CHANGELOG_NAMES, v, strict=True)) for v in values]
+    assert rows == list(decode_rows(records, case.format_id, case.options))
+    schema = changelog_arrow_schema()
+    assert arrow_batch(values, schema).equals(pa.RecordBatch.from_pylist(rows, schema=schema))
+
+
+def test_an_arrow_batch_of_many_schemas_and_dead_letters() -> None:
+    """Rows of several schemas and formats in one batch each keep their own column structs;
+    an empty chunk is an empty batch."""
+    import pyarrow as pa
+
+    mixed = [
+        *decode_values(records(bench_messages("canal-json", 3)), "canal-json", {}),
+        *decode_values(records([b"{not json"]), "canal-json", {}),
+        *decode_values(records(bench_messages("maxwell-json", 3)), "maxwell-json", {}),
+        *decode_values(records(bench_messages("canal-json", 2)), "canal-json", {}),
+    ]
+    schema = changelog_arrow_schema()
+    built = arrow_batch(mixed, schema)
+    rows = [dict(zip(CHANGELOG_NAMES, v, strict=True)) for v in mixed]
+    assert built.equals(pa.RecordBatch.from_pylist(rows, schema=schema))
+    names = [[c["name"] for c in cols] for cols in built.column("columns").to_pylist()]
+    assert names == [[c["name"] for c in row["columns"]] for row in rows]
+    assert names[3] == [] and names[0] == names[-1] and len(names[0]) == 10
+    assert arrow_batch([], schema).num_rows == 0

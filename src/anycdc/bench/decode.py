@@ -120,7 +120,7 @@ def stage_decoder(format_id: str) -> Callable[[bytes], None]:
     stage = ChangelogRows(format_id, {})
 
     def run(message: bytes) -> None:
-        for _ in stage.rows((("bench", 0, 0, None, message, None),)):
+        for _ in stage.values((("bench", 0, 0, None, message, None),)):
             pass
 
     return run

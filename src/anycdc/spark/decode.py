@@ -16,15 +16,19 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.changelog import (
     CHANGELOG_COLUMNS,
+    CHANGELOG_NAMES,
+    ChangelogValues,
     ColumnRowsCache,
     Coordinates,
     error_row,
     event_to_row,
+    event_values,
+    row_values,
 )
 from anycdc.decoding import MessageDecoder
 from anycdc.errors import AnyCdcError, SchemaSourceError
@@ -36,18 +40,77 @@ from anycdc.source.routing import DecodeRoute, SourceRouting
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
-    from pyspark.sql.types import StructType
+    from pyspark.sql.types import DataType, StructType
 
 INPUT_COLUMNS = ("source", "partition", "offset", "key", "value", "produced_ms")
 
 
 def changelog_schema() -> StructType:
-    from pyspark.sql.types import StructType
+    """The changelog's Spark schema, from :data:`~anycdc.changelog.CHANGELOG_COLUMNS`
+    (without a Spark session: a Python worker and the pure tests build it too).
 
-    ddl = ", ".join(f"`{name}` {kind}" for name, kind in CHANGELOG_COLUMNS)
-    schema = StructType.fromDDL(ddl)
-    assert isinstance(schema, StructType)
-    return schema
+    >>> changelog_schema()["columns"].dataType.simpleString()
+    'array<struct<name:string,type:string,vendor_type:string>>'
+    """
+    from pyspark.sql.types import StructField, StructType
+
+    return StructType(
+        [StructField(name, _spark_type(ddl), nullable=True) for name, ddl in CHANGELOG_COLUMNS]
+    )
+
+
+def changelog_arrow_schema() -> pa.Schema:
+    """The changelog's Arrow schema (what ``mapInArrow`` hands back to Spark)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(changelog_schema())
+
+
+_SIMPLE_TYPES: Final = ("STRING", "INT", "BIGINT", "BINARY")
+
+
+def _spark_type(ddl: str) -> DataType:
+    """A Spark type of the changelog's DDL (the forms :data:`CHANGELOG_COLUMNS` uses:
+    the simple types, ``ARRAY<T>``, ``MAP<K,V>``, ``STRUCT<name: T, ...>``), nullable
+    throughout, as ``StructType.fromDDL`` makes it."""
+    from pyspark.sql import types as T
+
+    ddl = ddl.strip()
+    upper = ddl.upper()
+    if upper in _SIMPLE_TYPES:
+        return {
+            "STRING": T.StringType(),
+            "INT": T.IntegerType(),
+            "BIGINT": T.LongType(),
+            "BINARY": T.BinaryType(),
+        }[upper]
+    outer, _, rest = ddl.partition("<")
+    if not rest.endswith(">"):
+        raise ValueError(f"changelog column type {ddl!r}: not one the changelog uses")
+    inner = _top_level_split(rest[:-1])
+    kind = outer.strip().upper()
+    if kind == "ARRAY" and len(inner) == 1:
+        return T.ArrayType(_spark_type(inner[0]), containsNull=True)
+    if kind == "MAP" and len(inner) == 2:
+        return T.MapType(_spark_type(inner[0]), _spark_type(inner[1]), valueContainsNull=True)
+    if kind == "STRUCT":
+        fields = [field.split(":", 1) for field in inner]
+        return T.StructType(
+            [T.StructField(name.strip(), _spark_type(kind), True) for name, kind in fields]
+        )
+    raise ValueError(f"changelog column type {ddl!r}: not one the changelog uses")
+
+
+def _top_level_split(text: str) -> list[str]:
+    """``text`` split at the commas outside angle brackets."""
+    parts, depth, start = [], 0, 0
+    for at, char in enumerate(text):
+        depth += {"<": 1, ">": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(text[start:at])
+            start = at + 1
+    parts.append(text[start:])
+    return parts
 
 
 RawRecord = tuple[str | None, int | None, int | None, bytes | None, bytes | None, int | None]
@@ -73,7 +136,14 @@ class ChangelogRows:
         self._held: tuple[Coordinates, int] = (Coordinates("", 0, 0), 0)  # the held half's origin
 
     def rows(self, records: Iterable[RawRecord]) -> Iterator[dict[str, Any]]:
-        """The changelog rows of ``records``, in order (a dead letter for a bad message)."""
+        """The changelog rows of ``records``, in order, by column name (a dead letter for
+        a bad message): :meth:`values` with their names."""
+        for values in self.values(records):
+            yield dict(zip(CHANGELOG_NAMES, values, strict=True))
+
+    def values(self, records: Iterable[RawRecord]) -> Iterator[ChangelogValues]:
+        """The changelog rows of ``records``, in order, as :data:`ChangelogValues` (what
+        the worker hands to Arrow)."""
         format_id, decoder, columns = self.format_id, self._decoder, self._columns
         redacted = self._redactor.row if self._redactor is not None else None
         for source, partition, offset, key, value, produced in records:
@@ -85,12 +155,11 @@ class ChangelogRows:
             except SchemaSourceError:
                 raise  # the registry, not the message: fail the task (retried), no dead letters
             except AnyCdcError as exc:
-                yield error_row(where, getattr(exc, "format_id", format_id), str(exc))
+                yield row_values(error_row(where, getattr(exc, "format_id", format_id), str(exc)))
                 continue
             except Exception as exc:
-                yield error_row(
-                    where, format_id, f"internal decoder error: {type(exc).__name__}: {exc}"
-                )
+                reason = f"internal decoder error: {type(exc).__name__}: {exc}"
+                yield row_values(error_row(where, format_id, reason))
                 continue
             for index, event in enumerate(events):
                 for ready in self._pairer.push(event):
@@ -106,18 +175,25 @@ class ChangelogRows:
                             row.update(database=ready.database, schema=ready.schema)
                             row = redacted({**row, "table": ready.table})
                             row.update(database=None, schema=None, table=None)
-                        yield row
+                        yield row_values(row)
                         continue
-                    row = event_to_row(ready, *origin, columns)
-                    yield redacted(row) if redacted is not None else row
+                    if redacted is not None:
+                        yield row_values(redacted(event_to_row(ready, *origin, columns)))
+                    else:
+                        yield event_values(ready, *origin, columns)
                 if event.split == "before":
                     self._held = (where, index)
 
     def flush(self) -> Iterator[dict[str, Any]]:
         """The row of a before-half still waiting for its after-half (at the stream's end)."""
+        for values in self.flush_values():
+            yield dict(zip(CHANGELOG_NAMES, values, strict=True))
+
+    def flush_values(self) -> Iterator[ChangelogValues]:
+        """:meth:`flush` as :data:`ChangelogValues`."""
         for ready in self._pairer.flush():
             row = event_to_row(ready, *self._held, self._columns)
-            yield self._redactor.row(row) if self._redactor is not None else row
+            yield row_values(self._redactor.row(row) if self._redactor is not None else row)
 
 
 def decode_rows(
@@ -126,9 +202,22 @@ def decode_rows(
     options: Mapping[str, str] | None = None,
     redactor: Redactor | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Decode raw records into changelog rows, in order: one :class:`ChangelogRows` per
-    route (``format_id`` and ``options``, or a :class:`SourceRouting`'s per source);
-    ``redactor``: the ``tables:`` entries' excluded and masked columns."""
+    """Decode raw records into changelog rows by column name, in order
+    (:func:`decode_values` with their names)."""
+    for values in decode_values(records, format_id, options, redactor):
+        yield dict(zip(CHANGELOG_NAMES, values, strict=True))
+
+
+def decode_values(
+    records: Iterable[RawRecord],
+    format_id: str | SourceRouting,
+    options: Mapping[str, str] | None = None,
+    redactor: Redactor | None = None,
+) -> Iterator[ChangelogValues]:
+    """Decode raw records into changelog rows (:data:`~anycdc.changelog.ChangelogValues`),
+    in order: one :class:`ChangelogRows` per route (``format_id`` and ``options``, or a
+    :class:`SourceRouting`'s per source); ``redactor``: the ``tables:`` entries' excluded
+    and masked columns."""
     routing = (
         format_id
         if isinstance(format_id, SourceRouting)
@@ -154,16 +243,61 @@ def decode_rows(
         stage = stages.get(route)
         if stage is None:
             stage = stages[route] = ChangelogRows(route.format, route.option_map, redactor)
-        yield from stage.rows(run)
+        yield from stage.values(run)
     for stage in stages.values():
-        yield from stage.flush()
+        yield from stage.flush_values()
+
+
+ARROW_CHUNK_ROWS = 2048
+"""Changelog rows per Arrow batch a worker hands back to Spark."""
+
+_COLUMNS_AT: Final = CHANGELOG_NAMES.index("columns")
+_IMAGES_AT: Final = tuple(CHANGELOG_NAMES.index(name) for name in ("before", "after"))
+
+
+def arrow_batch(chunk: Sequence[ChangelogValues], schema: pa.Schema) -> pa.RecordBatch:
+    """Changelog rows as one Arrow batch of ``schema`` (the changelog's), built column by
+    column. The rows of one schema share their ``columns`` list (:class:`ColumnRowsCache`),
+    so each distinct list is converted once and the column taken from those by index.
+
+    >>> import pyarrow as pa
+    >>> from anycdc.changelog import Coordinates, error_row, row_values
+    >>> schema = changelog_arrow_schema()
+    >>> rows = [row_values(error_row(Coordinates("t", 0, n), "canal-json", "bad")) for n in (4, 5)]
+    >>> arrow_batch(rows, schema).column("offset").to_pylist()
+    [4, 5]
+    """
+    import pyarrow as pa
+
+    columns: list[Sequence[Any]] = (
+        list(zip(*chunk, strict=True)) if chunk else [()] * len(CHANGELOG_NAMES)
+    )
+    if not _arrow_takes_dict_maps():  # older pyarrow: a map is a list of (key, value) pairs
+        for at in _IMAGES_AT:
+            columns[at] = [None if m is None else list(m.items()) for m in columns[at]]
+    arrays = []
+    for at, field in enumerate(schema):
+        if at == _COLUMNS_AT:
+            index: dict[int, int] = {}
+            distinct: list[Any] = []
+            picks = []
+            for value in columns[at]:
+                pick = index.get(id(value))
+                if pick is None:
+                    pick = index[id(value)] = len(distinct)
+                    distinct.append(value)
+                picks.append(pick)
+            unique = pa.array(distinct, type=field.type)
+            arrays.append(unique.take(pa.array(picks, type=pa.int32())))
+        else:
+            arrays.append(pa.array(columns[at], type=field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def _arrow_mapper(
     routing: SourceRouting, schema: StructType, redactor: Redactor | None = None
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import pyarrow as pa
         from pyspark.sql.pandas.types import to_arrow_schema
 
         arrow_schema = to_arrow_schema(schema)
@@ -174,15 +308,14 @@ def _arrow_mapper(
                     *(batch.column(name).to_pylist() for name in INPUT_COLUMNS), strict=True
                 )
 
-        ready = _arrow_ready if not _arrow_takes_dict_maps() else None
-        chunk: list[dict[str, Any]] = []
-        for row in decode_rows(records(), routing, redactor=redactor):
-            chunk.append(ready(row) if ready is not None else row)
-            if len(chunk) >= 2048:
-                yield pa.RecordBatch.from_pylist(chunk, schema=arrow_schema)
+        chunk: list[ChangelogValues] = []
+        for values in decode_values(records(), routing, redactor=redactor):
+            chunk.append(values)
+            if len(chunk) >= ARROW_CHUNK_ROWS:
+                yield arrow_batch(chunk, arrow_schema)
                 chunk = []
         if chunk:
-            yield pa.RecordBatch.from_pylist(chunk, schema=arrow_schema)
+            yield arrow_batch(chunk, arrow_schema)
 
     return decode_batches
 
@@ -197,15 +330,6 @@ def _arrow_takes_dict_maps() -> bool:
     except (TypeError, pa.ArrowException):
         return False
     return bool(built.to_pylist() == [[("k", "v")]])
-
-
-def _arrow_ready(row: dict[str, Any]) -> dict[str, Any]:
-    # older pyarrow: a map is a list of (key, value) pairs
-    for name in ("before", "after"):
-        image = row[name]
-        if image is not None:
-            row[name] = list(image.items())
-    return row
 
 
 def decode_frame(
