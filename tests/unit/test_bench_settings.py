@@ -85,3 +85,25 @@ def test_pregenerated_stream_is_stamped_when_sent(tmp_path: Path) -> None:
     assert not pregenerate(
         BenchSettings(events=10**9, tables=5, seed=3, format="dts-avro"), tmp_path / "b", 10
     )
+
+
+def test_named_format_runs_decode_the_stream_as_the_detecting_runs_do() -> None:
+    # --named-format: the runs' config names the stream's format, which decodes every
+    # message as detection would (the same events), without detecting
+    from anycdc.bench.pipeline import workload_messages
+    from anycdc.decoding import MessageDecoder
+
+    detecting, named = (
+        BenchSettings(events=400, tables=3),
+        BenchSettings(events=400, tables=3, detect=False),
+    )
+    configs = [
+        PipelineConfig.from_mapping({"kafka_bootstrap": "h:1", "topics": ["t"], "target": "/x", **s.format_config()})
+        for s in (detecting, named)
+    ]  # fmt: skip
+    assert [c.format for c in configs] == ["auto", "canal-json"]
+    auto, fixed = (MessageDecoder(c.routing.default.format) for c in configs)
+    messages = list(workload_messages(named))
+    assert messages
+    for key, value, _ in messages:
+        assert auto.decode(value, key) == fixed.decode(value, key)

@@ -89,6 +89,9 @@ class BenchSettings:
     """The runs' ``apply_engine`` (``batched``, the pipeline's default, or ``merge``: the two side by side)."""
     metrics: bool = False
     """Serve the runs' metrics (``metrics_port``, a free port): what they cost."""
+    detect: bool = True
+    """The runs leave ``format`` at ``auto`` (a user's default: every message's format
+    detected); False: they name the stream's :attr:`format` (no detection)."""
     profile: str = "shop"
     """The simulated tables (:class:`~anycdc.simulate.Workload`): ``shop`` or ``rich``
     (every type the formats carry: unsigned BIGINT, binary, time zones, ...)."""
@@ -105,6 +108,14 @@ class BenchSettings:
             skew=self.skew,
             profile=self.profile,
         )
+
+    def format_config(self) -> dict[str, str]:
+        """``format`` of a run's config: the stream's, unless the runs detect it (:attr:`detect`).
+
+        >>> BenchSettings().format_config(), BenchSettings(detect=False).format_config()
+        ({}, {'format': 'canal-json'})
+        """
+        return {} if self.detect else {"format": self.format}
 
     def metrics_config(self) -> dict[str, int]:
         """``metrics_port`` of a run's config when ``metrics`` (a free port), else nothing."""
@@ -396,7 +407,8 @@ def anycdc_run(
     assert applied >= events, f"anycdc applied {applied} of {events} events"
     applies = sum(len(m.tables) for m in history)
     batch_seconds = [m.seconds for m in history if not m.flush]
-    label = f"{name}: end to end ({applies} table applies, {config.apply_engine} engine)"
+    named = "" if config.format == "auto" else f", format {config.format}"
+    label = f"{name}: end to end ({applies} table applies, {config.apply_engine} engine{named})"
     out = [Measured(label, events, seconds, batch_seconds, memory.peak)]
     if any(m.flush for m in history):
         ingest = ingest_seconds(ends[-1] - started, history)
@@ -421,6 +433,7 @@ def sustained(
             "freshness": settings.freshness,
             "table_freshness": settings.table_freshness(),
             "apply_engine": settings.apply_engine,
+            **settings.format_config(),
             **settings.metrics_config(),
         }
     )
@@ -570,6 +583,7 @@ def catch_up(
                 "query_name": "anycdc-bench",
                 "freshness": freshness,
                 "apply_engine": settings.apply_engine,
+                **settings.format_config(),
                 **settings.metrics_config(),
             }
         )

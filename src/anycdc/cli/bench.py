@@ -102,6 +102,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="how the runs write their tables (`apply_engine`; default batched, as the pipeline; or merge)",
     )
     parser.add_argument(
+        "--named-format", dest="detect", action="store_false",
+        help="the runs name the stream's --format (`format`); by default they leave it at "
+        "auto, as a user who names none: every message's format is detected, which costs "
+        "more than the decoding itself",
+    )  # fmt: skip
+    parser.add_argument(
         "--metrics", action="store_true",
         help="serve the runs' metrics (metrics_port, a free port): to measure what they cost",
     )  # fmt: skip
@@ -138,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         hot_freshness=args.hot_freshness,
         profile=args.profile,
         apply_engine=args.apply_engine,
+        detect=args.detect,
         metrics=args.metrics,
     )
     unknown = sorted(set(settings.runs) - set(RUNS))

@@ -308,7 +308,7 @@ def read_drs_evidence(message: Any) -> tuple[int, int]:
     ):
         return (DRS_LIKE if signed else NOT_FLAT), 0
     rows = [r for r in (data or [])[:4] + (old or [])[:4] if isinstance(r, dict)]
-    text = all(v is None or isinstance(v, str) for r in rows for v in r.values())
+    text = _all_text(rows)
     proofs: set[int] = set()
     if F_COLUMN_TYPE in message or F_OP_TYPE in message:
         proofs.add(-1)  # JSON-C exists for MySQL/TaurusDB sources only
@@ -319,28 +319,72 @@ def read_drs_evidence(message: Any) -> tuple[int, int]:
             proofs.add(-1)
     epoch_with_id = False
     heads = [r[0] for r in (data, old) if r]  # the first rows: an epoch there is DRS-like
-    mysql = types is message.get(F_MYSQL_TYPE)
-    for name, vendor in (types or {}).items():
+    binary, stamps = _evidence_columns(types, types is message.get(F_MYSQL_TYPE))
+    for name in binary:
+        if any(_is_byte_list(r.get(name)) for r in rows):
+            signed = True
+    for name, bare in stamps:
+        for row in rows:
+            value = row.get(name)
+            if isinstance(value, str):
+                if EPOCH_TEXT.fullmatch(value):
+                    proofs.add(-1)
+                    if bare and F_ID in message and any(row is h for h in heads):
+                        epoch_with_id = True
+                elif _DATETIME_TEXT.match(value):
+                    proofs.add(1)
+    if signed and text:
+        return DRS_ONLY, next(iter(proofs)) if len(proofs) == 1 else 0
+    return (DRS_LIKE if signed or epoch_with_id else FLAT), 0
+
+
+_EvidenceColumns = tuple[tuple[str, ...], tuple[tuple[str, bool], ...]]
+_EVIDENCE_COLUMNS: Final[dict[tuple[bool, tuple[tuple[str, Any], ...]], _EvidenceColumns]] = {}
+
+
+def _evidence_columns(types: dict[str, Any] | None, mysql: bool) -> _EvidenceColumns:
+    """The columns of a type map whose values can show DRS: the binary ones (a byte list)
+    and, in a ``mysqlType`` map, the TIMESTAMP ones, each with whether its type is bare
+    (not ``timestamp with ...``). Kept by the map's content: a topic repeats a few maps,
+    and reading the type names is most of a detection's cost (auto-detecting every
+    message of a stream)."""
+    if not types:
+        return (), ()
+    try:
+        key = (mysql, tuple(types.items()))
+        found = _EVIDENCE_COLUMNS.get(key)
+    except TypeError:  # a type that is a list or an object: not kept (and not read)
+        return _read_evidence_columns(types, mysql)
+    if found is None:
+        found = _read_evidence_columns(types, mysql)
+        if len(_EVIDENCE_COLUMNS) >= _MAX_CACHED_TYPES:
+            _EVIDENCE_COLUMNS.clear()  # (a dict: each step is atomic, workers may share it)
+        _EVIDENCE_COLUMNS[key] = found
+    return found
+
+
+def _read_evidence_columns(types: dict[str, Any], mysql: bool) -> _EvidenceColumns:
+    binary: list[str] = []
+    stamps: list[tuple[str, bool]] = []
+    for name, vendor in types.items():
         if not isinstance(vendor, str):
             continue
         word = type_word(vendor)
         if word in _BINARY_NAMES:
-            if any(_is_byte_list(r.get(name)) for r in rows):
-                signed = True
+            binary.append(name)
         elif word == "timestamp" and mysql:
-            bare = vendor.split("(", 1)[0].strip().lower() == word  # not "timestamp with ..."
-            for row in rows:
-                value = row.get(name)
-                if isinstance(value, str):
-                    if EPOCH_TEXT.fullmatch(value):
-                        proofs.add(-1)
-                        if bare and F_ID in message and any(row is h for h in heads):
-                            epoch_with_id = True
-                    elif _DATETIME_TEXT.match(value):
-                        proofs.add(1)
-    if signed and text:
-        return DRS_ONLY, next(iter(proofs)) if len(proofs) == 1 else 0
-    return (DRS_LIKE if signed or epoch_with_id else FLAT), 0
+            # not "timestamp with ..."
+            stamps.append((name, vendor.split("(", 1)[0].strip().lower() == word))
+    return tuple(binary), tuple(stamps)
+
+
+def _all_text(rows: list[dict[str, Any]]) -> bool:
+    """Every value of ``rows`` is text or null (DRS writes nothing else)."""
+    for row in rows:
+        for value in row.values():
+            if value is not None and not isinstance(value, str):
+                return False
+    return True
 
 
 def _is_byte_list(value: Any) -> bool:

@@ -43,7 +43,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Final
 
 from anycdc.event import ChangeEvent, Op
-from anycdc.formats.base import Capabilities
+from anycdc.formats.base import SNIFF_PASS, Capabilities
 from anycdc.formats.canal import (
     BINARY_OPTION,
     DEFAULT_VENDOR,
@@ -108,7 +108,7 @@ class DtsCanalJson(CanalFamily):
         if drs_evidence(msg)[0] >= DRS_LIKE:
             return 0.1
         # everything else looks exactly like open-source Canal: leave it to canal-json
-        return 0.9 if is_dts_certain(msg) else 0.3
+        return 0.9 if SNIFF_PASS.shared(msg, is_dts_certain) else 0.3
 
     # ------------------------------------------------------------------ encoding
     def encode_es(self, ts_ms: int | None) -> int | None:

@@ -27,10 +27,12 @@ from anycdc.formats.canal.wire import (
 )
 
 # --------------------------------------------------------------------------- detection
-_SHAPE_FIELDS: Final = (F_DATA, F_OLD, F_IS_DDL, F_MYSQL_TYPE, F_SQL_TYPE, F_PK_NAMES)
+# sets: detection reads them for every message of an auto-detected stream (C, not a loop)
+_SHAPE_FIELDS: Final = frozenset((F_DATA, F_OLD, F_IS_DDL, F_MYSQL_TYPE, F_SQL_TYPE, F_PK_NAMES))
 DATAARTS_FIELDS: Final = (F_SERVER_ID, F_DATA_SOURCE_NAME, F_IS_HEARTBEAT)
 _FIRST_WORD: Final = re.compile(r"[\s(\[]")
-_DML_DTS_FIELDS: Final = (F_DATABASE, F_TABLE, F_ES, F_ID, F_TS)
+_DML_DTS_FIELDS: Final = frozenset((F_DATABASE, F_TABLE, F_ES, F_ID, F_TS))
+_CANAL_DDL_FIELDS: Final = frozenset((F_MYSQL_TYPE, F_SQL_TYPE, F_PK_NAMES, F_DATA, F_OLD))
 
 
 def type_word(name: str) -> str:
@@ -49,7 +51,7 @@ def is_canal_shaped(msg: Any) -> bool:
         rows = msg.get(field)
         if rows is not None and not isinstance(rows, list):
             return False  # Maxwell / SharePlex put one object here
-    return any(field in msg for field in _SHAPE_FIELDS)
+    return not _SHAPE_FIELDS.isdisjoint(msg)
 
 
 def is_dts_certain(msg: dict[str, Any]) -> bool:
@@ -61,8 +63,8 @@ def is_dts_certain(msg: dict[str, Any]) -> bool:
     * a DDL message without any of ``mysqlType``/``sqlType``/``pkNames``/``data``/
       ``old`` (Canal writes them as null).
     """
-    if not all(field in msg for field in _DML_DTS_FIELDS):
+    if not msg.keys() >= _DML_DTS_FIELDS:
         return False
     if msg.get(F_IS_DDL) is True:
-        return not any(f in msg for f in (F_MYSQL_TYPE, F_SQL_TYPE, F_PK_NAMES, F_DATA, F_OLD))
+        return _CANAL_DDL_FIELDS.isdisjoint(msg)
     return msg.get(F_TYPE) in ROW_TYPES and (F_DATA not in msg or F_OLD not in msg)

@@ -18,6 +18,7 @@ from anycdc.formats.base import (
     JSON_DECODER,
     NAIVE_DATETIME,
     NULL_RAW,
+    SNIFF_PASS,
     Cache,
     FastColumn,
     FastRows,
@@ -216,7 +217,8 @@ class CanalFamily(Format):
     @classmethod
     def sniff(cls, message: Any) -> float:
         try:
-            if not is_canal_shaped(message):
+            # read once per detection pass: four Canal-shaped formats ask
+            if not SNIFF_PASS.shared(message, is_canal_shaped):
                 return 0.0
             return cls.shape_score(message)
         except Exception:  # a sniffer never raises

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from anycdc.formats.base import (
-    Capabilities,
-)
+from anycdc.formats.base import SNIFF_PASS, Capabilities
 from anycdc.formats.canal.detect import DATAARTS_FIELDS, is_dts_certain
 from anycdc.formats.canal.family import CanalFamily
 from anycdc.formats.canal.wire import F_ES, F_IS_DDL, F_MYSQL_TYPE, F_SQL_TYPE, F_TS
@@ -40,7 +38,7 @@ class CanalJson(CanalFamily):
 
         if drs_evidence(msg)[0] >= DRS_LIKE:
             return 0.2
-        if is_dts_certain(msg):
+        if SNIFF_PASS.shared(msg, is_dts_certain):  # dts-canal-json reads it too
             return 0.4
         if any(field in msg for field in DATAARTS_FIELDS):
             return 0.9
