@@ -58,3 +58,24 @@ def test_replayed_dead_letters_take_their_topics_route(spark: Any, tmp_path: Pat
     assert replay_dead_letters(spark, fixed) == (2, 0)
     assert [r["id"] for r in rows(spark, out)] == [1, 2]
     assert system(spark, out, "dead_letter") == []
+
+
+def test_a_detected_topic_of_one_format_is_advised_once(
+    spark: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # detection costs more than decoding: a run says once which detected topics carried
+    # one format only; a topic whose format is named gets no advice
+    src, out = tmp_path / "in", tmp_path / "out"
+    _two_sources(src)
+    write_messages(src / "audit", "002.jsonl", encode_all("canonical-json", [
+        ev("insert", 3, {"id": 3, "name": "c", "qty": 3, "price": Decimal("3.50")}),
+    ]))  # fmt: skip
+    caplog.set_level("INFO", logger="anycdc.pipeline")
+    run(spark, src, out, per_topic={"shop": {"format": "dataworks-json"}}, max_files_per_trigger=1)
+    assert [r["id"] for r in rows(spark, out)] == [1, 2, 3]
+    advice = [r.getMessage() for r in caplog.records if "every message so far" in r.getMessage()]
+    assert advice == [
+        "topic 'audit': every message so far is canonical-json; if it carries no other format, "
+        "name it (per_topic: {audit: {format: canonical-json}}): detecting each message's "
+        "format costs more than decoding it"
+    ]

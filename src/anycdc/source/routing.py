@@ -28,12 +28,13 @@ run's options a topic's format takes is the configuration's business).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
 FILE_SCHEME: Final = "file"
+AUTO: Final = "auto"  # the route that detects every message's format (anycdc.decoding.AUTO)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +77,51 @@ class SourceRouting:
         return below[0] if below is not None and len(below) > 1 else ""
 
 
+class DetectionAdvice:
+    """Says once per topic that is auto-detected when every message of it so far was of
+    one format: naming that format skips detection, which on a Canal-shaped stream costs
+    more than the decoding itself (docs/BENCHMARKS.md, "Where the decode phase goes").
+
+    >>> advice = DetectionAdvice(SourceRouting(DecodeRoute("auto")))
+    >>> advice.seen([("orders", "canal-json")])  # doctest: +ELLIPSIS
+    ["topic 'orders': every message so far is canal-json; ...{orders: {format: canal-json}}..."]
+    >>> advice.seen([("orders", "canal-json")]), advice.seen([("mixed", "canal-json"), ("mixed", "maxwell-json")])
+    ([], [])
+    """
+
+    def __init__(self, routing: SourceRouting) -> None:
+        self.routing = routing
+        self._formats: dict[str, set[str]] = {}
+        self._told: set[str] = set()
+
+    def seen(self, decoded: Iterable[tuple[str, str]]) -> list[str]:
+        """The advice that ``decoded`` (a batch's distinct ``(source, format)`` pairs of
+        its messages that decoded) gives for the first time."""
+        formats: dict[str, set[str]] = {}
+        for source, format_id in decoded:
+            if self.routing.route(source).format == AUTO:
+                formats.setdefault(self.routing.topic_of(source), set()).add(format_id)
+        advice = []
+        for topic, found in formats.items():
+            known = self._formats.setdefault(topic, set())
+            known |= found
+            if topic in self._told or len(known) != 1:
+                continue
+            self._told.add(topic)
+            (format_id,) = known
+            where = f"topic {topic!r}" if topic else "the source"
+            setting = (
+                f"per_topic: {{{topic}: {{format: {format_id}}}}}"
+                if topic
+                else f"format: {format_id}"
+            )
+            advice.append(
+                f"{where}: every message so far is {format_id}; if it carries no other format, "
+                f"name it ({setting}): detecting each message's format costs more than decoding it"
+            )
+        return advice
+
+
 def _relative_parts(source: str, root: str) -> list[str] | None:
     """The path parts of ``source`` below ``root`` (``None`` when it is not below it)."""
     path, base = _local_path(source), _local_path(root)
@@ -96,4 +142,4 @@ def _local_path(location: str) -> str:
     return location
 
 
-__all__ = ["DecodeRoute", "SourceRouting"]
+__all__ = ["DecodeRoute", "DetectionAdvice", "SourceRouting"]

@@ -13,6 +13,7 @@ rows of older batches.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from anycdc import event
 from anycdc.config import PipelineConfig
 from anycdc.redact import Redactor
 from anycdc.schedule import Schedule, qualified_name
+from anycdc.source.routing import AUTO, DetectionAdvice
 from anycdc.spark.batch_metrics import SKIP_CONTROL, SKIP_NO_TABLE, BatchMetrics
 from anycdc.spark.decode import decode_frame
 from anycdc.spark.ledger import INGEST_BATCH, NAMES_A_TABLE, PENDING_OPS, WriteId
@@ -30,6 +32,8 @@ from anycdc.spark.system_tables import SystemTables, dead_letter_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
+
+log = logging.getLogger("anycdc.pipeline")
 
 ROW_OPS: Final = tuple(sorted(op.value for op in event.ROW_OPS))
 CONTROL_OPS: Final = tuple(sorted(op.value for op in event.CONTROL_OPS))
@@ -71,6 +75,10 @@ class IngestStep:
         self.keep_ledger = keep_ledger
         self._redactor = Redactor.from_config(config)
         """The ``tables:`` entries' excluded and masked columns (None: there are none)."""
+        routing = config.routing
+        detects = AUTO in {routing.default.format, *(r.format for r in routing.per_topic.values())}
+        self._advice = DetectionAdvice(routing) if detects else None
+        """Which detected topics carry one format (logged once each); None: none is detected."""
 
     def decode(self, raw: DataFrame, batch_id: int) -> DataFrame:
         """The micro-batch's messages decoded into changelog rows, tagged with the batch."""
@@ -94,6 +102,12 @@ class IngestStep:
         dead letters (``app``: once per batch)."""
         from pyspark.sql import functions as F
 
+        # the formats detected, per source, of the messages that decoded (a few pairs)
+        formats = F.collect_set(
+            F.when(
+                F.col("error").isNull() & (F.col("event_index") == 0), F.array("source", "format")
+            )
+        )
         with metrics.timed("decode"):
             counts = only_row(
                 decoded.agg(
@@ -111,8 +125,12 @@ class IngestStep:
                             & ~F.expr(f"coalesce({NAMES_A_TABLE}, false)")
                         ).cast("int")
                     ).alias(SKIP_NO_TABLE),
+                    *([formats.alias("formats")] if self._advice is not None else []),
                 )
             )
+        if self._advice is not None:
+            for advice in self._advice.seen((source, fmt) for source, fmt in counts["formats"]):
+                log.info("%s", advice)
         metrics.events = int(counts["rows"] or 0) - int(counts["errors"] or 0)
         metrics.dead_letters = int(counts["errors"] or 0)
         metrics.heartbeat_ts_ms = counts["hb"]
