@@ -282,7 +282,9 @@ class PipelineConfig:
     )  # fmt: skip
     format: str = _setting(
         "auto", "decoding",
-        "a format id (`anycdc formats`), or `auto` to detect every message's format",
+        "a format id (`anycdc formats`), or `auto` to detect every message's format "
+        "(detection costs more than decoding: name the format of a topic that carries one; "
+        "a run's first batches log which detected topics carried one format only)",
         "--format -f", "ID",
     )  # fmt: skip
     format_options: Mapping[str, str] = _setting(

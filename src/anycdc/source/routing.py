@@ -82,22 +82,37 @@ class DetectionAdvice:
     one format: naming that format skips detection, which on a Canal-shaped stream costs
     more than the decoding itself (docs/BENCHMARKS.md, "Where the decode phase goes").
 
-    >>> advice = DetectionAdvice(SourceRouting(DecodeRoute("auto")))
+    It listens to a run's first ``batches`` batches that decoded messages: what a batch
+    detected is an aggregate over all its rows, a few tenths of a second per 200,000
+    events, not worth paying for a hint in every batch of a long run.
+
+    >>> advice = DetectionAdvice(SourceRouting(DecodeRoute("auto")), batches=2)
     >>> advice.seen([("orders", "canal-json")])  # doctest: +ELLIPSIS
     ["topic 'orders': every message so far is canal-json; ...{orders: {format: canal-json}}..."]
-    >>> advice.seen([("orders", "canal-json")]), advice.seen([("mixed", "canal-json"), ("mixed", "maxwell-json")])
-    ([], [])
+    >>> advice.seen([("orders", "canal-json"), ("mixed", "canal-json"), ("mixed", "maxwell-json")])
+    []
+    >>> advice.listening
+    False
     """
 
-    def __init__(self, routing: SourceRouting) -> None:
+    def __init__(self, routing: SourceRouting, batches: int = 3) -> None:
         self.routing = routing
         self._formats: dict[str, set[str]] = {}
         self._told: set[str] = set()
+        self._batches = batches
+
+    @property
+    def listening(self) -> bool:
+        """Whether the next batch's formats are still wanted."""
+        return self._batches > 0
 
     def seen(self, decoded: Iterable[tuple[str, str]]) -> list[str]:
         """The advice that ``decoded`` (a batch's distinct ``(source, format)`` pairs of
         its messages that decoded) gives for the first time."""
         formats: dict[str, set[str]] = {}
+        decoded = list(decoded)
+        if decoded:
+            self._batches -= 1
         for source, format_id in decoded:
             if self.routing.route(source).format == AUTO:
                 formats.setdefault(self.routing.topic_of(source), set()).add(format_id)

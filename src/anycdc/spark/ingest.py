@@ -102,7 +102,9 @@ class IngestStep:
         dead letters (``app``: once per batch)."""
         from pyspark.sql import functions as F
 
-        # the formats detected, per source, of the messages that decoded (a few pairs)
+        # the formats detected, per source, of the messages that decoded (a few pairs), in
+        # the run's first batches (DetectionAdvice.listening)
+        advice = self._advice if self._advice is not None and self._advice.listening else None
         formats = F.collect_set(
             F.when(
                 F.col("error").isNull() & (F.col("event_index") == 0), F.array("source", "format")
@@ -125,12 +127,12 @@ class IngestStep:
                             & ~F.expr(f"coalesce({NAMES_A_TABLE}, false)")
                         ).cast("int")
                     ).alias(SKIP_NO_TABLE),
-                    *([formats.alias("formats")] if self._advice is not None else []),
+                    *([formats.alias("formats")] if advice is not None else []),
                 )
             )
-        if self._advice is not None:
-            for advice in self._advice.seen((source, fmt) for source, fmt in counts["formats"]):
-                log.info("%s", advice)
+        if advice is not None:
+            for line in advice.seen((source, fmt) for source, fmt in counts["formats"]):
+                log.info("%s", line)
         metrics.events = int(counts["rows"] or 0) - int(counts["errors"] or 0)
         metrics.dead_letters = int(counts["errors"] or 0)
         metrics.heartbeat_ts_ms = counts["hb"]
