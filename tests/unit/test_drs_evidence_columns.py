@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from anycdc.formats import drs
+from anycdc.formats.base import Cache
 from anycdc.formats.drs import read_drs_evidence
 
 
@@ -56,8 +57,7 @@ def test_a_kept_map_is_kept_by_content_and_by_which_field_held_it() -> None:
 
 
 def test_the_kept_maps_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    drs._EVIDENCE_COLUMNS.clear()
-    monkeypatch.setattr(drs, "_MAX_CACHED_TYPES", 3)
+    monkeypatch.setattr(drs, "_EVIDENCE_COLUMNS", Cache(3))
     for n in range(10):
         drs._evidence_columns({f"c{n}": "blob"}, True)
         assert len(drs._EVIDENCE_COLUMNS) <= 3

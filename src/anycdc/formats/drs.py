@@ -339,7 +339,9 @@ def read_drs_evidence(message: Any) -> tuple[int, int]:
 
 
 _EvidenceColumns = tuple[tuple[str, ...], tuple[tuple[str, bool], ...]]
-_EVIDENCE_COLUMNS: Final[dict[tuple[bool, tuple[tuple[str, Any], ...]], _EvidenceColumns]] = {}
+_EVIDENCE_COLUMNS: Final[Cache[tuple[bool, tuple[tuple[str, Any], ...]], _EvidenceColumns]] = Cache(
+    _MAX_CACHED_TYPES
+)
 
 
 def _evidence_columns(types: dict[str, Any] | None, mysql: bool) -> _EvidenceColumns:
@@ -356,10 +358,7 @@ def _evidence_columns(types: dict[str, Any] | None, mysql: bool) -> _EvidenceCol
     except TypeError:  # a type that is a list or an object: not kept (and not read)
         return _read_evidence_columns(types, mysql)
     if found is None:
-        found = _read_evidence_columns(types, mysql)
-        if len(_EVIDENCE_COLUMNS) >= _MAX_CACHED_TYPES:
-            _EVIDENCE_COLUMNS.clear()  # (a dict: each step is atomic, workers may share it)
-        _EVIDENCE_COLUMNS[key] = found
+        found = _EVIDENCE_COLUMNS.put(key, _read_evidence_columns(types, mysql))
     return found
 
 
