@@ -139,6 +139,10 @@ class Pending:
     source without record times are not in it)."""
     urgent: str | None = None
     """Why it cannot wait (``ddl``, ``truncate``, ``restart``), else None."""
+    summaries: dict[int, object] = field(default_factory=dict)
+    """Ingest batch -> the plan job's summary of its rows for the table, for the batches
+    this run ingested itself (not those a restart found pending): an apply combines them
+    instead of reading and aggregating the rows again (:meth:`Schedule.summaries`)."""
 
     @property
     def rows(self) -> int:
@@ -225,9 +229,11 @@ class Schedule:
         now_ms: int,
         urgent: str | None = None,
         produced_ms: int | None = None,
+        summary: object | None = None,
     ) -> None:
         """Record that batch ``batch_id`` ingested ``rows`` changelog rows of ``ident``
-        (``produced_ms``: the Kafka record time of the oldest, if the source has one)."""
+        (``produced_ms``: the Kafka record time of the oldest, if the source has one;
+        ``summary``: the plan job's summary of those rows, kept for the apply)."""
         if self.through.get(ident, -1) >= batch_id:
             return  # already applied through this batch (a re-run batch)
         state = self.pending.setdefault(ident, Pending())
@@ -235,6 +241,8 @@ class Schedule:
             state.batches[batch_id] = rows
             if produced_ms is not None:
                 state.produced[batch_id] = produced_ms
+            if summary is not None:
+                state.summaries[batch_id] = summary
         if state.since_ms is None:
             state.since_ms = now_ms
         if urgent and not state.urgent:
@@ -311,10 +319,34 @@ class Schedule:
             for batch in [b for b in state.batches if b <= through]:
                 del state.batches[batch]
                 state.produced.pop(batch, None)
+                state.summaries.pop(batch, None)
             if not state.batches:
                 del self.pending[ident]
             else:  # rows of later batches stay (not reached by this apply)
                 state.urgent = None
+
+    def summaries(self, ident: TableIdent, through: int) -> list[object] | None:
+        """The kept summaries of every pending batch of ``ident`` up to ``through``, oldest
+        first; None when a batch among them has none (a restart found it pending, or its
+        ingest kept none): then only the rows themselves say what they hold.
+
+        >>> schedule = Schedule(FreshnessPolicy(default_s=60.0))
+        >>> t = ("shop", None, "orders")
+        >>> schedule.ingested(t, batch_id=3, rows=2, now_ms=0, summary="s3")
+        >>> schedule.ingested(t, batch_id=4, rows=1, now_ms=0, summary="s4")
+        >>> schedule.summaries(t, through=4), schedule.summaries(t, through=3)
+        (['s3', 's4'], ['s3'])
+        >>> schedule.ingested(t, batch_id=5, rows=1, now_ms=0)  # no summary kept
+        >>> schedule.summaries(t, through=5) is None
+        True
+        """
+        state = self.pending.get(ident)
+        if state is None:
+            return []
+        batches = sorted(b for b in state.batches if b <= through)
+        if any(b not in state.summaries for b in batches):
+            return None
+        return [state.summaries[b] for b in batches]
 
     def staleness_s(self, ident: TableIdent, now_ms: int) -> float:
         """Seconds since the table's oldest pending change entered the source (its Kafka

@@ -114,18 +114,24 @@ class ApplyRound:
             ident: schedule.reason(ident, int(time.time() * 1000), current is None) for ident in due
         }
         older = [ident for ident in due if (schedule.pending[ident].oldest_batch or 0) < through]
+        # what ingest summarized of each batch: the plan without a second look at the rows
+        kept = kept_summaries(schedule, due, through) if older else None
         if current is None or older:
             frames = [ledger.pending_rows(due, schedule).filter(F.col(INGEST_BATCH) <= through)]
             if current is not None:
                 frames = [frames[0].filter(F.col(INGEST_BATCH) < through)]
                 frames.append(only_pending(current, due, schedule, spark))
             pending = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
-            pending = pending.persist()
+            if kept is None:  # read twice: by the plan job, then by the fold
+                pending = pending.persist()
         else:
             pending = only_pending(current, due, schedule, spark) if summary is None else current
         try:
             with metrics.timed("plan"):
-                tables = summary if summary is not None else summarize(pending)
+                if kept is not None:
+                    tables = kept
+                else:
+                    tables = summary if summary is not None else summarize(pending)
                 wanted_tables = [t for t in tables if t.ident in set(due)]
                 plans = {
                     ident: plan
@@ -143,7 +149,7 @@ class ApplyRound:
             results += failures
             metrics.tables += results
         finally:
-            if pending is not current:
+            if pending is not current and kept is None:
                 pending.unpersist()
         by_table = {r.table: r for r in results}
         policy = self.config.freshness_policy
@@ -464,3 +470,37 @@ class ApplyRound:
         if self._tables is None:
             self._tables = DeltaTables(self.spark)
         return self._tables
+
+
+def kept_summaries(
+    schedule: Schedule, due: list[TableIdent], through: int
+) -> list[TableSummary] | None:
+    """The due tables' summaries combined from those ingest kept of each pending batch
+    (:meth:`~anycdc.schedule.Schedule.summaries`), or None when a table's are not all
+    there (a restart found its rows pending) or do not count its pending rows: then the
+    plan job reads the rows (:func:`~anycdc.spark.ingest.summarize`).
+
+    >>> from anycdc.schedule import FreshnessPolicy
+    >>> schedule = Schedule(FreshnessPolicy(default_s=60.0))
+    >>> t = ("shop", None, "orders")
+    >>> for batch, rows in ((1, 2), (2, 3)):
+    ...     schedule.ingested(t, batch, rows, 0, summary=TableSummary(*t, rows=rows))
+    >>> [s.rows for s in kept_summaries(schedule, [t], through=2)]
+    [5]
+    >>> schedule.ingested(("shop", None, "audit"), 2, 1, 0)  # none kept for it
+    >>> kept_summaries(schedule, [t, ("shop", None, "audit")], through=2) is None
+    True
+    """
+    combined = []
+    for ident in due:
+        parts = schedule.summaries(ident, through)
+        if not parts or not all(isinstance(p, TableSummary) for p in parts):
+            return None
+        summaries = [p for p in parts if isinstance(p, TableSummary)]
+        pending = schedule.pending[ident]
+        if sum(s.rows for s in summaries) != sum(
+            rows for batch, rows in pending.batches.items() if batch <= through
+        ):
+            return None  # not what the schedule counts: trust only the rows
+        combined.append(TableSummary.combine(summaries))
+    return combined

@@ -156,7 +156,7 @@ class IngestStep:
                 if self.config.wants_table(name):
                     schedule.ingested(
                         table.ident, batch_id, table.rows, now_ms, table.urgency,
-                        table.produced_ms,
+                        table.produced_ms, summary=table,
                     )  # fmt: skip
                 else:
                     metrics.excluded[name] = table.rows

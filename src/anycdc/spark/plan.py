@@ -10,7 +10,7 @@ No Spark job here: plain data from the plan job's rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,7 +146,7 @@ class TableSummary:
             row["schema"],
             row["table"],
             rows=int(field_of("rows") or 0),
-            sightings=tuple(
+            sightings=first_sightings(
                 (s["position"] or "", tuple((c["name"], c["type"]) for c in s["columns"]))
                 for s in field_of("sightings") or ()
                 if s["columns"]
@@ -159,6 +159,65 @@ class TableSummary:
             has_rows=bool(field_of("has_rows")),
             produced_ms=field_of("produced_ms"),
         )
+
+
+    @classmethod
+    def combine(cls, parts: Sequence[TableSummary]) -> TableSummary:
+        """One table's summary of the rows of several batches from the summaries of each
+        (oldest first): what the plan job gives for all those rows at once, without
+        reading them again. Counts add up; each column list keeps the first position it
+        came at; DDL statements are all kept; a key, a truncate position are the greatest,
+        a record time the least (the plan job's ``max`` / ``min``).
+
+        >>> cols = (("id", "int64"),)
+        >>> a = TableSummary("shop", None, "orders", rows=2, sightings=(("5", cols),),
+        ...                  image_columns=("id",), produced_ms=20)
+        >>> b = TableSummary("shop", None, "orders", rows=3, sightings=(("3", cols),),
+        ...                  ddl=(("4", "ALTER TABLE orders ADD note TEXT"),),
+        ...                  image_columns=("id", "note"), key=("id",), produced_ms=10)
+        >>> both = TableSummary.combine([a, b])
+        >>> both.rows, both.sightings, both.image_columns, both.key, both.produced_ms
+        (5, (('3', (('id', 'int64'),)),), ('id', 'note'), ('id',), 10)
+        """
+        first, *_ = parts
+        keys = [p.key for p in parts if p.key]
+        truncates = [p.truncate_position for p in parts if p.truncate_position is not None]
+        produced = [p.produced_ms for p in parts if p.produced_ms is not None]
+        return cls(
+            first.database,
+            first.schema,
+            first.table,
+            rows=sum(p.rows for p in parts),
+            sightings=first_sightings(s for p in parts for s in p.sightings),
+            ddl=tuple(d for p in parts for d in p.ddl),
+            image_columns=tuple(dict.fromkeys(c for p in parts for c in p.image_columns)),
+            key=max(keys) if keys else None,
+            has_row_id=any(p.has_row_id for p in parts),
+            truncate_position=max(truncates) if truncates else None,
+            has_rows=any(p.has_rows for p in parts),
+            produced_ms=min(produced) if produced else None,
+        )
+
+
+Sighting = tuple[str, tuple[tuple[str, str], ...]]
+"""A column list (name, logical type) and the source position it came at."""
+
+
+def first_sightings(sightings: Iterable[Sighting]) -> tuple[Sighting, ...]:
+    """Each distinct column list once, at the first position it came at. The plan job
+    groups rows by their column structs, which also carry the vendor type; two lists that
+    differ only there are one list to the plan (and to :meth:`TableSummary.combine`).
+
+    >>> cols = (("id", "int64"),)
+    >>> first_sightings([("9", cols), ("10", cols), ("2", (("id", "string"),))])
+    (('10', (('id', 'int64'),)), ('2', (('id', 'string'),)))
+    """
+    first: dict[tuple[tuple[str, str], ...], str] = {}
+    for position, columns in sightings:
+        seen = first.get(columns)
+        if seen is None or position < seen:  # the plan job's min over position text
+            first[columns] = position
+    return tuple((position, columns) for columns, position in first.items())
 
 
 def build_plans(
