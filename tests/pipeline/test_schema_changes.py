@@ -154,7 +154,7 @@ def test_fail_stops_that_table_only(spark: Any, lake: Path) -> None:
 def test_a_kill_in_the_middle_of_a_rename(spark: Any, lake: Path, tmp_path: Path) -> None:
     """kill -9 right after the rename's ALTER, before the batch's rows: the restart finds
     the column renamed already and ends with the table an unbroken run gives."""
-    from anycdc.devtools.chaos import CRASH_ENV
+    from anycdc.faults import CRASH_ENV
 
     src, out = tmp_path / "in", tmp_path / "out"
     batches = list(_stream("ddl_evolve", with_ddl=True))

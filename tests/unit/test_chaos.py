@@ -44,9 +44,9 @@ def test_a_crash_point_kills_its_process_group_only_when_named() -> None:
     import subprocess
     import sys
 
-    from anycdc.devtools.chaos import CRASH_ENV
+    from anycdc.faults import CRASH_ENV
 
-    code = "from anycdc.devtools.chaos import crash_point; crash_point('written'); print('on')"
+    code = "from anycdc.faults import crash_point; crash_point('written'); print('on')"
 
     def run(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

@@ -184,8 +184,6 @@ def run_peer(
         finally:
             batch.unpersist()
 
-    from anycdc.bench.pipeline import topic_stream
-
     query = (
         topic_stream(spark, bootstrap, topic, cap)
         .writeStream.foreachBatch(each_batch)
@@ -199,6 +197,19 @@ def run_peer(
     seconds = time.monotonic() - started
     batches = [p["durationMs"]["triggerExecution"] / 1000 for p in query.recentProgress]
     return seconds, batches, applies
+
+
+def topic_stream(spark: SparkSession, bootstrap: str, topic: str, cap: int) -> DataFrame:
+    """The whole topic from its start, ``cap`` messages per micro-batch (the floor's and
+    the peer's source: the same as anycdc's)."""
+    return (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", str(cap))
+        .load()
+    )
 
 
 # --------------------------------------------------------------------------- exactness

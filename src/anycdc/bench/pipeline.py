@@ -41,14 +41,14 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from anycdc.bench.peer import Exactness
+from anycdc.bench.peer import Exactness, topic_stream
 from anycdc.config import PipelineConfig
 from anycdc.devtools.kafka import create_topic, produce
 from anycdc.event import ChangeEvent
 from anycdc.simulate import Workload, partition_of
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
     from anycdc.spark.pipeline import BatchMetrics
 
@@ -336,19 +336,6 @@ def percentile(values: list[float], pct: float) -> float:
         return values[0]
     cuts = statistics.quantiles(values, n=100, method="inclusive")
     return cuts[max(0, min(98, int(pct) - 1))]
-
-
-def topic_stream(spark: SparkSession, bootstrap: str, topic: str, cap: int) -> DataFrame:
-    """The whole topic from its start, ``cap`` messages per micro-batch (the floor's and
-    the peer's source: the same as anycdc's)."""
-    return (
-        spark.readStream.format("kafka")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", topic)
-        .option("startingOffsets", "earliest")
-        .option("maxOffsetsPerTrigger", str(cap))
-        .load()
-    )
 
 
 def copy_floor(

@@ -53,23 +53,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from anycdc.faults import CRASH_ENV, CRASH_POINTS
+
 MOMENTS: Final = (
     "startup", "planned", "mid-batch", "committed", "deferred", "written", "between-tables",
     "before-ledger",
 )  # fmt: skip
 POLL_SECONDS: Final = 0.02
-CRASH_ENV: Final = "ANYCDC_CRASH_AT"
-"""A moment's name (:func:`crash_point`): the process kills itself there (fault tests)."""
 UNJITTERED: Final = ("between-tables",)
-CRASH_POINTS: Final = ("written", "before-ledger", "renamed")
-"""The moments the process reaches itself (:func:`crash_point`), not seen from outside."""
-
-
-def crash_point(name: str) -> None:
-    """``kill -9`` this process's group here when :data:`CRASH_ENV` names ``name`` (the
-    fault suite's moments no file shows from outside); nothing otherwise."""
-    if os.environ.get(CRASH_ENV) == name:
-        os.killpg(os.getpgrp(), signal.SIGKILL)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from anycdc.spark.jars import project_root
+from anycdc.checkout import project_root
 
 
 def root() -> Path:

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from anycdc.devtools.chaos import crash_point
+from anycdc.faults import crash_point
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import TextIO
 from urllib.parse import unquote, urlparse
 
+from anycdc.checkout import project_root
+
 # artifact-version[-classifier].jar; the version is the first "-<digits>.<digits>..." part
 # counted from the left that leaves a well-formed artifact id, so that
 # "spark-sql-kafka-0-10_2.13-4.0.1.jar" is ("spark-sql-kafka-0-10_2.13", "4.0.1").
@@ -119,19 +121,6 @@ def artifact_of(jar_name: str) -> str:
     if match:
         return match.group("artifact")
     return jar_name[:-4] if jar_name.endswith(".jar") else jar_name
-
-
-def project_root() -> Path | None:
-    """The anycdc checkout this module runs from (editable install), else one above the cwd."""
-    env = os.environ.get("ANYCDC_PROJECT_ROOT")
-    if env:
-        return Path(env)
-    candidates = [Path(__file__).resolve().parents[3], *Path.cwd().resolve().parents]
-    candidates.insert(1, Path.cwd().resolve())
-    for base in candidates:
-        if (base / "pyproject.toml").is_file() and (base / "jvm" / "pom.xml").is_file():
-            return base
-    return None
 
 
 def user_cache_dir() -> Path:
