@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
-from anycdc.devtools.chaos import crash_point
+from anycdc.faults import crash_point
 from anycdc.event import Op
 from anycdc.naming import (
     ColumnNames,

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final
 
 from anycdc.config import PipelineConfig
-from anycdc.devtools.chaos import crash_point
+from anycdc.faults import crash_point
 from anycdc.errors import one_line
 from anycdc.event import Op
 from anycdc.metrics import SCHEMA_CHANGE
