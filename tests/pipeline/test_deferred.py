@@ -278,9 +278,8 @@ def test_the_summaries_ingest_kept_plan_what_the_rows_would(
     (DDL, TRUNCATE, a keyless table, key changes)."""
     from pyspark.sql import functions as F
 
-    from anycdc.spark.ingest import summarize
     from anycdc.spark.ledger import INGEST_BATCH
-    from anycdc.spark.plan import TableSummary, build_plans
+    from anycdc.spark.plan import TableSummary, build_plans, summarize
 
     target = simulated["base"] / "out"
     log = spark.read.format("delta").load(str(target / "_anycdc" / "changelog"))

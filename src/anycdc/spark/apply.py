@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
-from anycdc.faults import crash_point
 from anycdc.event import Op
+from anycdc.faults import crash_point
 from anycdc.naming import (
     ColumnNames,
     assign_columns,

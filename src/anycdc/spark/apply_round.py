@@ -24,9 +24,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final
 
 from anycdc.config import PipelineConfig
-from anycdc.faults import crash_point
 from anycdc.errors import one_line
 from anycdc.event import Op
+from anycdc.faults import crash_point
 from anycdc.metrics import SCHEMA_CHANGE
 from anycdc.schedule import Schedule, TableIdent, qualified_name
 from anycdc.spark.actions import ActionSpec, round_actions
@@ -42,9 +42,9 @@ from anycdc.spark.apply import (
 )
 from anycdc.spark.batch_metrics import BatchMetrics
 from anycdc.spark.commit import DeltaTables
-from anycdc.spark.ingest import summarize
 from anycdc.spark.ledger import INGEST_BATCH, Applied, Ledger, WriteId, only_pending
 from anycdc.spark.maintenance import Upkeep
+from anycdc.spark.plan import summarize
 from anycdc.spark.scd2 import Scd2Applier
 from anycdc.spark.session import activate_in_thread
 from anycdc.spark.system_tables import SystemTables, dead_letter_rows
@@ -478,7 +478,7 @@ def kept_summaries(
     """The due tables' summaries combined from those ingest kept of each pending batch
     (:meth:`~anycdc.schedule.Schedule.summaries`), or None when a table's are not all
     there (a restart found its rows pending) or do not count its pending rows: then the
-    plan job reads the rows (:func:`~anycdc.spark.ingest.summarize`).
+    plan job reads the rows (:func:`~anycdc.spark.plan.summarize`).
 
     >>> from anycdc.schedule import FreshnessPolicy
     >>> schedule = Schedule(FreshnessPolicy(default_s=60.0))

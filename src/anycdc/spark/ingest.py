@@ -3,12 +3,13 @@
 Where it sits: source -> **decode -> changelog -> plan** -> apply -> commit. The stream
 runner (:mod:`anycdc.spark.pipeline`) hands each micro-batch of raw messages here: they are
 decoded by Python workers (:func:`~anycdc.spark.decode.decode_frame`), counted (one job),
-their tables summarized (:func:`summarize`, the plan job) and entered in the schedule, then
+their tables summarized (:func:`~anycdc.spark.plan.summarize`, the plan job) and entered in
+the schedule with their summaries, then
 the batch is made durable: its events appended to ``_anycdc/changelog`` (tagged with the
 batch id, ``ingest_batch``) and its bad messages to ``_anycdc/dead_letter``
 (:mod:`anycdc.spark.system_tables`), each once per batch. What is due then is the apply
-round's (:mod:`anycdc.spark.apply_round`), which reuses :func:`summarize` for the pending
-rows of older batches.
+round's (:mod:`anycdc.spark.apply_round`), which combines the kept summaries of older
+batches (and summarizes only rows a restart found pending).
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from anycdc.schedule import Schedule, qualified_name
 from anycdc.source.routing import AUTO, DetectionAdvice
 from anycdc.spark.batch_metrics import SKIP_CONTROL, SKIP_NO_TABLE, BatchMetrics
 from anycdc.spark.decode import decode_frame
-from anycdc.spark.ledger import INGEST_BATCH, NAMES_A_TABLE, PENDING_OPS, WriteId
-from anycdc.spark.plan import TableSummary
+from anycdc.spark.ledger import INGEST_BATCH, NAMES_A_TABLE, WriteId
+from anycdc.spark.plan import TableSummary, summarize
 from anycdc.spark.system_tables import SystemTables, dead_letter_rows
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class Ingested:
     wanted: DataFrame
     """The batch's events that name a table (the cached batch, filtered)."""
     summary: list[TableSummary]
-    """Its tables (:func:`summarize`): the plan, when the batch's rows are all that is due."""
+    """Its tables (:func:`~anycdc.spark.plan.summarize`): the plan, when the batch's rows are all that is due."""
     now_ms: int
     """When the batch's tables were entered in the schedule (what is due is decided at)."""
 
@@ -170,62 +171,3 @@ class IngestStep:
                 dead = decoded.filter(F.col("error").isNotNull())
                 self.system.append(dead_letter_rows(dead), "dead_letter", app)
         return Ingested(wanted, summary, now_ms)
-
-
-def summarize(wanted: DataFrame) -> list[TableSummary]:
-    """The plan job: per table, its distinct column lists with the first position each
-    came at, the image column names, key, truncate and DDL, and its number of rows."""
-    from pyspark.sql import functions as F
-
-    table = ("database", "schema", "table")
-    no_names = F.array().cast("array<string>")
-    # a changelog written by an earlier version has no record times
-    produced = (
-        F.col("produced_ms") if "produced_ms" in wanted.columns else F.lit(None).cast("bigint")
-    )
-    # two stages in one job: per distinct column list first (few), then per table
-    per_columns = (
-        wanted.filter(F.col("op").isin(*PENDING_OPS))
-        .groupBy(*table, "columns")
-        .agg(
-            F.count(F.lit(1)).alias("rows"),
-            F.min(F.coalesce(F.col("position"), F.lit(""))).alias("position"),
-            # formats without types still name their columns in the images
-            F.array_distinct(
-                F.flatten(
-                    F.collect_set(
-                        F.array_union(
-                            F.coalesce(F.map_keys("after"), no_names),
-                            F.coalesce(F.map_keys("before"), no_names),
-                        )
-                    )
-                )
-            ).alias("image_columns"),
-            F.max("key").alias("key"),
-            F.max(F.col("row_id").isNotNull()).alias("has_row_id"),
-            F.max(F.when(F.col("op") == event.Op.TRUNCATE.value, F.col("position"))).alias(
-                "truncate_position"
-            ),
-            F.max(F.col("op").isin(*ROW_OPS)).alias("has_rows"),
-            F.min(produced).alias("produced_ms"),
-            F.collect_list(
-                F.when(F.col("op") == event.Op.DDL.value, F.struct(F.col("position"), F.col("ddl")))
-            ).alias("ddl"),
-        )
-    )
-    rows = (
-        per_columns.groupBy(*table)
-        .agg(
-            F.sum("rows").alias("rows"),
-            F.collect_list(F.struct("position", "columns")).alias("sightings"),
-            F.array_distinct(F.flatten(F.collect_list("image_columns"))).alias("image_columns"),
-            F.max("key").alias("key"),
-            F.max("has_row_id").alias("has_row_id"),
-            F.max("truncate_position").alias("truncate_position"),
-            F.max("has_rows").alias("has_rows"),
-            F.min("produced_ms").alias("produced_ms"),
-            F.flatten(F.collect_list("ddl")).alias("ddl"),
-        )
-        .collect()
-    )
-    return [TableSummary.from_row(row) for row in rows]

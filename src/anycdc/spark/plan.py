@@ -1,22 +1,29 @@
 """The plan step: what an apply's pending changelog rows say of each source table.
 
 Where it sits: source -> decode -> changelog -> **plan** -> apply -> commit. The ingest step
-(:mod:`anycdc.spark.ingest`) aggregates a batch's (or an apply's) rows into one
+(:mod:`anycdc.spark.ingest`) summarizes a batch's (or an apply's) rows into one
 :class:`TableSummary` per table; :func:`build_plans` folds them, columns and DDL in source
 order, into one :class:`TablePlan` per table, which the appliers
 (:mod:`anycdc.spark.apply`, :mod:`anycdc.spark.scd2`) turn into schema changes and writes.
-No Spark job here: plain data from the plan job's rows.
+The plan job (:func:`summarize`) is this module's one Spark job: each batch's, at ingest
+(its summaries are kept for the apply, :meth:`TableSummary.combine`), and an apply's over
+rows a restart found pending; the rest is plain data from its rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from anycdc import event
 from anycdc.config import PipelineConfig
 from anycdc.schedule import TableIdent
+from anycdc.spark.ledger import PENDING_OPS
 from anycdc.spark.sql_types import settle_type
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 
 @dataclass
@@ -218,6 +225,65 @@ def first_sightings(sightings: Iterable[Sighting]) -> tuple[Sighting, ...]:
         if seen is None or position < seen:  # the plan job's min over position text
             first[columns] = position
     return tuple((position, columns) for columns, position in first.items())
+
+
+def summarize(wanted: DataFrame) -> list[TableSummary]:
+    """The plan job: per table, its distinct column lists with the first position each
+    came at, the image column names, key, truncate and DDL, and its number of rows."""
+    from pyspark.sql import functions as F
+
+    table = ("database", "schema", "table")
+    no_names = F.array().cast("array<string>")
+    # a changelog written by an earlier version has no record times
+    produced = (
+        F.col("produced_ms") if "produced_ms" in wanted.columns else F.lit(None).cast("bigint")
+    )
+    # two stages in one job: per distinct column list first (few), then per table
+    per_columns = (
+        wanted.filter(F.col("op").isin(*PENDING_OPS))
+        .groupBy(*table, "columns")
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.min(F.coalesce(F.col("position"), F.lit(""))).alias("position"),
+            # formats without types still name their columns in the images
+            F.array_distinct(
+                F.flatten(
+                    F.collect_set(
+                        F.array_union(
+                            F.coalesce(F.map_keys("after"), no_names),
+                            F.coalesce(F.map_keys("before"), no_names),
+                        )
+                    )
+                )
+            ).alias("image_columns"),
+            F.max("key").alias("key"),
+            F.max(F.col("row_id").isNotNull()).alias("has_row_id"),
+            F.max(F.when(F.col("op") == event.Op.TRUNCATE.value, F.col("position"))).alias(
+                "truncate_position"
+            ),
+            F.max(F.col("op").isin(*sorted(op.value for op in event.ROW_OPS))).alias("has_rows"),
+            F.min(produced).alias("produced_ms"),
+            F.collect_list(
+                F.when(F.col("op") == event.Op.DDL.value, F.struct(F.col("position"), F.col("ddl")))
+            ).alias("ddl"),
+        )
+    )
+    rows = (
+        per_columns.groupBy(*table)
+        .agg(
+            F.sum("rows").alias("rows"),
+            F.collect_list(F.struct("position", "columns")).alias("sightings"),
+            F.array_distinct(F.flatten(F.collect_list("image_columns"))).alias("image_columns"),
+            F.max("key").alias("key"),
+            F.max("has_row_id").alias("has_row_id"),
+            F.max("truncate_position").alias("truncate_position"),
+            F.max("has_rows").alias("has_rows"),
+            F.min("produced_ms").alias("produced_ms"),
+            F.flatten(F.collect_list("ddl")).alias("ddl"),
+        )
+        .collect()
+    )
+    return [TableSummary.from_row(row) for row in rows]
 
 
 def build_plans(
