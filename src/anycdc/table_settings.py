@@ -40,7 +40,7 @@ def as_text(value: Any) -> str:
 
 
 SCHEMA_CHANGES: Final = ("evolve", "lenient", "ignore", "fail")
-"""The ``schema_changes`` modes (see README, Semantics: Schema changes)."""
+"""The ``schema_changes`` modes (see docs/REFERENCE.md, Semantics: Schema changes)."""
 MaskKind = Literal["sha256", "null"]
 MASKS: Final[tuple[MaskKind, ...]] = ("sha256", "null")
 REGEX_PREFIX: Final = "re:"

@@ -11,7 +11,7 @@ Two phases, each on its own topic and target, each ending with ``anycdc verify``
   (200) in ``--max-offsets-per-trigger`` batches, one run, its memory sampled: it must
   stay flat as the event count grows.
 
-On a 2-core laptop that is ~2 hours (the README lists what was run and measured);
+On a 2-core laptop that is ~2 hours (docs/FAULTS.md lists what was run and measured);
 ``--phase kills`` or ``--phase scale`` runs one, and every size has a flag.
 
 Steps per phase: the simulated stream produced lazily into the soak's own broker on

@@ -26,7 +26,7 @@ SKIP_NO_TABLE: Final = "no-table"
 SKIP_EXCLUDED: Final = "excluded"
 """A change of a table that ``include``/``exclude`` leave out."""
 SKIP_REASONS: Final = (SKIP_CONTROL, SKIP_NO_TABLE, SKIP_EXCLUDED)
-"""Why a changelog row is applied to no table: the documented skips (README, Semantics)."""
+"""Why a changelog row is applied to no table: the documented skips (docs/REFERENCE.md, Semantics)."""
 
 
 @dataclass
