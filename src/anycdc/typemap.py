@@ -10,6 +10,15 @@ Anything unrecognised maps to ``unknown``: the value then keeps its JSON type.
 ('uint64', 'decimal(10,2)', 'decimal')
 >>> str(jdbc_type(93)), str(sql_type("varchar(255)")), str(sql_type("geometry"))
 ('timestamp', 'string', 'unknown')
+
+An unsigned integer type is a wider logical type (``smallint unsigned`` is ``int32``)
+whose values are held to the unsigned range of its own width: :func:`integer_range`
+is that rule, for every format that types values by a SQL type name.
+
+>>> integer_range(sql_type("smallint(5) unsigned"), "smallint(5) unsigned")
+(0, 65535)
+>>> integer_range(INT16, "smallint"), integer_range(STRING, "smallint unsigned")
+((-32768, 32767), None)
 """
 
 from __future__ import annotations
@@ -28,6 +37,8 @@ from anycdc.values import (
     INT16,
     INT32,
     INT64,
+    INTEGER_RANGES,
+    INTEGER_TYPES,
     JSON,
     STRING,
     TIME,
@@ -49,6 +60,10 @@ _SIGNED: Final[dict[str, LogicalType]] = {
 _UNSIGNED: Final[dict[str, LogicalType]] = {
     "tinyint": INT16, "smallint": INT32, "mediumint": INT32, "int": INT64, "integer": INT64,
     "bigint": UINT64,
+}  # fmt: skip
+# the width of each unsigned type above: its values are 0 .. 2**bits - 1
+_UNSIGNED_BITS: Final[dict[str, int]] = {
+    "tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "integer": 32, "bigint": 64,
 }  # fmt: skip
 _NAMED: Final[dict[str, LogicalType]] = {
     # booleans
@@ -113,6 +128,33 @@ def sql_type(name: str | None) -> LogicalType:
     if base == "float" and p is not None and s is None and int(p) > 24:
         return FLOAT64  # FLOAT(p) with p > 24 is a double in MySQL and SQL Server
     return _NAMED.get(base, UNKNOWN)
+
+
+@lru_cache(maxsize=1024)
+def unsigned_range(name: str | None) -> tuple[int, int] | None:
+    """The values of an unsigned integer SQL type (``int(10) unsigned`` -> 0 .. 2**32 - 1);
+    None for any other type name."""
+    if not name:
+        return None
+    match = _TYPE_RE.fullmatch(name.lower())
+    if not match or match.group(5) or "unsigned" not in match.group(4):
+        return None
+    bits = _UNSIGNED_BITS.get(match.group(1).strip())
+    return None if bits is None else (0, 2**bits - 1)
+
+
+def integer_range(ltype: LogicalType, vendor_type: str | None) -> tuple[int, int] | None:
+    """The values a column may hold: its logical type's range, narrowed to the unsigned
+    range of its vendor type; None for a type without bounds (not an integer, or
+    ``integer`` of a signed type). A value outside it is invalid (kept as sent, listed in ``invalid``),
+    as a BIGINT UNSIGNED's -1 is: the one rule of every unsigned width."""
+    bounds = INTEGER_RANGES.get(ltype.name)
+    unsigned = unsigned_range(vendor_type)
+    if unsigned is None or ltype.name not in INTEGER_TYPES:
+        return bounds
+    if bounds is None:
+        return unsigned  # ``integer``: unbounded but for the vendor type's width
+    return max(bounds[0], unsigned[0]), min(bounds[1], unsigned[1])
 
 
 def _decimal(p: str | None, s: str | None) -> LogicalType:

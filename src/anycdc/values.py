@@ -450,11 +450,15 @@ def epoch_seconds_text(value: dt.datetime) -> str:
     return f"{sign}{seconds}.{fraction:06d}".rstrip("0")
 
 
-def check_integer_range(value: int, ltype: LogicalType) -> int:
-    """Raise ValueError when an integer does not fit its logical type."""
-    bounds = INTEGER_RANGES.get(ltype.name)
+def check_integer_range(
+    value: int, ltype: LogicalType, bounds: tuple[int, int] | None = None
+) -> int:
+    """Raise ValueError when an integer does not fit its logical type, or ``bounds`` when
+    given (a column's own range: :func:`anycdc.typemap.integer_range`)."""
+    if bounds is None:
+        bounds = INTEGER_RANGES.get(ltype.name)
     if bounds and not bounds[0] <= value <= bounds[1]:
-        raise ValueError(f"{value} out of range for {ltype}")
+        raise ValueError(f"{value} out of range for {ltype} [{bounds[0]}, {bounds[1]}]")
     return value
 
 

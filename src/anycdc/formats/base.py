@@ -56,6 +56,7 @@ from anycdc.formats.options import build_options
 from anycdc.formats.parsing import (
     VALUE_ERRORS,
     Parser,
+    column_parser,
     convert_values,
     expect_list,
     expect_object,
@@ -396,7 +397,9 @@ class Format(ABC):
         """Type every value of a raw image; values that do not parse are kept as sent
         and their column is appended to ``invalid`` (never a crash)."""
         parsers = {
-            name: None if col.type.name == "unknown" else self.value_parser(col.type)
+            name: None
+            if col.type.name == "unknown"
+            else column_parser(self.value_parser(col.type), col.type, col.vendor_type)
             for name, col in columns.items()
         }
         return convert_values(raw, parsers, invalid)
@@ -425,6 +428,7 @@ __all__ = [
     "SniffPass",
     "TypeInfo",
     "TypedRows",
+    "column_parser",
     "convert_values",
     "expect_list",
     "expect_object",

@@ -288,7 +288,7 @@ class DataWorks2Json(DataWorksFamily):
 
     # ---- fast path
     def fast_type(self, column: Column, parser: Parser | None) -> tuple[Any, Parser | None]:
-        return json_value_type(column.type, parser, self.options.timezone)
+        return json_value_type(column.type, parser, self.options.timezone, column.vendor_type)
 
     def _parse_local_datetime(self, raw: Any) -> dt.datetime:
         """DATETIME: text (a zone id in it is kept), or epoch ms as UTC (``timezone``) wall time."""

@@ -124,11 +124,10 @@ from anycdc.formats.canal import (
 from anycdc.formats.codecs.java import gson_json, java_double, plain_decimal
 from anycdc.formats.codecs.text import int_field
 from anycdc.formats.options import OptionSpec
-from anycdc.typemap import sql_type
+from anycdc.typemap import integer_range, sql_type
 from anycdc.values import (
     BINARY,
     EPOCH_TEXT,
-    INTEGER_RANGES,
     INTEGER_TYPES,
     STRING,
     TIMESTAMP,
@@ -217,13 +216,14 @@ def _parse_binary_text(raw: Any) -> bytes:
     return parse_hex(raw)
 
 
-def _parse_drs_int(ltype: LogicalType) -> Parser:
-    """DRS integers are plain digit strings: ``int()`` only (no exponent expansion)."""
+def _parse_drs_int(ltype: LogicalType, bounds: tuple[int, int] | None) -> Parser:
+    """DRS integers are plain digit strings: ``int()`` only (no exponent expansion), held
+    to the column's :func:`~anycdc.typemap.integer_range`."""
 
     def parse(raw: Any) -> int:
         if isinstance(raw, str):
-            return check_integer_range(int(raw.strip()), ltype)
-        return check_integer_range(parse_int(raw), ltype)
+            return check_integer_range(int(raw.strip()), ltype, bounds)
+        return check_integer_range(parse_int(raw), ltype, bounds)
 
     return parse
 
@@ -628,8 +628,9 @@ class _DrsJsonBase(CanalFamily):
         kind = self._resolve(flavour, oracle, col.vendor_type)[1]
         if parser is None or kind != _GENERIC:
             return FastColumn(parser)
-        if name in INTEGER_RANGES:
-            return FastColumn(parser, lax_int(*INTEGER_RANGES[name]))  # int(text.strip())
+        bounds = integer_range(ltype, col.vendor_type)
+        if bounds is not None:
+            return FastColumn(parser, lax_int(*bounds))  # int(text.strip())
         if name == "integer":
             return FastColumn(parser, lax_int())
         if name in ("string", "json"):
@@ -677,7 +678,7 @@ class _DrsJsonBase(CanalFamily):
             elif kind == _BINARY_TEXT:
                 parser = _parse_binary_text
             elif ltype.name in INTEGER_TYPES:
-                parser = _parse_drs_int(ltype)
+                parser = _parse_drs_int(ltype, integer_range(ltype, name))
             else:
                 parser = generic_parser(ltype, self.options.timezone)
             found = self._types.put(key, (ltype, kind, parser))

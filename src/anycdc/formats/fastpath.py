@@ -17,8 +17,8 @@ from typing import Annotated, Any, ClassVar, Final, Literal, TypedDict, TypeVar
 
 import msgspec
 
+from anycdc.typemap import integer_range
 from anycdc.values import (
-    INTEGER_RANGES,
     LogicalType,
 )
 
@@ -450,18 +450,24 @@ def _uint64(value: int) -> int:
 
 
 def json_value_type(
-    ltype: LogicalType, parser: Callable[[Any], Any] | None, tz: dt.tzinfo | None
+    ltype: LogicalType,
+    parser: Callable[[Any], Any] | None,
+    tz: dt.tzinfo | None,
+    vendor_type: str | None = None,
 ) -> tuple[Any, Callable[[Any], Any] | None]:
     """(strict msgspec type, conversion or None) of a JSON-typed column of ``ltype``
-    whose reference parser is ``parser`` (None: the value is kept as sent) and whose
-    zone-less datetimes get the zone ``tz``."""
+    and vendor type name ``vendor_type`` whose reference parser is ``parser`` (None: the
+    value is kept as sent) and whose zone-less datetimes get the zone ``tz``. An integer
+    is held to the column's :func:`~anycdc.typemap.integer_range` (as the reference
+    parser, :func:`~anycdc.formats.parsing.column_parser`, holds it)."""
     name = ltype.name
     if parser is None:
         return Any, None
-    if name == "uint64":
-        return int | None, _uint64
-    if name in INTEGER_RANGES:
-        low, high = INTEGER_RANGES[name]
+    bounds = integer_range(ltype, vendor_type)
+    if bounds is not None:
+        low, high = bounds
+        if high > _INT64_MAX:  # msgspec checks bounds within int64 only
+            return int | None, _uint64
         return Annotated[int, msgspec.Meta(ge=low, le=high)] | None, None
     if name == "integer":
         return int | None, None

@@ -11,7 +11,9 @@ from typing import Any, Final
 
 from anycdc.errors import DecodeError, type_name
 from anycdc.event import dumps
+from anycdc.typemap import integer_range
 from anycdc.values import (
+    INTEGER_RANGES,
     LogicalType,
     check_integer_range,
     parse_base64,
@@ -101,6 +103,21 @@ def _parse_json_text(raw: Any) -> str:
 def _int_parser(ltype: LogicalType) -> Callable[[Any], int]:
     def parse(raw: Any) -> int:
         return check_integer_range(parse_int(raw), ltype)
+
+    return parse
+
+
+def column_parser(parser: Parser, ltype: LogicalType, vendor_type: str | None) -> Parser:
+    """A column's parser: ``parser`` (its logical type's), held to the column's
+    :func:`~anycdc.typemap.integer_range` where that is narrower than the logical
+    type's (``smallint unsigned`` is ``int32`` holding 0 .. 65535), so that a value out
+    of it is invalid as a BIGINT UNSIGNED's -1 is."""
+    bounds = integer_range(ltype, vendor_type)
+    if bounds is None or bounds == INTEGER_RANGES.get(ltype.name):
+        return parser
+
+    def parse(raw: Any) -> Any:
+        return check_integer_range(parser(raw), ltype, bounds)
 
     return parse
 

@@ -105,7 +105,7 @@ from anycdc.formats.canal.wire import (
     UPDATE_OP,
 )
 from anycdc.formats.options import OptionSpec
-from anycdc.typemap import jdbc_type
+from anycdc.typemap import integer_range, jdbc_type
 from anycdc.values import (
     BINARY,
     INTEGER_RANGES,
@@ -163,7 +163,10 @@ class CanalFamily(Format):
         super().__init__(options)
         self.binary_mode = self.option(BINARY_OPTION)
         self._schemas: Cache[Any, FlatSchema] = Cache(self._SCHEMA_CACHE_SIZE)
-        self._parsers: dict[tuple[LogicalType, str], Callable[[Any], Any] | None] = {}
+        # (type, binary mode, integer range) -> parser
+        self._parsers: dict[
+            tuple[LogicalType, str, tuple[int, int] | None], Callable[[Any], Any] | None
+        ] = {}
         # fast path: plans by the raw bytes of the type maps (and a vendor tag; a PlanCache)
         self._plans = PlanCache(self._SCHEMA_CACHE_SIZE)
         self._swapped = self.swaps_full_messages()
@@ -406,20 +409,21 @@ class CanalFamily(Format):
         mode = self.binary_mode if self.binary_mode != BINARY_AUTO else BINARY_LATIN1
         schema = self._build_schema(names, codes, mode)  # DecodeError: the slow path reports it
         zone = self.options.timezone
-        columns = {
-            name: self._fast_column(col.type, mode, zone) for name, col in schema.columns.items()
-        }
+        columns = {name: self._fast_column(col, mode, zone) for name, col in schema.columns.items()}
         zoned = zone is not None and bool(schema.timestamps)
         return FlatPlan(schema, FastRows(columns), zoned)
 
-    def _fast_column(self, ltype: LogicalType, mode: str, zone: dt.tzinfo | None) -> FastColumn:
+    def _fast_column(self, col: Column, mode: str, zone: dt.tzinfo | None) -> FastColumn:
         """How the fast path types a column's text: as the slow parser (:meth:`_parser`)
         does for every text the fast way accepts (see :class:`FastRows`)."""
+        ltype = col.type
         name = ltype.name
-        if name in INTEGER_RANGES:
+        bounds = integer_range(ltype, col.vendor_type)
+        if bounds is not None:
             # ``int(text)`` is the slow parser's first try; out of range: slow path (a
-            # BIGINT above the int64 maximum makes the column unsigned there)
-            low, high = INTEGER_RANGES[name]
+            # BIGINT above the int64 maximum makes the column unsigned there; an
+            # unsigned column's negative value is invalid there)
+            low, high = bounds
             return FastColumn(checked_int(low, high), lax_int(low, high))
         if name == "integer":
             return FastColumn(int, lax_int())
@@ -434,7 +438,7 @@ class CanalFamily(Format):
             return FastColumn(dt.date.fromisoformat, dt.date)  # both refuse whitespace
         if name == "timestamp" and zone is None:
             return FastColumn(naive_iso, NAIVE_DATETIME, iso=True)
-        parser = self._parser(ltype, mode)
+        parser = self._parser(ltype, mode, None)
         if parser is None or parser is parse_text or parser is parse_json_text:
             return FastColumn()  # text columns keep the text (untyped ones too)
         return FastColumn(parser)  # the slow parser itself (binary, time, zoned timestamps)
@@ -597,21 +601,25 @@ class CanalFamily(Format):
             coded = self.code_type(code) if code is not None else UNKNOWN
             ltype = column_type(name, coded, mode == BINARY_BASE64)
             columns[col] = Column(ltype, name, code)
-            parser = self._parser(ltype, mode)
+            parser = self._parser(ltype, mode, integer_range(ltype, name))
             if parser is not None:
                 parsers[col] = parser
             if ltype is TIMESTAMP:
                 timestamps.append(col)
         return FlatSchema(columns, parsers, tuple(timestamps))
 
-    def _parser(self, ltype: LogicalType, mode: str) -> Callable[[Any], Any] | None:
-        cache_key = (ltype, mode)
+    def _parser(
+        self, ltype: LogicalType, mode: str, bounds: tuple[int, int] | None
+    ) -> Callable[[Any], Any] | None:
+        """The slow parser of a column of ``ltype`` (an integer one held to ``bounds``:
+        :func:`~anycdc.typemap.integer_range` of its vendor type)."""
+        cache_key = (ltype, mode, bounds)
         if cache_key in self._parsers:
             return self._parsers[cache_key]
         name = ltype.name
         parser: Callable[[Any], Any] | None
         if name in INTEGER_RANGES or name == "integer":
-            parser = int_parser(ltype)
+            parser = int_parser(ltype, bounds)
         elif name == "binary":
             parser = BINARY_PARSERS[mode]
         elif name in ("timestamp", "timestamptz"):

@@ -32,14 +32,13 @@ from anycdc.formats.canal.wire import (
     UINT64_MAX,
 )
 from anycdc.formats.codecs.java import java_double, plain_decimal
-from anycdc.typemap import sql_type
+from anycdc.typemap import sql_type, unsigned_range
 from anycdc.values import (
     BINARY,
     BOOLEAN,
     EPOCH_TEXT,
     FLOAT64,
     INT64,
-    INTEGER_RANGES,
     UINT64,
     UNKNOWN,
     LogicalType,
@@ -97,8 +96,10 @@ def column_type(name: str | None, coded: LogicalType, bits_as_binary: bool) -> L
 
 
 # --------------------------------------------------------------------------- value parsers
-def int_parser(ltype: LogicalType) -> Callable[[Any], int]:
-    low, high = INTEGER_RANGES.get(ltype.name, (None, None))
+def int_parser(ltype: LogicalType, bounds: tuple[int, int] | None) -> Callable[[Any], int]:
+    """Canal's integer text, held to ``bounds`` (the column's
+    :func:`~anycdc.typemap.integer_range`; None: unbounded)."""
+    low, high = bounds if bounds is not None else (None, None)
 
     def parse(raw: Any) -> int:
         if type(raw) is str:
@@ -122,8 +123,11 @@ def _parse_float(raw: Any) -> float:
 
 
 def unsigned_bigint(typing: RowTyping, name: str, value: Any) -> int:
-    """A BIGINT value above the int64 maximum, which proves the column unsigned."""
-    if typing.schema.columns[name].type is INT64:
+    """A BIGINT value above the int64 maximum, which proves the column unsigned (a
+    column its type name calls unsigned already has its range: ``int unsigned`` is
+    ``int64`` too, and such a value is invalid there)."""
+    column = typing.schema.columns[name]
+    if column.type is INT64 and unsigned_range(column.vendor_type) is None:
         number = parse_int(value)
         if INT64_MAX < number <= UINT64_MAX:
             typing.unsigned.add(name)

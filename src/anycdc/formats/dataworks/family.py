@@ -27,6 +27,7 @@ from anycdc.formats.base import (
     NotFast,
     PlanCache,
     TypedRows,
+    column_parser,
     convert_values,
     expect_list,
     expect_object,
@@ -371,7 +372,9 @@ class DataWorksFamily(Format):
         found = self._types.get(vendor)
         if found is None:
             ltype = self.logical_type(vendor)
-            parser = None if ltype == UNKNOWN else self.parser_for(ltype)
+            parser = None
+            if ltype != UNKNOWN:
+                parser = column_parser(self.parser_for(ltype), ltype, vendor)
             found = (Column(ltype, vendor), parser)
             self._types.put(vendor, found)
         return found

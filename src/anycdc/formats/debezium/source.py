@@ -54,6 +54,7 @@ from anycdc.formats.debezium.wire import (
     SRC_TS_NS,
     SRC_TS_SEC,
     SRC_TS_US,
+    SRC_TS_USEC,
     SRC_TX_ID,
     SRC_VERSION,
     SRC_VGTID,
@@ -128,13 +129,23 @@ class SourceReader(Format):
         if type(ts_ms) is not int:
             ts_ms = self._int(ts_ms, where, SRC_TS_MS)
             if ts_ms is None:
-                ts_sec = self._int(get(SRC_TS_SEC), where, SRC_TS_SEC)
-                ts_ms = ts_sec * 1000 if ts_sec is not None else None
+                ts_ms = self._legacy_ts_ms(get, where)
         row_id = get(SRC_ROW_ID)
         if row_id is not None and type(row_id) is not str:
             row_id = self._text(row_id, where, SRC_ROW_ID)
         position = self._position(source, ts_ms, where)
         return EventMeta(database, schema, table, ts_ms, position, tx, row_id, extra)
+
+    def _legacy_ts_ms(self, get: Callable[[str], Any], where: str) -> int | None:
+        """The change time of a connector older than 0.10, which had no ``source.ts_ms``:
+        MySQL's ``ts_sec`` or PostgreSQL's ``ts_usec``, in the event's milliseconds."""
+        for field, scale in LEGACY_TIMES:
+            value = self._int(get(field), where, field)
+            if value is not None:
+                # floor, as Debezium derives ts_ms from ts_us: a time before 1970 stays in
+                # the millisecond it falls in
+                return value * 1000 // scale
+        return None
 
     def _transaction(self, transaction: Any, extra: dict[str, Any], path: str) -> str | None:
         """The ``transaction`` block: its id, and its order counters into ``extra``."""
@@ -234,6 +245,10 @@ class SourceReader(Format):
         return int(match.group(1), 16), int(match.group(2), 16), int(match.group(3), 16)
 
 
+LEGACY_TIMES: Final[tuple[tuple[str, int], ...]] = ((SRC_TS_SEC, 1), (SRC_TS_USEC, 1_000_000))
+"""The ``source`` time fields of connectors before 0.10, with their units per second."""
+
+
 def squashed_name(name: str) -> str:
     """An attribute name as the CloudEvents converter writes it: letters and digits only."""
     return "".join(c for c in name if c.isascii() and c.isalnum())
@@ -244,8 +259,8 @@ CE_SOURCE_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
     {
         squashed_name(name): name
         for name in (
-            SRC_VERSION, SRC_CONNECTOR, SRC_NAME, SRC_TS_MS, SRC_TS_SEC, SRC_SNAPSHOT, SRC_DB,
-            SRC_SCHEMA, SRC_TABLE, SRC_COLLECTION, SRC_SEQUENCE, SRC_FILE, SRC_POS, SRC_ROW,
+            SRC_VERSION, SRC_CONNECTOR, SRC_NAME, SRC_TS_MS, SRC_TS_SEC, SRC_TS_USEC, SRC_SNAPSHOT,
+            SRC_DB, SRC_SCHEMA, SRC_TABLE, SRC_COLLECTION, SRC_SEQUENCE, SRC_FILE, SRC_POS, SRC_ROW,
             SRC_GTID, SRC_SERVER_ID, SRC_THREAD, SRC_QUERY, SRC_LSN, SRC_TX_ID, SRC_XMIN,
             SRC_CHANGE_LSN, SRC_COMMIT_LSN, SRC_EVENT_SERIAL_NO, SRC_SCN, SRC_COMMIT_SCN,
             SRC_ROW_ID, SRC_ORD, SRC_SEC, SRC_RS, SRC_KEYSPACE, SRC_TS_US, SRC_TS_NS, SRC_SHARD,

@@ -21,6 +21,7 @@ from anycdc.formats.base import (
     NotFast,
     PlanCache,
     TypedRows,
+    column_parser,
     expect_object,
     expect_str,
     json_value_type,
@@ -352,7 +353,9 @@ class _OmsFormat(RowFlow):
         zoned = None
         if kind == KIND_DATETIME:
             zoned = Typing(Column(TIMESTAMPTZ, schema_type), self.value_parser(TIMESTAMPTZ))
-        parser = None if ltype.name == "unknown" else self.value_parser(ltype)
+        parser = None
+        if ltype.name != "unknown":
+            parser = column_parser(self.value_parser(ltype), ltype, schema_type)
         return Typing(Column(ltype, schema_type), parser, zoned)
 
     def _zoned(self, name: str, rows: tuple[dict[str, Any] | None, ...]) -> bool:
@@ -639,7 +642,8 @@ class OmsExtendJson(_OmsFormat):
             if typing.zoned is not None and zone is not None:
                 typing = typing.zoned  # with a zone option, DATETIME values are instants
             columns[name] = typing.column
-            types[name] = json_value_type(typing.column.type, typing.parser, zone)
+            column = typing.column
+            types[name] = json_value_type(column.type, typing.parser, zone, column.vendor_type)
         rows = TypedRows(types, None, LIGHT_TYPE, light)
         return LightPlan(columns, tuple(columns), rows)
 
