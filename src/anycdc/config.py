@@ -17,14 +17,17 @@ True
 
 from __future__ import annotations
 
+import difflib
+import json
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from anycdc.errors import AnyCdcError, OptionError
+from anycdc.errors import AnyCdcError, ConfigError, OptionError, type_name
 from anycdc.naming import COLUMN_NAMES, path_segment
 from anycdc.schedule import FreshnessPolicy, TableIdent, parse_duration, qualified_name
 from anycdc.source.routing import DecodeRoute, SourceRouting
@@ -51,6 +54,43 @@ SECRET_WORDS: Final = (
 )
 MASK: Final = "***"
 TOPIC_KEYS: Final = ("format", "options")  # what a per_topic entry may set
+STARTING_OFFSETS: Final = ("earliest", "latest")
+"""The named ``starting_offsets``; anything else must be Spark's per-partition JSON object."""
+NEAR_CUTOFF: Final = 0.6
+"""How alike (difflib's ratio) an unknown key and a known one must be for the error to
+suggest the known one: ``topic`` -> ``topics``, but no guess for an unrelated word."""
+CONFIG_SUFFIXES: Final = (".yaml", ".yml", ".toml")
+_TOML_AT: Final = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+"""tomllib (before Python 3.14) gives the place only at the end of its message."""
+
+
+def did_you_mean(name: str, known: Collection[str]) -> str:
+    """`` (did you mean 'x'?)`` for the known name nearest ``name``, or nothing.
+
+    >>> did_you_mean("topic", ["topics", "target"])
+    " (did you mean 'topics'?)"
+    >>> did_you_mean("zzz", ["topics"])
+    ''
+    """
+    near = difflib.get_close_matches(name, list(known), n=1, cutoff=NEAR_CUTOFF)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
+def unknown_keys_message(
+    what: str, unknown: Collection[str], known: Collection[str], *, list_valid: bool = True
+) -> str:
+    """One line naming each unknown key with its nearest known one; the valid keys are
+    listed only where no key has a near one (the list is long).
+
+    >>> unknown_keys_message("configuration key", ["topic"], ["topics", "target"])
+    "unknown configuration key 'topic' (did you mean 'topics'?)"
+    """
+    named = [f"{key!r}{did_you_mean(str(key), known)}" for key in sorted(unknown, key=str)]
+    plural = "s" if len(named) > 1 else ""
+    text = f"unknown {what}{plural} {', '.join(named)}"
+    if list_valid and not any("did you mean" in part for part in named):
+        text += f"; valid: {', '.join(sorted(known))}"
+    return text
 
 
 def is_secret(option: str) -> bool:
@@ -205,9 +245,18 @@ def _as_topic_decodings(value: Any) -> dict[str, TopicDecoding]:
         if isinstance(entry, TopicDecoding):
             out[str(topic)] = entry
             continue
-        if not isinstance(entry, Mapping) or set(entry) - set(TOPIC_KEYS):
+        if not isinstance(entry, Mapping):
             raise OptionError(
-                f"per_topic {topic!r}: expected keys {' and/or '.join(TOPIC_KEYS)}, got {entry!r}"
+                f"per_topic {topic!r}: expected a mapping of {' and/or '.join(TOPIC_KEYS)}, "
+                f"got {entry!r} ({type_name(entry)})"
+            )
+        if set(entry) - set(TOPIC_KEYS):
+            raise OptionError(
+                f"per_topic {topic!r}: "
+                + unknown_keys_message(
+                    "key", set(entry) - set(TOPIC_KEYS), TOPIC_KEYS, list_valid=False
+                )
+                + f"; expected keys {' and/or '.join(TOPIC_KEYS)}"
             )
         options = entry.get("options") or {}
         if not isinstance(options, Mapping):
@@ -221,10 +270,10 @@ def _as_topic_decodings(value: Any) -> dict[str, TopicDecoding]:
 
 
 def _as_precision(value: Any) -> tuple[int, int]:
-    parts = as_tuple(value) if isinstance(value, str) else tuple(value)
     try:
+        parts = as_tuple(value) if isinstance(value, str) else tuple(value)
         precision, scale = (int(part) for part in parts)
-    except ValueError:
+    except (TypeError, ValueError):
         raise OptionError(f"decimal_default must be P,S (two integers), got {value!r}") from None
     if not 0 <= scale <= precision <= 38 or precision == 0:
         raise OptionError(f"decimal_default must be P,S with 0 <= S <= P <= 38, got {value!r}")
@@ -523,34 +572,57 @@ class PipelineConfig:
 
     # ------------------------------------------------------------------ building
     @classmethod
-    def from_mapping(cls, raw: Mapping[str, Any]) -> PipelineConfig:
-        """Validate a mapping (parsed YAML/TOML or flags); unknown keys are errors."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            raise OptionError(
-                f"unknown configuration key(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}"
-            )
-        values = {k: _normalized(SETTINGS[k], v) for k, v in raw.items() if v is not None}
-        for name, value in values.items():
-            check_setting(SETTINGS[name], value)  # before __post_init__ takes a path as text
-        config = cls(**values)
-        config.validate()
+    def from_mapping(
+        cls,
+        raw: Mapping[str, Any],
+        *,
+        source: str | None = None,
+        from_flags: Collection[str] = (),
+    ) -> PipelineConfig:
+        """Validate a mapping (parsed YAML/TOML or flags); unknown keys are errors.
+
+        ``source`` is the file the mapping was read from: an error about one of its keys
+        (not one of ``from_flags``, the keys the flags set) or about the whole
+        configuration starts with it, and is a :class:`~anycdc.errors.ConfigError`.
+
+        >>> PipelineConfig.from_mapping({"topic": ["a"]}, source="p.yaml")
+        Traceback (most recent call last):
+        ...
+        anycdc.errors.ConfigError: p.yaml: unknown configuration key 'topic' (did you mean 'topics'?)
+        """
+        with _named(source):
+            unknown = set(raw) - set(SETTINGS)
+            if unknown:
+                raise OptionError(unknown_keys_message("configuration key", unknown, SETTINGS))
+        values = {}
+        for key, value in raw.items():
+            if value is None:
+                continue
+            with _named(None if key in from_flags else source, key, value):
+                values[key] = _normalized(SETTINGS[key], value)
+                check_setting(SETTINGS[key], values[key])  # before __post_init__ takes a path
+        with _named(source):
+            config = cls(**values)
+            config.validate()
         return config
 
     @classmethod
     def from_file(
         cls, path: str | Path, overrides: Mapping[str, Any] | None = None
     ) -> PipelineConfig:
-        """Read a ``.yaml``/``.yml``/``.toml`` file; ``overrides`` (flags) win."""
+        """Read a ``.yaml``/``.yml``/``.toml`` file; ``overrides`` (flags) win. Errors
+        about the file's keys name the file (:meth:`from_mapping`)."""
         raw = load_config_file(path)
+        given = set()
         for key, value in (overrides or {}).items():
             if value is None:
                 continue
             if key in MAPPING_KEYS and isinstance(raw.get(key), Mapping):
                 value = _merged(key, raw[key], value)
+            else:
+                given.add(key)  # a merged mapping holds the file's entries: the file is named
             raw[key] = value
-        return cls.from_mapping(raw)
+        return cls.from_mapping(raw, source=str(path), from_flags=given)
 
     def with_overrides(self, **changes: Any) -> PipelineConfig:
         config = replace(self, **changes)
@@ -585,6 +657,13 @@ class PipelineConfig:
                     f"spark_conf: {key!r} is not a Spark setting (they start with 'spark.'; "
                     "Hadoop settings go as spark.hadoop.<name>)"
                 )
+        if self.starting_offsets not in STARTING_OFFSETS and not _is_offsets_json(
+            self.starting_offsets
+        ):
+            raise OptionError(
+                f"starting_offsets must be {' or '.join(STARTING_OFFSETS)} or Spark's "
+                f'per-partition JSON (e.g. {{"topic": {{"0": 42}}}}), got {self.starting_offsets!r}'
+            )
         if self.metrics_port is not None and self.metrics_port > 65535:
             raise OptionError(f"metrics_port must be a TCP port (1-65535), got {self.metrics_port}")
         if self.table_name is not None:
@@ -598,6 +677,7 @@ class PipelineConfig:
         routing = self.routing
         for topic, route in [(None, routing.default), *routing.per_topic.items()]:
             try:
+                check_name_options(route.option_map)
                 MessageDecoder(route.format, route.option_map)
             except AnyCdcError as exc:
                 where = f"per_topic {topic!r}: " if topic is not None else ""
@@ -807,6 +887,38 @@ class PipelineConfig:
         return out
 
 
+@contextmanager
+def _named(source: str | None, key: str | None = None, value: Any = None) -> Iterator[None]:
+    """Errors raised inside name ``source`` (a configuration file) first, as a
+    :class:`~anycdc.errors.ConfigError`. Inside the parsing of ``key``'s ``value`` (user
+    data of any shape), a parser refusing it with a ``TypeError`` (a number where a list
+    goes) is an error naming the key too, not a traceback."""
+    prefix = f"{source}: " if source else ""
+    try:
+        yield
+    except ConfigError:
+        raise
+    except OptionError as exc:
+        if source is None:
+            raise
+        raise ConfigError(f"{prefix}{exc}") from None
+    except (TypeError, AttributeError) as exc:
+        if key is None:
+            raise  # not the value's shape: a bug, for main() to report as one
+        error = ConfigError if source else OptionError
+        raise error(
+            f"{prefix}{key}: invalid value {value!r} ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def _is_offsets_json(text: str) -> bool:
+    """Spark's per-partition ``startingOffsets``: a JSON object of topics."""
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
 def redact_options(options: Mapping[str, str]) -> dict[str, str]:
     """``options`` with secret values masked (a registry password or token, a JAAS
     config ...) and the ``user:password@`` of any URL value replaced by the mask.
@@ -840,14 +952,49 @@ def _normalized(declared: Setting, value: Any) -> Any:
     if declared.parse is not None:
         return declared.parse(value)
     if declared.type == "tuple[str, ...]":
-        return as_tuple(value)
+        return _names(declared.name, value)
     if declared.type.startswith("Mapping["):
         if not isinstance(value, Mapping):
-            raise OptionError(f"{declared.name}: expected a mapping, got {value!r}")
+            raise OptionError(
+                f"{declared.name}: expected a mapping, got {value!r} ({type_name(value)})"
+            )
         if declared.type == "Mapping[str, tuple[str, ...]]":
-            return {str(k): as_tuple(v) for k, v in value.items()}
-        return {str(k): as_text(v) for k, v in value.items()}
+            return {str(k): _names(f"{declared.name} {k!r}", v) for k, v in value.items()}
+        return {str(k): _text(f"{declared.name} {k!r}", v) for k, v in value.items()}
     return value
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def _names(where: str, value: Any) -> tuple[str, ...]:
+    """A list setting's value (a comma-separated text or a list of names), or an error
+    naming ``where`` (``topics: 5`` would otherwise end in "int is not iterable").
+
+    >>> _names("topics", "a, b")
+    ('a', 'b')
+    >>> _names("primary_keys 'shop.orders'", 5)
+    Traceback (most recent call last):
+    ...
+    anycdc.errors.OptionError: primary_keys 'shop.orders': expected a list of names or a comma-separated text, got 5 (integer)
+    """
+    if isinstance(value, str) or (
+        isinstance(value, (list, tuple)) and all(_is_scalar(item) for item in value)
+    ):
+        return as_tuple(value)
+    raise OptionError(
+        f"{where}: expected a list of names or a comma-separated text, "
+        f"got {value!r} ({type_name(value)})"
+    )
+
+
+def _text(where: str, value: Any) -> str:
+    """A mapping's value as text (a YAML boolean as ``true``); a list or a mapping there
+    is an error naming ``where``, not its Python spelling passed on to Spark."""
+    if isinstance(value, (str, int, float)):
+        return as_text(value)
+    raise OptionError(f"{where}: expected a text, got {value!r} ({type_name(value)})")
 
 
 def check_setting(declared: Setting, value: Any) -> None:
@@ -917,6 +1064,29 @@ def _check_type(name: str, value: Any, declared: str | None) -> None:
         raise OptionError(f"{name}: expected {expected}, got {value!r} ({got})")
 
 
+def check_name_options(options: Mapping[str, str], what: str = "format_options") -> None:
+    """An option of names (``primary_key``: any format's option of kind names) given empty
+    is an error: ``primary_key=`` would otherwise silently mean "no key configured".
+
+    >>> check_name_options({"primary_key": ","}, "--option")
+    Traceback (most recent call last):
+    ...
+    anycdc.errors.OptionError: --option primary_key=',' names no column: give NAME[,NAME]
+    """
+    from anycdc.formats import format_class, format_ids
+    from anycdc.formats.options import KIND_NAMES
+
+    names = {
+        spec.name
+        for fid in format_ids()
+        for spec in format_class(fid).option_specs()
+        if spec.kind == KIND_NAMES
+    }
+    for key, value in options.items():
+        if key in names and not any(part.strip() for part in value.split(",")):
+            raise OptionError(f"{what} {key}={value!r} names no column: give NAME[,NAME]")
+
+
 def _options_for(format_id: str, options: Mapping[str, str]) -> dict[str, str]:
     """The ``options`` that ``format_id`` takes (all of them for ``auto``, or an unknown id:
     validation reports that)."""
@@ -954,17 +1124,54 @@ def _merged(
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:
-    """Parse a YAML or TOML configuration file into a plain dict."""
+    """Parse a YAML or TOML configuration file into a plain dict. Every problem is a
+    :class:`~anycdc.errors.ConfigError` naming the file (and, for a syntax error, the
+    line and column: ``pipeline.yaml:3:7: YAML syntax error: ...``)."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".toml":
-        data: Any = tomllib.loads(text)
-    elif path.suffix in (".yaml", ".yml"):
-        import yaml
-
-        data = yaml.safe_load(text) or {}
-    else:
-        raise OptionError(f"configuration file must be .yaml, .yml or .toml: {path}")
+    if path.suffix not in CONFIG_SUFFIXES:
+        raise ConfigError(
+            f"{path}: a configuration file's name ends in {', '.join(CONFIG_SUFFIXES)}"
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such configuration file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a folder, not a configuration file") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    data = _parse_toml(path, text) if path.suffix == ".toml" else _parse_yaml(path, text)
     if not isinstance(data, dict):
-        raise OptionError(f"{path}: expected a mapping at the top level")
+        raise ConfigError(
+            f"{path}: expected a mapping of settings at the top level, got {type_name(data)}"
+        )
     return dict(data)
+
+
+def _parse_toml(path: Path, text: str) -> Any:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        at = _TOML_AT.search(message)
+        place = f":{at.group(1)}:{at.group(2)}" if at else ""
+        reason = message[: at.start()] if at else message
+        raise ConfigError(f"{path}{place}: TOML syntax error: {reason}") from None
+
+
+def _parse_yaml(path: Path, text: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        # yaml counts lines and columns from 0; editors and this message from 1
+        place = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context = getattr(exc, "context", None)
+        raise ConfigError(
+            f"{path}{place}: YAML syntax error: {reason}" + (f" ({context})" if context else "")
+        ) from None

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from anycdc.cli.output import print_table
 from anycdc.config import PipelineConfig
+from anycdc.console import print_table
 from anycdc.formats import get_format
 from anycdc.simulate import Workload
 from anycdc.verify import compare_rows

@@ -59,6 +59,11 @@ class OptionError(AnyCdcError, ValueError):
     """A format or pipeline option is unknown or has an invalid value."""
 
 
+class ConfigError(OptionError):
+    """A configuration file cannot be read or parsed, or one of its keys is wrong; the
+    message starts with the file (and ``:LINE:COLUMN`` for a syntax error)."""
+
+
 class SchemaSourceError(AnyCdcError):
     """A schema registry (or schema folder) cannot answer: unreachable, refusing the
     credentials, misconfigured. Not the message's fault: the pipeline fails the batch (to

@@ -130,7 +130,9 @@ def test_a_text_for_an_integer_in_a_yaml_file_is_one_line_naming_the_key(
     assert cli(["run", "--config", str(path), "--print-config"]) == 2
     out = capsys.readouterr()
     assert out.out == ""
-    assert out.err == ("anycdc: max_concurrent_tables: expected an integer, got '4' (a text)\n")
+    assert out.err == (
+        f"anycdc: {path}: max_concurrent_tables: expected an integer, got '4' (a text)\n"
+    )
 
 
 def test_flags_give_the_declared_settings_their_values(tmp_path: Path) -> None:

@@ -263,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--profile", metavar="FORMAT", help="print a cProfile of FORMAT instead")
     args = parser.parse_args(argv)
-    from anycdc.cli.output import print_table
+    from anycdc.console import print_table
 
     if args.profile:
         print(profile(args.profile, args.events))

@@ -6,9 +6,14 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from anycdc.errors import OptionError
+
+EXIT_FAILED: Final = 1
+"""The command ran and failed: bad data, an unreachable service, an I/O error."""
+EXIT_USAGE: Final = 2
+"""What was asked is wrong (a flag, a path, the configuration), as argparse's own exit."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,22 @@ def parse_key_values(pairs: Sequence[str] | None, what: str = "--option") -> dic
     return out
 
 
+def parse_format_options(pairs: Sequence[str] | None, what: str = "--option") -> dict[str, str]:
+    """Format options ``K=V`` (:func:`parse_key_values`); an option of names (``primary_key``)
+    given empty is an error: ``primary_key=`` would silently mean "no key" instead.
+
+    >>> parse_format_options(["primary_key="])
+    Traceback (most recent call last):
+    ...
+    anycdc.errors.OptionError: --option primary_key='' names no column: give NAME[,NAME]
+    """
+    from anycdc.config import check_name_options
+
+    options = parse_key_values(pairs, what)
+    check_name_options(options, what)
+    return options
+
+
 def add_option_argument(parser: argparse._ActionsContainer) -> None:
     parser.add_argument(
         "--option",
@@ -58,6 +79,7 @@ def add_option_argument(parser: argparse._ActionsContainer) -> None:
     )
 
 
-def fail(message: str, code: int = 2) -> int:
+def fail(message: str, code: int = EXIT_USAGE) -> int:
+    """Print ``anycdc: message`` to stderr and return ``code`` (the exit code)."""
     print(f"anycdc: {message}", file=sys.stderr)
     return code

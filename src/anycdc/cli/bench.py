@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         results_json,
         run_bench,
     )
-    from anycdc.cli.output import print_table
+    from anycdc.console import print_table
     from anycdc.spark.session import get_spark
 
     settings = BenchSettings(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from pathlib import Path
 
-from anycdc.cli.base import Command
-from anycdc.cli.output import print_table
+from anycdc.cli.base import EXIT_FAILED, Command, fail
+from anycdc.console import print_table
 from anycdc.formats import detect
 from anycdc.source import iter_file_messages, list_source_files
 
@@ -19,18 +20,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    problem = _input_problem(args.files)
+    if problem:
+        return fail(problem)
     rows = []
     unknown_at: list[str] = []
     for path in list_source_files(args.files):
-        counts: Counter[str] = Counter()
-        for message in iter_file_messages([path]):
-            if message.value is None:
-                counts["(tombstone)"] += 1
-                continue
-            found = detect(message.value).format
-            counts[found] += 1
-            if found == "unknown":
-                unknown_at.append(message.coordinates)
+        try:
+            counts = _count(path, unknown_at)
+        except OSError as exc:  # unreadable, not gzip though named .gz, a read error
+            return fail(f"{path}: cannot read: {exc.strerror or exc}", EXIT_FAILED)
         total = sum(counts.values())
         summary = ", ".join(f"{fid} {n}" for fid, n in counts.most_common())
         rows.append([str(path), total, summary, counts.get("unknown", 0)])
@@ -39,6 +38,32 @@ def run(args: argparse.Namespace) -> int:
         for where in unknown_at:
             print(f"unknown: {where}")
     return 0
+
+
+def _count(path: Path, unknown_at: list[str]) -> Counter[str]:
+    """The messages of one file by detected format; where the unknown ones are."""
+    counts: Counter[str] = Counter()
+    for message in iter_file_messages([path]):
+        if message.value is None:
+            counts["(tombstone)"] += 1
+            continue
+        found = detect(message.value).format
+        counts[found] += 1
+        if found == "unknown":
+            unknown_at.append(message.coordinates)
+    return counts
+
+
+def _input_problem(files: list[str]) -> str | None:
+    """A FILE that does not exist, or a folder without a message file: said before any
+    file is read (the others would be counted in vain)."""
+    for name in files:
+        path = Path(name)
+        if not path.exists():
+            return f"{name}: no such file or folder"
+        if path.is_dir() and not list_source_files([path]):
+            return f"{name}: no message file in the folder (.jsonl, .ndjson, .txt, .json, .avro)"
+    return None
 
 
 COMMAND = Command(

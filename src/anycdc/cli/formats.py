@@ -15,8 +15,8 @@ import argparse
 from pathlib import Path
 from typing import Final
 
-from anycdc.cli.base import Command
-from anycdc.cli.output import print_table
+from anycdc.cli.base import Command, fail
+from anycdc.console import print_table
 from anycdc.formats import format_class, format_ids
 
 README_BEGIN: Final = (
@@ -79,6 +79,31 @@ def readme_with_table(text: str) -> str:
     return text[:start] + "\n" + markdown_table() + text[end:]
 
 
+def _rewrite_readme(path: Path) -> int:
+    """``--readme FILE``: the table rewritten in place, or one line saying why it cannot be
+    (no such file, a folder, no markers: the file is left as it was)."""
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        return fail(f"--readme {path}: no such file")
+    except IsADirectoryError:
+        return fail(f"--readme {path}: is a folder, not a file")
+    except UnicodeDecodeError:
+        return fail(f"--readme {path}: not UTF-8 text")
+    except OSError as exc:
+        return fail(f"--readme {path}: cannot read: {exc.strerror or exc}")
+    if README_BEGIN not in text or README_END not in text.partition(README_BEGIN)[2]:
+        return fail(
+            f"--readme {path}: no formats table to rewrite: put the lines {README_BEGIN!r} "
+            f"and {README_END!r} where it goes"
+        )
+    try:
+        path.write_text(readme_with_table(text), "utf-8")
+    except OSError as exc:
+        return fail(f"--readme {path}: cannot write: {exc.strerror or exc}", code=1)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     if args.options:
         rows = [
@@ -92,9 +117,7 @@ def run(args: argparse.Namespace) -> int:
         print(markdown_table(), end="")
         return 0
     if args.readme:
-        path = Path(args.readme)
-        path.write_text(readme_with_table(path.read_text("utf-8")), "utf-8")
-        return 0
+        return _rewrite_readme(Path(args.readme))
     rows = []
     for fid in format_ids():
         cls = format_class(fid)

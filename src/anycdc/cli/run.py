@@ -120,8 +120,9 @@ def per_topic_flags(formats: list[str], options: list[str]) -> dict[str, dict[st
 
 def run(args: argparse.Namespace) -> int:
     try:
+        # before Spark is imported: a bad flag or configuration costs no JVM start
         config = config_from_args(args)
-    except (AnyCdcError, OSError) as exc:
+    except AnyCdcError as exc:  # a ConfigError names its file; an OSError goes to main()
         return fail(str(exc))
     if args.print_config:
         print(json.dumps(config.redacted(), indent=2, default=str))

@@ -5,11 +5,29 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
-from anycdc.cli.base import Command, add_option_argument, fail, parse_key_values
+from anycdc.cli.base import (
+    EXIT_FAILED,
+    Command,
+    add_option_argument,
+    fail,
+    parse_format_options,
+)
 from anycdc.errors import AnyCdcError
 from anycdc.formats import format_class, format_ids
 from anycdc.simulate import PROFILES
+
+if TYPE_CHECKING:
+    from anycdc.simulate import Workload
+
+MESSAGES_DIR: Final = "messages"
+TRUTH_DIR: Final = "truth"
+PRIMARY_KEY_OPTION: Final = "primary_key"
+SCHEMA_DIR_OPTION: Final = "schema_dir"
+COUNT_MINIMUMS: Final = {"tables": 1, "rows": 0, "events": 0, "partitions": 1}
+"""The smallest value of each count flag (a stream needs a table and a partition)."""
+PROBABILITIES: Final = ("duplicates", "reorder", "malformed")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,35 +75,56 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from anycdc.simulate import Workload, build_stream, format_profile, write_truth
 
-    if bool(args.out) == bool(args.kafka_bootstrap):
-        return fail("give exactly one of --out DIR or --kafka-bootstrap HOST:PORT --topic T")
-    if args.kafka_bootstrap and not args.topic:
-        return fail("--kafka-bootstrap needs --topic")
+    problem = _argument_problem(args)
+    if problem:
+        return fail(problem)
     try:
         profile = format_profile(args.format)
-    except ValueError as exc:
+        options = parse_format_options(args.option)
+    except (AnyCdcError, ValueError) as exc:
         return fail(str(exc))
+    truth = args.truth or (str(Path(args.out) / TRUTH_DIR) if args.out else TRUTH_DIR)
     workload = Workload(
         args.seed, args.rows, args.events, args.database, args.tables,
         profile=args.profile, keyless_duplicates=args.keyless_duplicates,
     )  # fmt: skip
+    unknown_key = _unknown_key_columns(workload, options.get(PRIMARY_KEY_OPTION))
+    if unknown_key:
+        return fail(unknown_key)
+    # the folders first: a path that cannot be written fails now, not after the encoding
+    folders = [("--out ", Path(args.out), Path(args.out) / MESSAGES_DIR)] if args.out else []
+    folders.append(("--truth ", Path(truth), Path(truth)))
+    if SCHEMA_DIR_OPTION in options:  # where an Avro encoder writes its schemas
+        schemas = Path(options[SCHEMA_DIR_OPTION])
+        folders.append((f"--option {SCHEMA_DIR_OPTION}=", schemas, schemas))
+    for flag, given, folder in folders:
+        made = _make_folder(flag, given, folder)
+        if made:
+            return fail(made)
     try:
         stream = build_stream(
             workload, args.format, partitions=args.partitions, duplicates=args.duplicates,
-            reorder=args.reorder, malformed=args.malformed, options=parse_key_values(args.option),
+            reorder=args.reorder, malformed=args.malformed, options=options,
         )  # fmt: skip
     except AnyCdcError as exc:
         return fail(str(exc))
     if args.out:
-        _write_files(
-            Path(args.out) / "messages", stream.partitions, format_class(args.format).binary
-        )
+        try:
+            _write_files(
+                Path(args.out) / MESSAGES_DIR, stream.partitions, format_class(args.format).binary
+            )
+        except OSError as exc:
+            return fail(
+                f"--out {args.out}: cannot write {exc.filename}: {exc.strerror}", EXIT_FAILED
+            )
     else:
         from anycdc.devtools.kafka import by_partition, produce
 
         produce(args.kafka_bootstrap, args.topic, by_partition(stream.partitions))
-    truth = args.truth or (str(Path(args.out) / "truth") if args.out else "truth")
-    write_truth(stream, truth, args.format)
+    try:
+        write_truth(stream, truth, args.format)
+    except OSError as exc:
+        return fail(f"--truth {truth}: cannot write {exc.filename}: {exc.strerror}", EXIT_FAILED)
     total = sum(len(p) for p in stream.partitions)
     print(
         f"{total} messages ({stream.duplicates} duplicates, {stream.reordered} swaps, "
@@ -102,6 +141,51 @@ def run(args: argparse.Namespace) -> int:
         )
         print(f"{args.format} messages name no key columns: run with {keys}", file=sys.stderr)
     return 0
+
+
+def _argument_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the flags, before any work: the output, counts, probabilities."""
+    if bool(args.out) == bool(args.kafka_bootstrap):
+        return "give exactly one of --out DIR or --kafka-bootstrap HOST:PORT --topic T"
+    if args.kafka_bootstrap and not args.topic:
+        return "--kafka-bootstrap needs --topic"
+    for name, minimum in COUNT_MINIMUMS.items():
+        value = getattr(args, name)
+        if value < minimum:
+            return f"--{name} must be at least {minimum}, got {value}"
+    for name in PROBABILITIES:
+        value = getattr(args, name)
+        if not 0.0 <= value <= 1.0:  # also refuses nan
+            return f"--{name} is a probability: between 0 and 1, got {value:g}"
+    return None
+
+
+def _make_folder(flag: str, given: Path, folder: Path) -> str | None:
+    """Create ``folder`` (``given``, the flag's value, or a folder inside it), or say why
+    it cannot be."""
+    for path in {given, folder}:
+        if path.exists() and not path.is_dir():
+            return f"{flag}{given}: {path} is a file, not a folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"{flag}{given}: cannot create the folder {folder}: {exc.strerror or exc}"
+    return None
+
+
+def _unknown_key_columns(workload: Workload, primary_key: str | None) -> str | None:
+    """An ``-o primary_key`` naming a column no simulated table has: a typo, found now."""
+    if primary_key is None:
+        return None
+    columns = {name for table in workload.source_tables for name in table.columns}
+    wanted = [name.strip() for name in primary_key.split(",")]
+    unknown = [name for name in wanted if name not in columns]
+    if not unknown:
+        return None
+    return (
+        f"--option primary_key={primary_key}: no simulated table has a column "
+        f"{', '.join(map(repr, unknown))} (columns: {', '.join(sorted(columns))})"
+    )
 
 
 def _write_files(

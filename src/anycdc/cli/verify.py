@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from anycdc.cli.base import Command, fail
-from anycdc.cli.output import print_table
+from anycdc.console import print_table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
