@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import signal
 import sys
+import threading
+from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from anycdc.cli.base import Command, fail, parse_key_values
@@ -17,7 +21,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from rich.console import Console
 
-    from anycdc.spark.pipeline import BatchMetrics
+    from anycdc.spark.pipeline import BatchMetrics, Pipeline
 
 LOG_FORMAT: Final = "%(asctime)s %(name)s %(message)s"
 
@@ -138,28 +142,75 @@ def run(args: argparse.Namespace) -> int:
     from anycdc.spark.pipeline import Pipeline
     from anycdc.spark.session import get_spark
 
-    spark = get_spark(app_name="anycdc run", master=config.master, conf=config.spark_conf)
-    try:
-        if console is None:
-            pipeline = Pipeline(spark, config)
-            pipeline.run()
-            history = pipeline.reports
-        else:
-            # Spark's own warnings go straight to the terminal and would tear the bar apart
-            spark.sparkContext.setLogLevel("ERROR")
-            history = run_with_progress(spark, config, console)
-    except RunFailed as exc:  # one line, no traceback: it concerns the whole run
-        return fail(str(exc), code=1)
+    with StopOnSignal() as stopper:
+        spark = get_spark(app_name="anycdc run", master=config.master, conf=config.spark_conf)
+        try:
+            if console is None:
+                pipeline = stopper.pipeline = Pipeline(spark, config)
+                pipeline.run()
+                history = pipeline.reports
+            else:
+                # Spark's own warnings go straight to the terminal and would tear the bar apart
+                spark.sparkContext.setLogLevel("ERROR")
+                history = run_with_progress(spark, config, console, stopper)
+        except RunFailed as exc:  # one line, no traceback: it concerns the whole run
+            return fail(str(exc), code=1)
     events = sum(m.events for m in history)
     dead = sum(m.dead_letters for m in history)
     batches = sum(not m.flush for m in history)
     merges = sum(len(m.tables) for m in history)
+    stopped = stopper.pipeline.stopped_by if stopper.pipeline is not None else None
     print(
         f"{batches} batches, {events} events, {merges} table applies, {dead} dead letters "
-        f"-> {config.target}",
+        f"-> {config.target}"
+        + (f" (stopped by {stopped}; run again to resume)" if stopped else ""),
         file=sys.stderr,
     )
     return 0
+
+
+class StopOnSignal:
+    """While a run goes on, SIGTERM (a container stop, a deploy) or SIGINT (Ctrl-C) asks it
+    to stop cleanly (:meth:`~anycdc.spark.pipeline.Pipeline.request_stop`): the batch in
+    progress finishes, what is pending waits for the next run. A second signal, or one
+    before the stream has started, stops at once: what was not committed is replayed by
+    the next run, as after a crash. Outside the main thread it installs nothing."""
+
+    SIGNALS: Final = (signal.SIGTERM, signal.SIGINT)
+
+    def __init__(self) -> None:
+        self.pipeline: Pipeline | None = None
+        """The run to stop (set once it exists)."""
+        self._previous: dict[int, Any] = {}
+        self._received = 0
+
+    def __enter__(self) -> StopOnSignal:
+        if threading.current_thread() is threading.main_thread():
+            for number in self.SIGNALS:
+                self._previous[number] = signal.signal(number, self._on_signal)
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+
+    def _on_signal(self, number: int, _frame: FrameType | None) -> None:
+        name = signal.Signals(number).name
+        self._received += 1
+        if self._received == 1 and self.pipeline is not None:
+            self.pipeline.request_stop(name)
+            return
+        print(
+            f"anycdc: {name}: stopping at once; the next run replays what was not committed",
+            file=sys.stderr,
+            flush=True,
+        )
+        os._exit(128 + number)  # the JVM ends with its driver (its stdin closes)
 
 
 def wants_progress(args: argparse.Namespace, stream: TextIO | None = None) -> bool:
@@ -202,15 +253,20 @@ def rich_handler(console: Console) -> logging.Handler:
 
 
 def run_with_progress(
-    spark: SparkSession, config: PipelineConfig, console: Console
+    spark: SparkSession,
+    config: PipelineConfig,
+    console: Console,
+    stopper: StopOnSignal | None = None,
 ) -> list[BatchMetrics]:
     """``Pipeline.run()`` with a progress bar fed by every batch and, about once a second,
-    by the query's progress."""
+    by the query's progress (``stopper``: told the pipeline, to stop it on a signal)."""
     from anycdc.cli.progress import RunProgress
     from anycdc.spark.pipeline import Pipeline
 
     with RunProgress(console, available_now=config.trigger == "available-now") as progress:
         pipeline = Pipeline(spark, config, on_batch=progress.on_batch)
+        if stopper is not None:
+            stopper.pipeline = pipeline
         pipeline.run(on_start=lambda query: progress.watch(lambda: query.lastProgress))
         return pipeline.reports
 

@@ -84,6 +84,37 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.query import StreamingQuery
 
 log = logging.getLogger("anycdc.pipeline")
+STOP_POLL_S: Final = 1
+"""How often the runner looks for a stop request while the query runs."""
+
+
+QUERY_LOGGERS: Final = (
+    "org.apache.spark.sql.execution.streaming.runtime.MicroBatchExecution",  # Spark 4.1+
+    "org.apache.spark.sql.execution.streaming.MicroBatchExecution",
+)
+"""The JVM loggers that report a query's end by an exception (with its traceback)."""
+PY4J_CALLBACKS: Final = "py4j.clientserver"
+"""The Python logger that reports an exception raised in a callback (``foreachBatch``)."""
+
+
+def quiet_expected_end(spark: SparkSession) -> None:
+    """Silence the reports of the query's end by :class:`StopRequested`: it is the stop a
+    user asked for, said in one line by the runner, not an error with two tracebacks."""
+    logging.getLogger(PY4J_CALLBACKS).setLevel(logging.CRITICAL)
+    try:
+        jvm = spark.sparkContext._jvm
+        assert jvm is not None
+        level = jvm.org.apache.logging.log4j.Level.OFF
+        for name in QUERY_LOGGERS:
+            jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, level)
+    except Exception as exc:  # a cluster's own logging setup: the reports stay, nothing else
+        log.debug("query logs not silenced: %s", exc)
+
+
+class StopRequested(Exception):
+    """Raised by a micro-batch that began after :meth:`Pipeline.request_stop`: the batch is
+    not processed, and the query ends without committing it."""
+
 
 MATERIALIZE_SOURCE: Final = "spark.databricks.delta.merge.materializeSource"
 FLUSH_APP: Final = ":flush"
@@ -128,6 +159,9 @@ class Pipeline:
         self._schedule: Schedule | None = None
         self._failure: BaseException | None = None  # what stopped a batch (run-wide)
         self._query: StreamingQuery | None = None  # its progress tells a backlog
+        self._stopping = threading.Event()  # request_stop: end after the batch in progress
+        self.stopped_by: str | None = None
+        """Why the run stopped before its end (:meth:`request_stop`), or None."""
         # the stages: each micro-batch is ingested, then the due tables are applied; both
         # write to the _anycdc tables
         self._system = SystemTables(spark, self.config)
@@ -211,23 +245,76 @@ class Pipeline:
         try:
             if on_start is not None:
                 on_start(query)
-            query.awaitTermination(int(timeout) if timeout is not None else None)
+            self._await(query, timeout)
         finally:
             stop.set()
+            if self._stopping.is_set():
+                with self._lock:  # the batch in progress ends first; a later one refuses
+                    pass
             if query.isActive:
                 query.stop()
             if idle is not None:
                 idle.join()
         stopped = query.exception()
-        if stopped is not None:
+        if stopped is not None and not isinstance(self._failure, StopRequested):
             # the batch's own exception says what failed; the query's wraps it in a traceback
             cause = self._failure if self._failure is not None else stopped
             raise RunFailed(f"the stream stopped: {one_line(cause)}") from None
+        if self._stopping.is_set():
+            self._say_where_it_stands()
+            return self.history
         try:
             self.flush()
         except Exception as exc:
             raise RunFailed(f"the final apply failed: {one_line(exc)}") from None
         return self.history
+
+    def _await(self, query: StreamingQuery, timeout: float | None) -> None:
+        """Wait until the query ends, ``timeout`` seconds pass or a stop is requested
+        (checked every second: a signal handler runs between these waits)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._stopping.is_set():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return
+            try:
+                # whole seconds: pyspark's awaitTermination takes an int
+                if query.awaitTermination(
+                    STOP_POLL_S if left is None else max(1, min(STOP_POLL_S, int(left)))
+                ):
+                    return
+            except Exception:  # the query ended by an exception: the caller reads it
+                if query.isActive:
+                    raise
+                return
+
+    def request_stop(self, why: str) -> None:
+        """End the run soon and cleanly (a signal, a deploy): the micro-batch in progress
+        finishes and commits, a batch that had not begun is left for the next run (it
+        replays from the checkpoint), and the tables still pending wait in the changelog
+        for the next run, which applies them once. Safe to call from a signal handler."""
+        if self._stopping.is_set():
+            return
+        self.stopped_by = why
+        self._stopping.set()
+        log.warning(
+            "stopping (%s): the batch in progress finishes, then the run ends; pending tables "
+            "are applied by the next run (a second signal stops at once)",
+            why,
+        )
+
+    def _say_where_it_stands(self) -> None:
+        """The log's last word after :meth:`request_stop`: what is committed, what waits."""
+        done = [m.batch_id for m in self.history]
+        pending = self.schedule().pending
+        log.warning(
+            "stopped (%s): %s; %d table%s with changes pending in the changelog; run the same "
+            "command again to resume (the checkpoint and the ledger say where)",
+            self.stopped_by,
+            f"last batch committed {max(done)}" if done else "no batch committed by this run",
+            len(pending),
+            "" if len(pending) == 1 else "s",
+        )
 
     def flush(self) -> BatchMetrics | None:
         """Apply every table with pending changes now (the end of a run); None if none."""
@@ -286,6 +373,12 @@ class Pipeline:
     def process_batch(self, raw: DataFrame, batch_id: int) -> None:
         """One micro-batch (``foreachBatch``): its ingest (:mod:`anycdc.spark.ingest`), then
         the apply round of the tables that are due (:mod:`anycdc.spark.apply_round`)."""
+        if self._stopping.is_set():
+            # a batch after a stop request: not ingested, so not committed; the next run
+            # replays it from the checkpoint (returning would mark its offsets done)
+            self._failure = StopRequested(f"batch {batch_id} left for the next run")
+            quiet_expected_end(raw.sparkSession)
+            raise self._failure
         started = time.monotonic()
         spark = raw.sparkSession
         decoded = self._ingest.decode(raw, batch_id).persist()
