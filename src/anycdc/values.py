@@ -364,15 +364,28 @@ def _fixed_offset(text: str) -> dt.tzinfo:
     return dt.UTC if not delta else dt.timezone(sign * delta)
 
 
+ZONE_OFFSET: Final = re.compile(r"[+-](?:[01]\d|2[0-3])(?::?[0-5]\d)?")
+"""A fixed offset where a zone is asked for: ``+08:00``, ``-0530``, ``+08``."""
+
+
 @lru_cache(maxsize=256)
 def zone_info(name: str) -> dt.tzinfo:
-    """A zone by id (``Asia/Shanghai``, ``UTC``); ValueError when unknown."""
+    """A zone by id (``Asia/Shanghai``, ``UTC``) or a fixed offset (``+08:00``); ValueError
+    when unknown.
+
+    >>> zone_info("Asia/Shanghai"), zone_info("+08:00"), zone_info("-0530")
+    (zoneinfo.ZoneInfo(key='Asia/Shanghai'), datetime.timezone(datetime.timedelta(seconds=28800)), datetime.timezone(datetime.timedelta(days=-1, seconds=66600)))
+    """
     if name in ("UTC", "Z", "GMT"):
         return ZoneInfo("UTC")
+    if ZONE_OFFSET.fullmatch(name):
+        return _fixed_offset(name)
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"unknown time zone {name!r}") from None
+        raise ValueError(
+            f"unknown time zone {name!r} (a zone id such as Asia/Shanghai, or an offset such as +08:00)"
+        ) from None
 
 
 def timestamp_from_epoch(units: int, digits: int) -> dt.datetime:
