@@ -29,5 +29,5 @@ def test_an_offset_gives_zone_less_datetimes_that_offset(zone: str, offset: int)
 
 @pytest.mark.parametrize("zone", ["+25:00", "Mars/Olympus", "8"])
 def test_neither_a_zone_nor_an_offset_is_refused_naming_both_forms(zone: str) -> None:
-    with pytest.raises(OptionError, match="timezone.*(zone id|offset)"):
+    with pytest.raises(OptionError, match=r"timezone.*zone id.*offset"):
         get_format("canal-json", {"timezone": zone})
