@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -17,27 +18,58 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--show-unknown", action="store_true", help="print the coordinates of unrecognised messages"
     )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per file, then one for the total (file: null), instead of a table",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     problem = _input_problem(args.files)
     if problem:
         return fail(problem)
-    rows = []
+    per_file: list[tuple[str | None, Counter[str]]] = []
     unknown_at: list[str] = []
     for path in list_source_files(args.files):
         try:
-            counts = _count(path, unknown_at)
+            per_file.append((str(path), _count(path, unknown_at)))
         except OSError as exc:  # unreadable, not gzip though named .gz, a read error
             return fail(f"{path}: cannot read: {exc.strerror or exc}", EXIT_FAILED)
-        total = sum(counts.values())
-        summary = ", ".join(f"{fid} {n}" for fid, n in counts.most_common())
-        rows.append([str(path), total, summary, counts.get("unknown", 0)])
-    print_table("Detected formats", ["file", "messages", "formats", "unknown"], rows)
+    if len(per_file) > 1:
+        per_file.append((None, sum((counts for _, counts in per_file), Counter())))
+    if args.json:
+        for name, counts in per_file:
+            print(json.dumps(_facts(name, counts)))
+    else:
+        rows = [
+            [
+                "(total)" if name is None else name,
+                sum(counts.values()),
+                ", ".join(f"{fid} {n}" for fid, n in counts.most_common()),
+                counts.get("unknown", 0),
+            ]
+            for name, counts in per_file
+        ]
+        print_table("Detected formats", ["file", "messages", "formats", "unknown"], rows)
     if args.show_unknown:
         for where in unknown_at:
             print(f"unknown: {where}")
     return 0
+
+
+def _facts(name: str | None, counts: Counter[str]) -> dict[str, object]:
+    """One file's counts (``name`` None: the total of every file) as JSON-ready facts.
+
+    >>> _facts("a.jsonl", Counter({"canal-json": 2, "unknown": 1}))
+    {'file': 'a.jsonl', 'messages': 3, 'formats': {'canal-json': 2, 'unknown': 1}, 'unknown': 1}
+    """
+    return {
+        "file": name,
+        "messages": sum(counts.values()),
+        "formats": dict(counts.most_common()),
+        "unknown": counts.get("unknown", 0),
+    }
 
 
 def _count(path: Path, unknown_at: list[str]) -> Counter[str]:
@@ -72,7 +104,9 @@ COMMAND = Command(
     description="Detect the format of every message (one per line in .jsonl/.txt files, one per\n"
     ".json or .avro file) from its shape alone, and count them per file. A message\n"
     "that no format recognises with confidence is counted as 'unknown', never guessed.\n\n"
-    "Example:\n  anycdc detect dump.jsonl captures/",
+    "Examples:\n  anycdc detect dump.jsonl captures/\n"
+    "  anycdc detect --json captures/ | jq -c 'select(.unknown > 0)'\n"
+    "  anycdc detect --show-unknown dump.jsonl",
     add_arguments=add_arguments,
     run=run,
 )
