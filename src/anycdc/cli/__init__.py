@@ -50,6 +50,7 @@ COMMAND_MODULES = (
     "verify",
     "audit",
     "replay",
+    "dead_letters",
     "bench",
     "dev",
 )
