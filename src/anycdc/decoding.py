@@ -26,7 +26,7 @@ from typing import Final
 from anycdc.errors import DecodeError, OptionError
 from anycdc.event import ChangeEvent
 from anycdc.formats import NOT_JSON, detect_parsed, format_class, format_ids, get_format
-from anycdc.formats.base import NAMED_OPS, Format
+from anycdc.formats.base import NAMED_OPS, Format, parse_json
 
 AUTO: Final = "auto"
 
@@ -89,7 +89,8 @@ class MessageDecoder:
         else:
             found, parsed = detect_parsed(value)
             if not found.known:
-                raise DecodeError("unknown", "$", _undetected_reason(found.candidates))
+                not_json = value if parsed is NOT_JSON else None
+                raise DecodeError("unknown", "$", _undetected_reason(found.candidates, not_json))
             format_id = found.format
             fmt = self.format_for(format_id)
             # parsed once: detection's value is what decode_slow would parse (the same
@@ -105,7 +106,18 @@ class MessageDecoder:
         return format_id, events
 
 
-def _undetected_reason(candidates: tuple[tuple[str, float], ...]) -> str:
+def _undetected_reason(candidates: tuple[tuple[str, float], ...], not_json: bytes | None) -> str:
+    """Why detection named no format; for bytes that are no JSON, why, as a named JSON
+    format would say (parsed again: only a message that fails pays for it).
+
+    >>> _undetected_reason((), b'{"a": 1')
+    'format not recognised: invalid JSON: Input data was truncated (and no binary format claims it)'
+    """
+    if not candidates and not_json is not None:
+        try:
+            parse_json("unknown", not_json)
+        except DecodeError as exc:
+            return f"format not recognised: {exc.reason} (and no binary format claims it)"
     if not candidates:
         return "format not recognised (not a message of any known format)"
     listed = ", ".join(f"{fid} {score:.2f}" for fid, score in candidates[:3])

@@ -47,6 +47,11 @@ MIN_CONFIDENCE: Final = 0.5
 SHAPE_CACHE_SIZE: Final = 256
 """Envelope shapes (top-level key sets) whose candidate formats are kept (a topic has a
 few; payload-only messages whose keys are the row's columns have more, and evict)."""
+VERDICT_CACHE_SIZE: Final = 1024
+"""Shape-determined scores kept, by envelope shape and evidence (:attr:`Format.sniff_fields`:
+a topic has a few shapes, each with a few type and evidence values)."""
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
+"""The value types of :attr:`Format.sniff_fields` whose values (not only types) a shape holds."""
 
 
 class _NotJson:
@@ -116,19 +121,29 @@ def detect_parsed(message: bytes | bytearray | memoryview | str | Any) -> tuple[
     >>> detect_parsed(b"\\x00\\x01")[1] is NOT_JSON
     True
     """
-    return _detect(message, _candidates)
+    return _detect(message, _judge)
+
+
+def detect_parsed_reference(
+    message: bytes | bytearray | memoryview | str | Any,
+) -> tuple[Detection, Any]:
+    """:func:`detect_parsed` with every candidate asked about every message (no verdict kept
+    per shape): the reference the shape verdicts must agree with (tests compare the two)."""
+    return _detect(message, lambda parsed: _best(_scores(parsed, _candidates(parsed))))
 
 
 def detect_reference(message: bytes | bytearray | memoryview | str | Any) -> Detection:
     """:func:`detect` by asking every format (no :attr:`Format.sniff_keys`): the reference
     the candidate index must agree with (tests compare the two on every case and
     corpus message)."""
-    return _detect(message, lambda parsed: _sniffers(binary=False))[0]
+    return _detect(message, lambda parsed: _best(_scores(parsed, _sniffers(binary=False))))[0]
 
 
 def _detect(
-    message: bytes | bytearray | memoryview | str | Any, candidates: Callable[[Any], _Sniffers]
+    message: bytes | bytearray | memoryview | str | Any, judge: Callable[[Any], Detection]
 ) -> tuple[Detection, Any]:
+    """Parse a message once (bytes that are no JSON go to the binary sniffers), then let
+    ``judge`` name the format of the parsed value."""
     if isinstance(message, (bytes, bytearray, memoryview, str)):
         raw = bytes(message) if not isinstance(message, str) else message.encode("utf-8")
         try:
@@ -137,7 +152,7 @@ def _detect(
             return _best(_scores(raw, _sniffers(binary=True))), NOT_JSON
     else:
         parsed = message
-    return _best(_scores(parsed, candidates(parsed))), parsed
+    return judge(parsed), parsed
 
 
 _Sniffers = tuple[tuple[str, type[Format]], ...]
@@ -154,12 +169,46 @@ def _sniffers(*, binary: bool) -> _Sniffers:
     )
 
 
+_Ranked = tuple[tuple[int, str, type[Format]], ...]
+"""Sniffers with their registry rank (the order :func:`_scores` lists equal scores in)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """How the candidates of one top-level key set are asked: ``fixed``, whose scores the
+    shape and the ``evidence`` decide (:attr:`Format.sniff_fields`), kept per shape;
+    ``content``, asked about every message."""
+
+    sniffers: _Sniffers
+    fixed: _Ranked
+    content: _Ranked
+    evidence: tuple[Callable[[Any], Any], ...]
+    fields: tuple[str, ...]
+    """The shape's keys that are :attr:`Format.sniff_fields` (of absent ones, the key set
+    says all there is)."""
+
+
+def _evidence_function(target: str) -> Callable[[Any], Any]:
+    module_name, name = target.split(":")
+    found: Callable[[Any], Any] = getattr(importlib.import_module(module_name), name)
+    return found
+
+
 class _CandidateIndex:
     """JSON formats by the top-level keys that let them score (:attr:`Format.sniff_keys`),
-    and the candidates of each envelope shape seen (a topic has few shapes)."""
+    the candidates of each envelope shape seen (a topic has few shapes), and the scores of
+    the shape-determined ones (:attr:`Format.sniff_fields`) per shape and evidence."""
 
     def __init__(self, sniffers: _Sniffers) -> None:
         self.sniffers = sniffers
+        # the fields whose values a shape holds: every format's, so one key serves all
+        self.fields = tuple(
+            sorted({name for _, cls in sniffers for name in (cls.sniff_fields or ())})
+        )
+        self.plans: Cache[frozenset[str], _Plan] = Cache(SHAPE_CACHE_SIZE)
+        self.verdicts: Cache[tuple[Any, ...], tuple[list[tuple[int, str, float]], Detection]] = (
+            Cache(VERDICT_CACHE_SIZE)
+        )
         self.always = frozenset(i for i, (_, c) in enumerate(sniffers) if c.sniff_keys is None)
         by_key: dict[str, set[int]] = {}
         for index, (_, cls) in enumerate(sniffers):
@@ -178,6 +227,39 @@ class _CandidateIndex:
             found = self.shapes.put(shape, tuple(self.sniffers[i] for i in sorted(chosen)))
         return found
 
+    def plan(self, message: dict[str, Any]) -> _Plan:
+        shape = frozenset(message)
+        found = self.plans.get(shape)
+        if found is None:
+            sniffers = self.of(message)
+            rank = {format_id: i for i, (format_id, _) in enumerate(self.sniffers)}
+            ranked = tuple((rank[fid], fid, cls) for fid, cls in sniffers)
+            fixed = tuple(item for item in ranked if item[2].sniff_fields is not None)
+            evidence = dict.fromkeys(t for _, _, cls in fixed for t in cls.sniff_evidence)
+            found = self.plans.put(
+                shape,
+                _Plan(
+                    sniffers,
+                    fixed,
+                    tuple(item for item in ranked if item[2].sniff_fields is None),
+                    tuple(_evidence_function(target) for target in evidence),
+                    tuple(name for name in self.fields if name in shape),
+                ),
+            )
+        return found
+
+    @staticmethod
+    def shape_key(
+        message: dict[str, Any], plan: _Plan, evidence: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        """What :attr:`Format.sniff_fields` promises a shape-determined score depends on.
+        A field's value is kept only for the types of :data:`_SCALARS` (hashable, few);
+        ``True`` and ``1`` are equal keys, but the value types beside them tell them apart."""
+        values = [
+            v if type(v) in _SCALARS else type(v) for v in map(message.__getitem__, plan.fields)
+        ]
+        return (tuple(message), tuple(map(type, message.values())), tuple(values), evidence)
+
 
 @cache
 def _index() -> _CandidateIndex:
@@ -192,19 +274,78 @@ def _candidates(message: Any) -> _Sniffers:
     return _sniffers(binary=False)
 
 
-def _scores(message: Any, sniffers: _Sniffers) -> list[tuple[str, float]]:
-    scores = []
-    SNIFF_PASS.begin(message)  # what several sniffers read alike is read once
+def _judge(message: Any) -> Detection:
+    """:func:`detect_parsed`'s verdict on a parsed JSON value: an object's by its shape
+    (:func:`_detect_object`), anything else's by every JSON sniffer."""
+    if type(message) is dict:
+        return _detect_object(message)
+    return _best(_scores(message, _candidates(message)))
+
+
+def _detect_object(message: dict[str, Any]) -> Detection:
+    """:func:`detect_parsed_reference`'s verdict on a JSON object, with the shape-determined
+    scores kept per shape (:attr:`Format.sniff_fields`) and only the content sniffers and the
+    evidence read per message."""
+    index = _index()
+    plan = index.plan(message)
+    SNIFF_PASS.begin(message)  # the evidence is read once, and reused by content sniffers
     try:
-        for format_id, cls in sniffers:
-            try:
-                score = float(cls.sniff(message))
-            except Exception:
-                score = 0.0
-            if score > 0:
-                scores.append((format_id, score))
+        try:
+            evidence = tuple([SNIFF_PASS.shared(message, read) for read in plan.evidence])
+        except Exception:
+            # evidence that raises: the sniffers reading it score 0; ask them as the reference
+            return _best(_pass_scores(message, plan.sniffers))
+        key = index.shape_key(message, plan, evidence)
+        kept = index.verdicts.get(key)
+        if kept is None:
+            fixed = _ranked_scores(message, plan.fixed)
+            kept = index.verdicts.put(key, (fixed, _best(_unranked(fixed))))
+        if not plan.content:
+            return kept[1]
+        more = _ranked_scores(message, plan.content)
+        # no content sniffer claims it (the common case): the kept verdict is the verdict
+        return _best(_unranked(kept[0] + more)) if more else kept[1]
     finally:
         SNIFF_PASS.end()
+
+
+def _ranked_scores(message: Any, sniffers: _Ranked) -> list[tuple[int, str, float]]:
+    """The positive scores, each with its sniffer's registry rank."""
+    return [
+        (rank, format_id, score)
+        for rank, format_id, cls in sniffers
+        if (score := _sniff(cls, message)) > 0
+    ]
+
+
+def _unranked(scores: list[tuple[int, str, float]]) -> list[tuple[str, float]]:
+    """Ranked scores as :func:`_scores` lists them: stable by score over registry order,
+    that is by score, then rank."""
+    return [
+        (format_id, score)
+        for _, format_id, score in sorted(scores, key=lambda item: (-item[2], item[0]))
+    ]
+
+
+def _sniff(cls: type[Format], message: Any) -> float:
+    try:
+        return float(cls.sniff(message))
+    except Exception:
+        return 0.0  # a sniffer that raises claims nothing
+
+
+def _scores(message: Any, sniffers: _Sniffers) -> list[tuple[str, float]]:
+    SNIFF_PASS.begin(message)  # what several sniffers read alike is read once
+    try:
+        return _pass_scores(message, sniffers)
+    finally:
+        SNIFF_PASS.end()
+
+
+def _pass_scores(message: Any, sniffers: _Sniffers) -> list[tuple[str, float]]:
+    scores = [
+        (format_id, score) for format_id, cls in sniffers if (score := _sniff(cls, message)) > 0
+    ]
     return sorted(scores, key=lambda item: -item[1])
 
 
@@ -225,6 +366,7 @@ __all__ = [
     "Format",
     "detect",
     "detect_parsed",
+    "detect_parsed_reference",
     "detect_reference",
     "format_class",
     "format_ids",

@@ -238,6 +238,18 @@ class Format(ABC):
     never sniffed by the ten others (:func:`anycdc.formats.detect`). A key set that is
     too narrow loses a detection: the differential test against the full scan
     (:func:`anycdc.formats.detect_reference`) runs every golden case and corpus message."""
+    sniff_fields: ClassVar[frozenset[str] | None] = None
+    """None (the default, always sound): :meth:`sniff` reads the message's content, and is
+    asked about every message. A set is a promise that the score is a function of the
+    envelope shape alone: the top-level keys in order, each top-level value's type, the
+    values of these top-level fields when they are ``str``/``int``/``bool``/None (of any
+    other value, its type only), and the results of :attr:`sniff_evidence`. Detection then
+    keeps the score per shape (:func:`anycdc.formats.detect_parsed`); the differential test
+    against :func:`anycdc.formats.detect_parsed_reference` checks the promise."""
+    sniff_evidence: ClassVar[tuple[str, ...]] = ()
+    """With :attr:`sniff_fields`: the per-message evidence (``"module:function"`` of the
+    message, hashable result, imported on first use) the score also depends on, such as
+    DRS' evidence that tells DRS from Canal in one envelope."""
 
     @classmethod
     @abstractmethod

@@ -308,7 +308,6 @@ def read_drs_evidence(message: Any) -> tuple[int, int]:
     ):
         return (DRS_LIKE if signed else NOT_FLAT), 0
     rows = [r for r in (data or [])[:4] + (old or [])[:4] if isinstance(r, dict)]
-    text = _all_text(rows)
     proofs: set[int] = set()
     if F_COLUMN_TYPE in message or F_OP_TYPE in message:
         proofs.add(-1)  # JSON-C exists for MySQL/TaurusDB sources only
@@ -333,7 +332,7 @@ def read_drs_evidence(message: Any) -> tuple[int, int]:
                         epoch_with_id = True
                 elif _DATETIME_TEXT.match(value):
                     proofs.add(1)
-    if signed and text:
+    if signed and _all_text(rows):  # read last: only a signed message needs it
         return DRS_ONLY, next(iter(proofs)) if len(proofs) == 1 else 0
     return (DRS_LIKE if signed or epoch_with_id else FLAT), 0
 

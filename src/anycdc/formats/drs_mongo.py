@@ -164,6 +164,8 @@ class DrsMongoJson(RowFlow):
     rowless_key = False  # a DDL event carries no key
     null_missing = True  # DRS writes null for the fields a message lacks
 
+    sniff_fields = frozenset({F_OP, F_DB_TYPE})  # and keys: the shape decides
+
     @classmethod
     def sniff(cls, message: Any) -> float:
         """``coll`` + ``value`` text + a string ``op``; sure with dbType/clusterTime/recordType."""

@@ -213,6 +213,9 @@ class MaxwellJson(RowFlow):
 
     # ---- detection
     sniff_keys = frozenset({F_TYPE, *_UNREADABLE})  # a row's type, or a row-less shape
+    # type's value, data's and ts's types, keys; _unreadable reads inside ``encrypted``
+    sniff_fields = frozenset({F_TYPE})
+    sniff_evidence = ("anycdc.formats.maxwell:_unreadable",)
 
     @classmethod
     def sniff(cls, message: Any) -> float:

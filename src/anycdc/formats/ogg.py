@@ -179,6 +179,7 @@ class OggJson(RowFlow):
 
     # ---- detection
     sniff_keys = frozenset({F_OP_TYPE})  # the default name (op_keys renames codes only)
+    sniff_fields = frozenset({F_OP_TYPE})  # and keys, before's and after's types
 
     @classmethod
     def sniff(cls, message: Any) -> float:
