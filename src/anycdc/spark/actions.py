@@ -127,11 +127,69 @@ def bad_cast_sql(text: str, name: str, target_sql: str, target: str) -> str:
     )
 
 
-def row_key_sql(image: str) -> str:
+_NUMERIC_TYPES: Final = r"^(TINYINT|SMALLINT|INT|BIGINT|FLOAT|DOUBLE|DECIMAL)"
+_TEMPORAL_TYPES: Final = r"^(DATE|TIMESTAMP_NTZ)$"
+
+
+def identity_value_sql(value: str, type_sql: str) -> str:
+    """SQL: the text ``value`` as the full-row identity reads it, for a column of the Spark
+    type ``type_sql`` (SQL; NULL for an untyped or text column).
+
+    The one rule of what "the same row" means for a table without a key. The identity must
+    not change when a column widens (``sql_types.widened``), or a delete whose before image
+    was written after the widening finds no row written before it. So a value is read by
+    its type's family, not by its type:
+
+    - numbers (every integer, FLOAT/DOUBLE, DECIMAL): a plain decimal text loses its
+      fraction's trailing zeros (``8462274.8500`` and ``8462274.85``, ``5.00`` and ``5``:
+      a DECIMAL's scale growing, an integer column becoming a DECIMAL);
+    - DATE and TIMESTAMP_NTZ: a fraction loses its trailing zeros and a midnight time is
+      dropped (``2024-01-02`` and ``2024-01-02T00:00:00.000``: DATE -> TIMESTAMP_NTZ);
+    - anything else (text, a value in exponent form) is its text as sent.
+
+    >>> print(identity_value_sql("v", "t"))  # doctest: +ELLIPSIS
+    CASE WHEN t RLIKE '^(TINYINT|...)' AND v RLIKE '^-?[0-9]+[.][0-9]+$' THEN ...
+    """
+    trimmed = f"regexp_replace(regexp_replace({value}, '0+$', ''), '[.]$', '')"
+    temporal = (
+        f"regexp_replace(regexp_replace(regexp_replace({value}, '([.][0-9]*?)0+$', '$1'), "
+        "'[.]$', ''), '[T ]00:00:00$', '')"
+    )
+    return (
+        f"CASE WHEN {type_sql} RLIKE '{_NUMERIC_TYPES}' AND {value} RLIKE '^-?[0-9]+[.][0-9]+$' "
+        f"THEN {trimmed} WHEN {type_sql} RLIKE '{_TEMPORAL_TYPES}' THEN {temporal} "
+        f"ELSE {value} END"
+    )
+
+
+def types_map_sql(checks: Sequence[tuple[str, str]]) -> str:
+    """SQL: a literal map column -> Spark type of ``checks`` (:func:`checked_columns`).
+
+    >>> types_map_sql([("id", "INT")])
+    "map('id', 'INT')"
+    >>> types_map_sql([])
+    'CAST(map() AS MAP<STRING, STRING>)'
+    """
+    if not checks:
+        return "CAST(map() AS MAP<STRING, STRING>)"
+    return f"map({', '.join(f'{lit(n)}, {lit(t)}' for n, t in checks)})"
+
+
+def row_key_sql(image: str, types: str) -> str:
     """SQL: the map ``image`` with its full-row identity :data:`ROW_KEY` added (a table
-    without a key): a hash of its sorted non-null entries, so the same row hashes the same
-    whatever the column order of its message, and before and after an ADD COLUMN."""
-    content = f"to_json(array_sort(map_entries(map_filter({image}, (k, v) -> v IS NOT NULL))))"
+    without a key): a hash of its sorted non-null entries, each value read by
+    :func:`identity_value_sql` for its column's type in ``types`` (SQL: a map column ->
+    Spark type, the table's typed columns). So the same row hashes the same whatever the
+    column order of its message, before and after an ADD COLUMN, and before and after a
+    column's type widens.
+
+    The identity is stored in the table (column :data:`ROW_KEY`, written with the row) and
+    compared with the identity of a delete's before image. As the rule reads a value by
+    its type's family only, an identity stored before a widening equals the one computed
+    after it, and no stored identity has to be recomputed when the schema changes."""
+    values = f"map_filter({image}, (k, v) -> v IS NOT NULL)"
+    read = identity_value_sql("v", f"element_at({types}, k)")
+    content = f"to_json(array_sort(map_entries(transform_values({values}, (k, v) -> {read}))))"
     return (
         f"CASE WHEN {image} IS NULL THEN {image} "
         f"ELSE map_concat({image}, map({lit(ROW_KEY)}, sha2({content}, 256))) END"
@@ -195,7 +253,10 @@ def round_actions(spark: SparkSession, wanted: DataFrame, specs: Sequence[Action
     )
     rows = rows.withColumns(
         {
-            image: F.expr(f"CASE WHEN _s_keyless THEN {row_key_sql(image)} ELSE {image} END")
+            image: F.expr(
+                f"CASE WHEN _s_keyless THEN {row_key_sql(image, 'map_from_entries(_s_checks)')} "
+                f"ELSE {image} END"
+            )
             for image in ("before", "after")
         }
     )

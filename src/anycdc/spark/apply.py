@@ -58,6 +58,7 @@ from anycdc.spark.actions import (
     bad_cast_sql,
     checked_columns,
     row_key_sql,
+    types_map_sql,
     upserts_and_deletes,
 )
 from anycdc.spark.commit import DeltaTables, LogState
@@ -588,8 +589,9 @@ class TableApplier:
                 }
             )
         if keys == (ROW_KEY,):
-            rows = rows.withColumn("before", _with_row_key("before")).withColumn(
-                "after", _with_row_key("after")
+            typed = types_map_sql(checked_columns(types))
+            rows = rows.withColumn("before", _with_row_key("before", typed)).withColumn(
+                "after", _with_row_key("after", typed)
             )
 
         def key_text(image: str) -> str:
@@ -907,11 +909,11 @@ def ingest_batch(frame: DataFrame) -> Any:
     return F.lit(None).cast("bigint").alias(INGEST_BATCH)
 
 
-def _with_row_key(image: str) -> Any:
+def _with_row_key(image: str, types: str) -> Any:
     """Add a full-row identity to an image (tables without any key)."""
     from pyspark.sql import functions as F
 
-    return F.expr(row_key_sql(image))
+    return F.expr(row_key_sql(image, types))
 
 
 def _ddl_type(simple: str) -> str:

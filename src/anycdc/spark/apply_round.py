@@ -85,6 +85,7 @@ class ApplyRound:
         self.known: dict[str, TableState] = {}
         """Per table path: what this run knows of it (schema, properties, size)."""
         self._registered: set[str] = set()  # tables this run has put in the catalog
+        self._keyless: set[str] = set()  # tables this run has said have no key
         self._tables: DeltaTables | None = None  # the batched engine's transactions
 
     def applier_kind(self, plan: TablePlan) -> type[TableApplier]:
@@ -230,6 +231,16 @@ class ApplyRound:
         if not plan.has_rows and known is None and not applier.exists():
             return None  # DDL for a table we have no row of yet: its first rows carry the schema
         item = DueTable.schema_step(applier, known, through)
+        if not plan.key and applier.path not in self._keyless:
+            # said once a run: a keyless table is matched by value, which a user most
+            # likely does not want and can fix with one flag
+            self._keyless.add(applier.path)  # one thread per table: no race on a path
+            log.warning(
+                "%s: no primary key from any source: rows are matched by full-row identity; "
+                "set --primary-key %s=<columns>",
+                plan.qualified,
+                plan.qualified,
+            )
         if not item.awaits_first_write:  # else once its first write has created it
             self._register(applier)
         self.known[applier.path] = item.state
