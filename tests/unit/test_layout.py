@@ -272,9 +272,7 @@ def module_level(source: str, module: str, *, is_package: bool) -> list[tuple[st
 def graph(found_by_module: dict[str, list[tuple[str, str]]]) -> dict[str, set[str]]:
     """Module -> the anycdc modules it imports."""
     return {
-        module: {
-            m for target, name in found if (m := resolved(target, name)) and m != module
-        }
+        module: {m for target, name in found if (m := resolved(target, name)) and m != module}
         for module, found in found_by_module.items()
     }
 
@@ -314,7 +312,9 @@ def cycles(edges: dict[str, set[str]]) -> set[frozenset[str]]:
 def module_level_scan() -> dict[str, list[tuple[str, str]]]:
     return {
         module_name(path): module_level(
-            path.read_text(encoding="utf-8"), module_name(path), is_package=path.name == "__init__.py"
+            path.read_text(encoding="utf-8"),
+            module_name(path),
+            is_package=path.name == "__init__.py",
         )
         for path in sorted((SRC / PACKAGE).rglob("*.py"))
     }

@@ -167,7 +167,6 @@ class TableSummary:
             produced_ms=field_of("produced_ms"),
         )
 
-
     @classmethod
     def combine(cls, parts: Sequence[TableSummary]) -> TableSummary:
         """One table's summary of the rows of several batches from the summaries of each
