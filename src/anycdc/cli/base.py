@@ -16,6 +16,37 @@ EXIT_USAGE: Final = 2
 """What was asked is wrong (a flag, a path, the configuration), as argparse's own exit."""
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """``--help`` as written (descriptions and examples keep their lines), with each
+    option's default added where it has one worth saying and its help does not say it.
+
+    >>> parser = argparse.ArgumentParser(formatter_class=HelpFormatter)
+    >>> _ = parser.add_argument("--limit", type=int, default=50, help="rows to show")
+    >>> _ = parser.add_argument("--json", action="store_true", help="JSON Lines")
+    >>> _ = parser.add_argument("--seed", type=int, default=1, help="seed (default 1)")
+    >>> text = parser.format_help()
+    >>> "rows to show (default: 50)" in text, "JSON Lines (default" in text, text.count("default") == 2
+    (True, False, True)
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help
+        if text is None or "default" in text.lower() or "%(default)" in text:
+            return text
+        default = action.default
+        if default in (None, False, True, argparse.SUPPRESS) or default == [] or default == "":
+            return text  # a switch, or nothing set unless given
+        if not action.option_strings and action.nargs not in (argparse.OPTIONAL, "*"):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+def install_parser(sub: Any, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+    """A subcommand's parser, with the CLI's :class:`HelpFormatter`."""
+    parser: argparse.ArgumentParser = sub.add_parser(name, formatter_class=HelpFormatter, **kwargs)
+    return parser
+
+
 @dataclass(frozen=True)
 class Command:
     """One subcommand: its name, a one-line help, a long description, and two hooks."""
@@ -27,12 +58,7 @@ class Command:
     run: Callable[[argparse.Namespace], int]
 
     def install(self, sub: Any) -> None:
-        parser = sub.add_parser(
-            self.name,
-            help=self.help,
-            description=self.description,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
+        parser = install_parser(sub, self.name, help=self.help, description=self.description)
         self.add_arguments(parser)
         parser.set_defaults(handler=self.run)
 

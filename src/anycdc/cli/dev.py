@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from anycdc.cli.base import Command, fail
+from anycdc.cli.base import Command, fail, install_parser
 
 DESCRIPTION = """\
 Developer tooling for a checkout of anycdc (after `make setup`):
@@ -31,41 +31,59 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from anycdc.devtools import kafka
 
     sub = parser.add_subparsers(dest="dev_command", metavar="TOOL", required=True)
-    kafka_parser = sub.add_parser(
+    kafka_parser = install_parser(
+        sub,
         "kafka",
         help="the project's local Kafka broker: start, stop, status, restart",
-        description="The project's local Kafka broker (KRaft, one node, 127.0.0.1).",
+        description="The project's local Kafka broker (KRaft, one node, 127.0.0.1).\n\n"
+        "Examples:\n  anycdc dev kafka start\n  anycdc dev kafka status\n  anycdc dev kafka stop",
     )
     kafka.add_arguments(kafka_parser)
     from anycdc.devtools import schema_registry
 
-    registry_parser = sub.add_parser(
+    registry_parser = install_parser(
+        sub,
         "registry",
         help="the project's local schema registry (Apicurio): start, stop, status",
-        description="The project's local schema registry (Apicurio Registry, Confluent API).",
+        description="The project's local schema registry (Apicurio Registry, Confluent API).\n\n"
+        "Examples:\n  anycdc dev registry start\n  anycdc dev registry status",
     )
     schema_registry.add_arguments(registry_parser)
-    jars_parser = sub.add_parser(
-        "jars", help="list, check or fetch the Spark jars (Delta, Kafka source, Avro)"
+    jars_parser = install_parser(
+        sub,
+        "jars",
+        help="list, check or fetch the Spark jars (Delta, Kafka source, Avro)",
+        description="The Spark jars anycdc run needs (Delta, the Kafka source, Avro).\n\n"
+        "Examples:\n  anycdc dev jars check\n  anycdc dev jars fetch ~/jars\n"
+        '  spark-submit --jars "$(anycdc dev jars comma)" ...',
     )
     jars_parser.add_argument(
         "action",
         nargs="?",
         default="list",
         choices=("list", "comma", "check", "fetch", "packages"),
+        help="list them, comma-join them (for --jars), check they are there, fetch them, "
+        "or print spark-submit's --packages",
     )
     jars_parser.add_argument(
         "directory", nargs="?", help="fetch: the folder to fill (default: the user cache)"
     )
-    demo_parser = sub.add_parser(
-        "demo", help="the shop demo: six vendor formats -> Kafka -> anycdc run -> Delta, checked"
+    demo_parser = install_parser(
+        sub,
+        "demo",
+        help="the shop demo: six vendor formats -> Kafka -> anycdc run -> Delta, checked",
+        description="The shop demo (make demo): six vendor formats -> Kafka -> anycdc run ->\n"
+        "Delta, checked against the simulator's truth.\n\nExample:\n  anycdc dev demo --keep-kafka",
     )
     demo_parser.add_argument(
         "--keep-kafka", action="store_true", help="leave the broker running afterwards"
     )
-    table_parser = sub.add_parser(
+    table_parser = install_parser(
+        sub,
         "config-table",
         help="print the README's table of `anycdc run` settings (or write it into the README)",
+        description="The README's table of `anycdc run` settings, from their declarations.\n\n"
+        "Examples:\n  anycdc dev config-table\n  anycdc dev config-table --update README.md",
     )
     table_parser.add_argument(
         "--update", metavar="README", help="replace the table between the README's markers"
