@@ -331,3 +331,16 @@ def test_refusals_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert err[0].startswith(f"anycdc: {tmp_path / 'm.jsonl'}:1: not a kcat -J line (")
     code, _, err = _run(capsys, "--pretty", "--json-safe", tmp_path / "m.jsonl")
     assert code == 2 and err == ["anycdc: --json-safe is for JSON Lines; --pretty prints text"]
+
+
+def test_json_safe_writes_zoned_times_as_offsets_with_the_zone_beside(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import datetime as dt
+
+    case = Path(__file__).resolve().parents[1] / "cases" / "canal-json"
+    argv = ["decode", "--json-safe", "-o", "timezone=Asia/Shanghai"]
+    assert main([*argv, str(case / "constructed_timezone_option.jsonl")]) == 0
+    event = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert dt.datetime.fromisoformat(event["after"]["dt"]).utcoffset() == dt.timedelta(hours=8)
+    assert event["zones"] == {"before.dt": "Asia/Shanghai", "after.dt": "Asia/Shanghai"}

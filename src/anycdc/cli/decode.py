@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import itertools
+import re
 import sys
 import time
 from collections import Counter
@@ -118,7 +119,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--json-safe",
         action="store_true",
         help=f"write integers beyond ±{MAX_SAFE_INTEGER} and decimals as JSON strings "
-        "(for jq and JavaScript, which round them)",
+        "(for jq and JavaScript, which round them), and zoned times as ISO 8601 with their "
+        "offset, the zone ids in the event's `zones` field",
     )
     out.add_argument(
         "--no-pair",
@@ -282,15 +284,40 @@ def _writer(args: argparse.Namespace, out: TextIO) -> Callable[[list[ChangeEvent
     return write
 
 
-def json_safe_event(event: ChangeEvent) -> str:
-    """Canonical JSON with every number a double cannot hold exactly written as a string.
+ZONED_TEXT: Final = re.compile(r"(?P<instant>.+[+-]\d\d:\d\d(?::\d\d)?)\[(?P<zone>[^\]]+)\]")
+"""A zoned timestamp's canonical text: the instant with its offset, then ``[zone id]``."""
+ZONES_FIELD: Final = "zones"
+"""``--json-safe``: image column (``after.dt``) -> the zone id its timestamp was in."""
 
+
+def json_safe_event(event: ChangeEvent) -> str:
+    """Canonical JSON with every number a double cannot hold exactly written as a string,
+    and zoned timestamps as ISO 8601 with their offset (what jq and
+    ``datetime.fromisoformat`` read), the zone id in the event's ``zones`` field.
+
+    >>> import datetime as dt, json
+    >>> from zoneinfo import ZoneInfo
     >>> from anycdc.event import Op
-    >>> e = ChangeEvent(op=Op.INSERT, format="x", table="t", after={"id": 18446744073709551615, "n": 7})
-    >>> json_safe_event(e).split('"after":')[1].split("}")[0]
-    '{"id":"18446744073709551615","n":7'
+    >>> e = ChangeEvent(op=Op.INSERT, format="x", table="t", after={"id": 18446744073709551615, "n": 7,
+    ...     "at": dt.datetime(2020, 11, 25, 0, 1, 2, tzinfo=ZoneInfo("Asia/Shanghai"))})
+    >>> out = json.loads(json_safe_event(e))
+    >>> out["after"], out["zones"]
+    ({'id': '18446744073709551615', 'n': 7, 'at': '2020-11-25T00:01:02+08:00'}, {'after.at': 'Asia/Shanghai'})
     """
-    return dumps(_json_safe(event_to_dict(event)))
+    facts = _json_safe(event_to_dict(event))
+    zones: dict[str, str] = {}
+    for image in ("before", "after"):
+        values = facts.get(image)
+        if not isinstance(values, dict):
+            continue
+        for name, value in values.items():
+            zoned = ZONED_TEXT.fullmatch(value) if isinstance(value, str) else None
+            if zoned:
+                values[name] = zoned["instant"]
+                zones[f"{image}.{name}"] = zoned["zone"]
+    if zones:
+        facts[ZONES_FIELD] = zones
+    return dumps(facts)
 
 
 def _json_safe(value: Any) -> Any:
