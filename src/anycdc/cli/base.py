@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -109,3 +110,71 @@ def fail(message: str, code: int = EXIT_USAGE) -> int:
     """Print ``anycdc: message`` to stderr and return ``code`` (the exit code)."""
     print(f"anycdc: {message}", file=sys.stderr)
     return code
+
+
+PROGRESS_EVERY_S: Final = 5.0
+"""Seconds between two progress lines of long work (decode, convert, simulate)."""
+PROGRESS_CHECK_EVERY: Final = 256
+"""Items between two looks at the clock (a clock read per message would cost more)."""
+
+
+def add_progress_arguments(parser: argparse._ActionsContainer) -> None:
+    """``--progress`` and ``--quiet``: what :func:`progress_wanted` reads."""
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        help=f"a progress line on stderr every {PROGRESS_EVERY_S:g}s (default: on when stderr "
+        "is a terminal and stdout is not)",
+    )
+    parser.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="no progress and no summary line (failed messages are still reported)",
+    )
+
+
+def progress_wanted(args: argparse.Namespace) -> bool:
+    """Progress lines for a person watching a long command: asked for, or stderr is a
+    terminal while stdout goes elsewhere (then they do not mix with the output)."""
+    if getattr(args, "quiet", False):
+        return False
+    return bool(getattr(args, "progress", False) or (sys.stderr.isatty() and not sys.stdout.isatty()))
+
+
+class ProgressLine:
+    """A line on stderr every :data:`PROGRESS_EVERY_S` seconds of long work, when wanted.
+
+    >>> import contextlib, io
+    >>> err = io.StringIO()
+    >>> with contextlib.redirect_stderr(err):
+    ...     line = ProgressLine("convert", True, every_s=0)
+    ...     for n in range(1, 513):
+    ...         line.step(n, lambda: f"{n} messages")
+    >>> [text.split(",")[0] for text in err.getvalue().splitlines()]
+    ['convert: 256 messages', 'convert: 512 messages']
+    """
+
+    def __init__(self, command: str, enabled: bool, every_s: float = PROGRESS_EVERY_S) -> None:
+        self.command = command
+        self.enabled = enabled
+        self._every_s = every_s
+        self._started = time.monotonic()
+        self._next = self._started + every_s
+
+    def step(self, done: int, say: Callable[[], str], unit: str = "messages") -> None:
+        """After item ``done``: print ``say()`` and the rate when a line is due."""
+        if not self.enabled or done % PROGRESS_CHECK_EVERY:
+            return
+        now = time.monotonic()
+        if now < self._next:
+            return
+        self._next = now + self._every_s
+        rate = done / max(now - self._started, 1e-9)
+        print(f"{self.command}: {say()}, {rate:.0f} {unit}/s", file=sys.stderr, flush=True)
+
+    def phase(self, text: str) -> None:
+        """A step of work that reports no count (``simulate``: building, writing)."""
+        if self.enabled:
+            elapsed = time.monotonic() - self._started
+            print(f"{self.command}: {text} ({elapsed:.1f}s)", file=sys.stderr, flush=True)

@@ -19,10 +19,19 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import BinaryIO, Final, Protocol
 
-from anycdc.cli.base import Command, add_option_argument, fail, parse_key_values
+from anycdc.cli.base import (
+    Command,
+    ProgressLine,
+    add_option_argument,
+    add_progress_arguments,
+    fail,
+    parse_key_values,
+    progress_wanted,
+)
 from anycdc.decoding import AUTO, MessageDecoder
 from anycdc.errors import AnyCdcError, DecodeError, EncodeError
 from anycdc.event import ChangeEvent
@@ -113,6 +122,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="exit 1 if any message fails or the target format loses a value "
         "(default: report and go on)",
     )
+    add_progress_arguments(parser)
 
 
 class _Sink(Protocol):
@@ -193,10 +203,12 @@ def _convert(args: argparse.Namespace, sink: _Sink) -> tuple[int, bool]:
         return len(values)
 
     last = ""  # the file of the last message read: where a read error without a name was
+    progress = ProgressLine("convert", progress_wanted(args))
     try:
         for message in iter_file_messages([args.input]):
             read += 1
             last = message.source
+            progress.step(read, partial(_counts, read, written, bad))
             try:
                 _, events = decoder.decode(message.value, message.key)
                 for event in (p for e in events for p in pairer.push(e)):
@@ -223,12 +235,17 @@ def _convert(args: argparse.Namespace, sink: _Sink) -> tuple[int, bool]:
         print(f"anycdc: {line}", file=sys.stderr)
     if report.lost_keys:
         print("anycdc: give --with-keys to write each message's Kafka key", file=sys.stderr)
-    print(
-        f"{read} messages read, {written} written as {args.to}, {bad} errors"
-        + (f", {report.count} losses reported" if report.count else ""),
-        file=sys.stderr,
-    )
+    if not args.quiet:
+        print(
+            f"{read} messages read, {written} written as {args.to}, {bad} errors"
+            + (f", {report.count} losses reported" if report.count else ""),
+            file=sys.stderr,
+        )
     return (DATA_ERROR if args.strict and (bad or report.count) else 0), True
+
+
+def _counts(read: int, written: int, bad: int) -> str:
+    return f"{read} messages read, {written} written, {bad} errors"
 
 
 def _refusal(format_id: str, event: ChangeEvent, exc: Exception) -> EncodeError:

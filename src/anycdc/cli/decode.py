@@ -14,13 +14,21 @@ import datetime as dt
 import itertools
 import re
 import sys
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any, Final, TextIO
 
-from anycdc.cli.base import Command, add_option_argument, fail, parse_key_values
+from anycdc.cli.base import (
+    PROGRESS_EVERY_S,
+    Command,
+    ProgressLine,
+    add_option_argument,
+    add_progress_arguments,
+    fail,
+    parse_key_values,
+    progress_wanted,
+)
 from anycdc.decoding import AUTO, MessageDecoder
 from anycdc.errors import AnyCdcError, DecodeError
 from anycdc.event import ChangeEvent, dumps, event_to_dict, event_to_json
@@ -30,9 +38,6 @@ from anycdc.source import InputError, InputShape, RawMessage, iter_file_messages
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 """The largest integer a JSON reader that uses doubles (jq, JavaScript) keeps exact."""
-PROGRESS_EVERY_S: Final = 5.0
-PROGRESS_CHECK_EVERY: Final = 256
-"""Messages between two looks at the clock (a clock read per message would cost more)."""
 VALUE_LIMIT: Final = 120
 """``--pretty`` cuts a value longer than this (characters) and marks the cut."""
 CUT_MARK: Final = "…"
@@ -128,18 +133,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="do not join split update halves (UPDATE_BEFOR/AFTER)",
     )
     out.add_argument("--strict", action="store_true", help="exit 1 if any message fails to decode")
-    out.add_argument(
-        "--progress",
-        action="store_true",
-        help=f"a progress line on stderr every {PROGRESS_EVERY_S:g}s (default: on when stderr "
-        "is a terminal and stdout is not)",
-    )
-    out.add_argument(
-        "--quiet",
-        "-q",
-        action="store_true",
-        help="no progress and no summary line (failed messages are still reported)",
-    )
+    add_progress_arguments(out)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -150,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     except AnyCdcError as exc:
         return fail(str(exc))
     pairer = None if args.no_pair else SplitUpdatePairer()
-    tally = Tally(_progress_wanted(args))
+    tally = Tally(progress_wanted(args))
     live = args.kafka_bootstrap is not None or "-" in args.files
     try:
         for message in messages:
@@ -224,12 +218,6 @@ def _described(args: argparse.Namespace) -> str:
     return ", ".join("stdin" if f == "-" else f for f in args.files)
 
 
-def _progress_wanted(args: argparse.Namespace) -> bool:
-    if args.quiet:
-        return False
-    return bool(args.progress or (sys.stderr.isatty() and not sys.stdout.isatty()))
-
-
 class Tally:
     """Counts, the summary line and (when wanted) a progress line every few seconds."""
 
@@ -237,10 +225,7 @@ class Tally:
         self.messages = 0
         self.events = 0
         self.errors: Counter[str] = Counter()
-        self._progress = progress
-        self._started = time.monotonic()
-        self._every_s = every_s
-        self._next_report = self._started + every_s
+        self._line = ProgressLine("decode", progress, every_s)
 
     @property
     def bad(self) -> int:
@@ -248,12 +233,7 @@ class Tally:
 
     def message(self) -> None:
         self.messages += 1
-        if self._progress and self.messages % PROGRESS_CHECK_EVERY == 0:
-            now = time.monotonic()
-            if now >= self._next_report:
-                self._next_report = now + self._every_s
-                rate = self.messages / max(now - self._started, 1e-9)
-                print(f"decode: {self.summary()}, {rate:.0f} messages/s", file=sys.stderr)
+        self._line.step(self.messages, self.summary)
 
     def error(self, format_id: str) -> None:
         self.errors[format_id] += 1

@@ -10,9 +10,12 @@ from typing import TYPE_CHECKING, Final
 from anycdc.cli.base import (
     EXIT_FAILED,
     Command,
+    ProgressLine,
     add_option_argument,
+    add_progress_arguments,
     fail,
     parse_format_options,
+    progress_wanted,
 )
 from anycdc.errors import AnyCdcError
 from anycdc.formats import format_class, format_ids
@@ -70,6 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument(
         "--truth", metavar="DIR", help="ground truth folder (default DIR/truth or ./truth)"
     )
+    add_progress_arguments(out)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
         made = _make_folder(flag, given, folder)
         if made:
             return fail(made)
+    progress = ProgressLine("simulate", progress_wanted(args))
+    progress.phase(f"simulating {args.events} changes of {args.tables} table(s) as {args.format}")
     try:
         stream = build_stream(
             workload, args.format, partitions=args.partitions, duplicates=args.duplicates,
@@ -108,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
     except AnyCdcError as exc:
         return fail(str(exc))
+    progress.phase(f"{sum(len(p) for p in stream.partitions)} messages encoded; writing them")
     if args.out:
         try:
             _write_files(
@@ -126,12 +133,14 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return fail(f"--truth {truth}: cannot write {exc.filename}: {exc.strerror}", EXIT_FAILED)
     total = sum(len(p) for p in stream.partitions)
-    print(
-        f"{total} messages ({stream.duplicates} duplicates, {stream.reordered} swaps, "
-        f"{stream.expected_dead_letters} malformed) in {len(stream.partitions)} partition(s); "
-        f"ground truth in {truth}",
-        file=sys.stderr,
-    )
+    progress.phase("written")
+    if not args.quiet:
+        print(
+            f"{total} messages ({stream.duplicates} duplicates, {stream.reordered} swaps, "
+            f"{stream.expected_dead_letters} malformed) in {len(stream.partitions)} "
+            f"partition(s); ground truth in {truth}",
+            file=sys.stderr,
+        )
     for note in profile.notes:
         print(f"{args.format}: {note}", file=sys.stderr)
     if not profile.key_names:
