@@ -139,7 +139,9 @@ def progress_wanted(args: argparse.Namespace) -> bool:
     terminal while stdout goes elsewhere (then they do not mix with the output)."""
     if getattr(args, "quiet", False):
         return False
-    return bool(getattr(args, "progress", False) or (sys.stderr.isatty() and not sys.stdout.isatty()))
+    return bool(
+        getattr(args, "progress", False) or (sys.stderr.isatty() and not sys.stdout.isatty())
+    )
 
 
 class ProgressLine:
