@@ -183,6 +183,7 @@ def test_rows_left_pending_by_a_stopped_run_are_applied_once_by_the_next(
     after = {t["table"]: t for t in collect(spark, str(out))["tables"]}["shop.orders"]
     assert after["pending_rows"] == 0 and after["applied_through_batch"] == 0
     assert after["rows"] == 3 and after["freshness_target_s"] == HOUR
+    assert after["full_row_identity"] is False  # shop.orders has its key
 
     # a third run with one more file applies only that file's rows
     write_messages(src, "005.jsonl", _canonical([ev("delete", 20, _row(4, "d"))]))

@@ -86,3 +86,18 @@ def test_delete_and_update_after_a_widening_find_the_older_rows(
 ) -> None:
     got = rows(spark, widened, _table(case))
     assert [r["who"] for r in got] == ["cy"], got
+
+
+def test_status_says_a_table_without_a_key_matches_rows_by_all_their_values(
+    spark: Any, widened: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from anycdc.cli import main
+    from anycdc.cli.status import KEYLESS_NOTE, collect
+
+    tables = collect(spark, str(widened))["tables"]
+    assert len(tables) == len(WIDENINGS)
+    assert all(t["full_row_identity"] for t in tables)
+    monkeypatch.setenv("COLUMNS", "400")  # one line a table
+    assert main(["status", "--target", str(widened)]) == 0
+    shown = [line for line in capsys.readouterr().out.splitlines() if "t_" in line]
+    assert len(shown) == len(WIDENINGS) and all(KEYLESS_NOTE in line for line in shown)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from typing import Any
+from typing import Any, Final
 
 from anycdc.cli.base import Command, fail
 from anycdc.console import print_table
@@ -72,7 +72,7 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
     deferral = _deferral(spark, target, system, batches, now_ms)
     tables = []
     for row in sorted(per_table, key=lambda r: r["table"]):
-        count, versions, renamed = _table_facts(spark, row["path"])
+        count, versions, renamed, keyless = _table_facts(spark, row["path"])
         newest = max(row["last_ts_ms"] or 0, heartbeat or 0)
         extra = deferral.pop(row["path"], {})
         tables.append(
@@ -93,6 +93,7 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
                 "last_error": row["last_error"],
                 "renamed_columns": renamed,
                 "folder_shortened": _shortened(row["path"]),
+                "full_row_identity": keyless,
                 **_deferral_fields(extra),
             }
         )
@@ -105,7 +106,7 @@ def collect(spark: Any, target: str) -> dict[str, Any]:
                 "dead_letters_by_reason": dict.fromkeys(reasons, 0), "applies": 0,
                 "last_applied_ts_ms": None, "last_batch": None,
                 "last_error": None, "renamed_columns": {}, "folder_shortened": False,
-                **_deferral_fields(extra),
+                "full_row_identity": False, **_deferral_fields(extra),
             }
         )  # fmt: skip
     run = (
@@ -214,31 +215,35 @@ def _deferral(
     return out
 
 
-def _table_facts(spark: Any, path: str) -> tuple[int, int | None, dict[str, str]]:
-    """(rows, history versions, renamed columns): an SCD2 table's rows are its current
-    versions; a renamed column (target -> source) names its source in its comment. A table
-    that could not be created (its events dead-lettered) has no rows."""
+def _table_facts(spark: Any, path: str) -> tuple[int, int | None, dict[str, str], bool]:
+    """(rows, history versions, renamed columns, keyless): an SCD2 table's rows are its
+    current versions; a renamed column (target -> source) names its source in its comment;
+    a table without a key from any source matches its rows by full-row identity (its
+    ``_cdc_row_key`` column). A table that could not be created (its events dead-lettered)
+    has no rows."""
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
     from anycdc.naming import source_of
+    from anycdc.spark.actions import ROW_KEY
     from anycdc.spark.apply import HISTORY_MARKER
 
     if not DeltaTable.isDeltaTable(spark, path):
-        return 0, None, {}
+        return 0, None, {}, False
     frame = spark.read.format("delta").load(path)
     renamed = {}
     for f in frame.schema.fields:
         source = source_of(f.name, f.metadata.get("comment"))
         if source != f.name:
             renamed[f.name] = source
+    keyless = ROW_KEY in frame.columns
     if HISTORY_MARKER not in frame.columns:
-        return frame.count(), None, renamed
+        return frame.count(), None, renamed, keyless
     counts = frame.agg(
         F.count(F.lit(1)).alias("versions"),
         F.sum(F.col(HISTORY_MARKER).cast("int")).alias("current"),
     ).first()
-    return int(counts["current"] or 0), int(counts["versions"]), renamed
+    return int(counts["current"] or 0), int(counts["versions"]), renamed, keyless
 
 
 def _shortened(path: str) -> bool:
@@ -252,6 +257,11 @@ def _shortened(path: str) -> bool:
     return size > MAX_SEGMENT_BYTES - 4 and folder[-HASH_DIGITS - 1] == "~"
 
 
+KEYLESS_NOTE: Final = "no key: full-row identity"
+"""Said of a table no source gave a key: its rows are matched by all their values (give
+``--primary-key`` if the table has one)."""
+
+
 def _names_text(table: dict[str, Any]) -> str:
     """The status column ``names``: renamed columns (``target <- source``) and a shortened
     folder (``folder <name>``).
@@ -259,9 +269,12 @@ def _names_text(table: dict[str, Any]) -> str:
     >>> _names_text({"renamed_columns": {"name__82a3537f": "name"}, "folder_shortened": True,
     ...              "path": "/t/shop/x~0123456789abcdef"})
     'name__82a3537f <- name; folder x~0123456789abcdef'
+    >>> _names_text({"full_row_identity": True})
+    'no key: full-row identity'
     """
     renamed = table.get("renamed_columns") or {}
-    parts = [f"{target} <- {source}" for target, source in renamed.items()]
+    parts = [KEYLESS_NOTE] if table.get("full_row_identity") else []
+    parts += [f"{target} <- {source}" for target, source in renamed.items()]
     if table.get("folder_shortened"):
         parts.append("folder " + table["path"].rstrip("/").rsplit("/", 1)[-1])
     return "; ".join(parts)
