@@ -168,6 +168,12 @@ ROWS: list[tuple[str, Sequence[str], set[int], str]] = [
         "primary_key",
     ),
     (
+        "empty primary_key to decode",
+        ["decode", "-f", "canal-json", "-o", "primary_key= ,", "{tmp}/in.jsonl"],
+        USAGE,
+        "names no column",
+    ),
+    (
         "unknown primary_key",
         ["simulate", "-f", "canal-json", "-o", "primary_key=nope", "--out", "{tmp}/s"],
         USAGE,

@@ -110,14 +110,21 @@ def optional_text(name: str, help: str, kind: str = KIND_TEXT) -> OptionSpec[str
     return OptionSpec(name, help, None, kind, parse, None)
 
 
-def parse_names(raw: str) -> tuple[str, ...] | None:
-    """Comma-separated names, trimmed, empties dropped; None when there are none.
+def parse_names(raw: str) -> tuple[str, ...]:
+    """Comma-separated names, trimmed, empties dropped; a text that names none is an
+    error (``primary_key=`` is a slip, not "no key").
 
     >>> parse_names(" id, tenant ,")
     ('id', 'tenant')
+    >>> parse_names(" , ")
+    Traceback (most recent call last):
+    ...
+    ValueError: ' , ' names no column: give NAME[,NAME]
     """
     found = tuple(p.strip() for p in raw.split(",") if p.strip())
-    return found or None
+    if not found:
+        raise ValueError(f"{raw!r} names no column: give NAME[,NAME]")
+    return found
 
 
 def names(name: str, help: str) -> OptionSpec[tuple[str, ...] | None]:
