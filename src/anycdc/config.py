@@ -1074,7 +1074,7 @@ def check_name_options(options: Mapping[str, str], what: str = "format_options")
     anycdc.errors.OptionError: --option primary_key=',' names no column: give NAME[,NAME]
     """
     from anycdc.formats import format_class, format_ids
-    from anycdc.formats.options import KIND_NAMES
+    from anycdc.formats.options import KIND_NAMES, parse_names
 
     names = {
         spec.name
@@ -1083,8 +1083,13 @@ def check_name_options(options: Mapping[str, str], what: str = "format_options")
         if spec.kind == KIND_NAMES
     }
     for key, value in options.items():
-        if key in names and not any(part.strip() for part in value.split(",")):
-            raise OptionError(f"{what} {key}={value!r} names no column: give NAME[,NAME]")
+        if key in names:
+            try:
+                parse_names(value)  # the options' own rule, said here before any work
+            except ValueError:
+                raise OptionError(
+                    f"{what} {key}={value!r} names no column: give NAME[,NAME]"
+                ) from None
 
 
 def _options_for(format_id: str, options: Mapping[str, str]) -> dict[str, str]:
