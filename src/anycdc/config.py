@@ -455,6 +455,13 @@ class PipelineConfig:
         "--apply-engine", choices=("batched", "merge"),
     )  # fmt: skip
     """scd2 tables, and tables over ``rewrite_max_mb``, take the MERGE under either engine."""
+    ingest_engine: Literal["single-pass", "cached"] = _setting(
+        "single-pass", "execution",
+        "how a micro-batch is made durable: `single-pass` (decoded and appended to the "
+        "changelog by one Spark job, counted by the decode tasks) or `cached` (decoded into a "
+        "cached copy that Spark aggregates count and plan before the append: the reference)",
+        "--ingest-engine", choices=("single-pass", "cached"),
+    )  # fmt: skip
     rewrite_max_mb: float = _setting(
         64.0, "execution",
         "the `batched` engine rewrites a table up to this size whole in each apply (which "

@@ -102,18 +102,19 @@ class ApplyRound:
         summary: list[TableSummary] | None,
         app: WriteId,
         metrics: BatchMetrics,
+        ending: bool = False,
     ) -> None:
         """Bring the ``due`` tables up to date through ingest batch ``through``: their
-        pending rows (``current``: this batch's, in memory; older ones from the changelog),
-        one plan and schema step per table, one fold, a MERGE each, then the tombstones and
-        the ledger (written with ``app``, the idempotent-write id of this batch or flush)."""
+        pending rows (``current``: this batch's, in memory; older ones, and this batch's
+        when ``current`` is None, from the changelog), one plan and schema step per table
+        (``summary``: this batch's, when its rows are all that is due), one fold, a MERGE
+        each, then the tombstones and the ledger (written with ``app``, the idempotent-write
+        id of this batch or flush); ``ending``: the run's final apply."""
         from pyspark.sql import functions as F
 
         schedule = self.schedule()
         ledger = Ledger(spark, self.config)
-        reasons = {
-            ident: schedule.reason(ident, int(time.time() * 1000), current is None) for ident in due
-        }
+        reasons = {ident: schedule.reason(ident, int(time.time() * 1000), ending) for ident in due}
         older = [ident for ident in due if (schedule.pending[ident].oldest_batch or 0) < through]
         # what ingest summarized of each batch: the plan without a second look at the rows
         kept = kept_summaries(schedule, due, through) if older else None
@@ -123,7 +124,7 @@ class ApplyRound:
                 frames = [frames[0].filter(F.col(INGEST_BATCH) < through)]
                 frames.append(only_pending(current, due, schedule, spark))
             pending = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
-            if kept is None:  # read twice: by the plan job, then by the fold
+            if kept is None and summary is None:  # read twice: by the plan job, then the fold
                 pending = pending.persist()
         else:
             pending = only_pending(current, due, schedule, spark) if summary is None else current

@@ -120,6 +120,15 @@ class DeltaTables:
         """The table's latest snapshot (a listing of its log; no Spark job)."""
         return self.delta_log(path).update(False, self._none, self._none)
 
+    def txn_version(self, path: str, app_id: str) -> int:
+        """The last version Delta's idempotent writes of ``app_id`` committed to the table
+        at ``path`` (``txnAppId``/``txnVersion``); -1 when none did or there is no table."""
+        snapshot = self.snapshot(path)
+        if int(snapshot.version()) < 0:
+            return -1
+        txns = {str(k): int(v) for k, v in _scala_map_items(snapshot.transactions())}
+        return txns.get(app_id, -1)
+
     @staticmethod
     def change_feed(snapshot: Any) -> bool:
         """Whether the table at ``snapshot`` records its change data feed: a rewrite must

@@ -295,12 +295,18 @@ def arrow_batch(chunk: Sequence[ChangelogValues], schema: pa.Schema) -> pa.Recor
 
 
 def _arrow_mapper(
-    routing: SourceRouting, schema: StructType, redactor: Redactor | None = None
+    routing: SourceRouting,
+    schema: StructType,
+    redactor: Redactor | None = None,
+    tally: bool = False,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark.sql.pandas.types import to_arrow_schema
 
+        from anycdc.spark.tally import BatchTally
+
         arrow_schema = to_arrow_schema(schema)
+        counted = BatchTally() if tally else None
 
         def records() -> Iterator[RawRecord]:
             for batch in batches:  # column by column: no dict per record
@@ -309,11 +315,16 @@ def _arrow_mapper(
                 )
 
         chunk: list[ChangelogValues] = []
+        see = counted.see if counted is not None else None
         for values in decode_values(records(), routing, redactor=redactor):
             chunk.append(values)
+            if see is not None:
+                see(values)
             if len(chunk) >= ARROW_CHUNK_ROWS:
                 yield arrow_batch(chunk, arrow_schema)
                 chunk = []
+        if counted is not None:  # the task's counts: one marker row, after its rows
+            chunk.append(counted.marker())
         if chunk:
             yield arrow_batch(chunk, arrow_schema)
 
@@ -333,14 +344,19 @@ def _arrow_takes_dict_maps() -> bool:
 
 
 def decode_frame(
-    raw: DataFrame, routing: SourceRouting, redactor: Redactor | None = None
+    raw: DataFrame,
+    routing: SourceRouting,
+    redactor: Redactor | None = None,
+    tally: bool = False,
 ) -> DataFrame:
     """Decode a DataFrame of raw records into changelog rows (dead letters included),
-    redacted by ``redactor`` (:mod:`anycdc.redact`) before they leave the Python worker."""
+    redacted by ``redactor`` (:mod:`anycdc.redact`) before they leave the Python worker.
+    ``tally``: each task adds one row of op :data:`~anycdc.spark.tally.TALLY_OP` after its
+    rows, its :class:`~anycdc.spark.tally.BatchTally` (the single-pass ingest's counts)."""
     from pyspark.sql import functions as F
 
     schema = changelog_schema()
     if "produced_ms" not in raw.columns:  # a source without record times (a replay)
         raw = raw.withColumn("produced_ms", F.lit(None).cast("bigint"))
-    mapper = _arrow_mapper(routing, schema, redactor)
+    mapper = _arrow_mapper(routing, schema, redactor, tally)
     return raw.select(*INPUT_COLUMNS).mapInArrow(mapper, schema)

@@ -66,7 +66,7 @@ from anycdc.spark.batch_metrics import (
     BatchMetrics,
     batches_behind,
 )
-from anycdc.spark.ingest import CONTROL_OPS, ROW_OPS, IngestStep, only_row
+from anycdc.spark.ingest import CONTROL_OPS, ROW_OPS, Ingested, IngestStep, only_row
 from anycdc.spark.ledger import Ledger, WriteId
 from anycdc.spark.maintenance import AUTO_COMPACT
 from anycdc.spark.source import raw_stream
@@ -337,7 +337,7 @@ class Pipeline:
             metrics = BatchMetrics(through, flush=True, ending=ending)
             app = WriteId(self.config.query_name + FLUSH_APP, int(time.time() * 1000))
             with self._session_settings(self.spark):
-                self._round.apply(self.spark, due, through, None, None, app, metrics)
+                self._round.apply(self.spark, due, through, None, None, app, metrics, ending=ending)
             metrics.deferred = len(schedule.pending)
             self._system.record_batch(self.spark, metrics, app)
             metrics.seconds = time.monotonic() - started
@@ -381,15 +381,12 @@ class Pipeline:
             raise self._failure
         started = time.monotonic()
         spark = raw.sparkSession
-        decoded = self._ingest.decode(raw, batch_id).persist()
         try:
             with self._lock, self._session_settings(spark):
-                metrics = self._process(spark, decoded, batch_id)
+                metrics = self._process(spark, raw, batch_id)
         except BaseException as exc:
             self._failure = exc  # Spark hands the query a traceback of it: keep the original
             raise
-        finally:
-            decoded.unpersist()
         metrics.seconds = time.monotonic() - started
         # a table whose freshness would run out before the next decision is due now: that is
         # one batch's ingest away (an apply of many tables is not what the next batch costs)
@@ -446,13 +443,31 @@ class Pipeline:
         except Exception as exc:
             log.warning("metrics not updated: %s", one_line(exc))
 
-    def _process(self, spark: SparkSession, decoded: DataFrame, batch_id: int) -> BatchMetrics:
-        """Ingest the decoded batch, then apply the tables due after it and record both."""
+    def _process(self, spark: SparkSession, raw: DataFrame, batch_id: int) -> BatchMetrics:
+        """Ingest the batch, then apply the tables due after it and record both."""
         metrics = BatchMetrics(batch_id)
         app = WriteId(self.config.query_name, batch_id)
         ingesting = time.monotonic()
-        batch = self._ingest.ingest(spark, decoded, batch_id, metrics, app)
-        ingest_seconds = time.monotonic() - ingesting
+        batch = self._ingest.ingest(spark, raw, batch_id, metrics, app)
+        try:
+            self._apply_due(spark, batch, batch_id, metrics, app, time.monotonic() - ingesting)
+        finally:
+            batch.release()
+        metrics.deferred = len(self.schedule().pending)
+        with metrics.timed("log"):
+            self._system.record_batch(spark, metrics, app)
+        return metrics
+
+    def _apply_due(
+        self,
+        spark: SparkSession,
+        batch: Ingested,
+        batch_id: int,
+        metrics: BatchMetrics,
+        app: WriteId,
+        ingest_seconds: float,
+    ) -> None:
+        """Apply the tables due after the ingested ``batch`` (in the micro-batch)."""
         schedule = self.schedule()
         behind = metrics.behind = self._batches_behind(metrics.messages)
         catch_up = self.config.catch_up_batches
@@ -464,17 +479,14 @@ class Pipeline:
         )
         due = schedule.due(batch.now_ms)
         if due:
-            # only this batch's rows pending: its summary is the plan, its cached rows the input
+            # only this batch's rows pending: its summary is the plan (and its cached rows,
+            # where the engine cached them, the input)
             only_now = all(schedule.pending[ident].oldest_batch == batch_id for ident in due)
             applying = time.monotonic()
             summary = batch.summary if only_now else None
             self._round.apply(spark, due, batch_id, batch.wanted, summary, app, metrics)
             metrics.apply_seconds = time.monotonic() - applying
             schedule.apply_s = metrics.apply_seconds / len(due)
-        metrics.deferred = len(schedule.pending)
-        with metrics.timed("log"):
-            self._system.record_batch(spark, metrics, app)
-        return metrics
 
     def _batches_behind(self, messages: int) -> float | None:
         """How many micro-batches the stream is behind its source after this one (None:
