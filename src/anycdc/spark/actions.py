@@ -40,7 +40,7 @@ _SPEC_SCHEMA: Final = (
     "_t STRING, _s_database STRING, _s_schema STRING, _s_table STRING, "
     "_s_keys ARRAY<STRING>, _s_keyless BOOLEAN, _s_floor STRING, _s_bound STRING, "
     "_s_renames ARRAY<STRUCT<old: STRING, new: STRING, pos: STRING>>, _s_history BOOLEAN, "
-    "_s_checks ARRAY<STRUCT<name: STRING, type: STRING>>, _s_typed MAP<STRING, ARRAY<STRING>>"
+    "_s_checks ARRAY<STRUCT<name: STRING, type: STRING>>"
 )
 ACTION_COLUMNS: Final = (
     "_key", "kind", "image", "full", "position", "partition", "offset", "event_index",
@@ -100,20 +100,8 @@ class ActionSpec:
             self.tag, self.database, self.schema, self.table, list(self.keys),
             self.keys == (ROW_KEY,), self.floor, self.bound,
             [{"old": o, "new": n, "pos": p} for o, n, p in self.renames],
-            self.history, [{"name": n, "type": t} for n, t in self.checks], self.typed(),
+            self.history, [{"name": n, "type": t} for n, t in self.checks],
         )  # fmt: skip
-
-    def typed(self) -> dict[str, list[str]]:
-        """The checked columns by their Spark type (each type's in column order).
-
-        >>> ActionSpec("0", None, None, "t", ("id",), checks=(("a", "INT"), ("b", "DATE"),
-        ...            ("c", "INT"))).typed()
-        {'INT': ['a', 'c'], 'DATE': ['b']}
-        """
-        typed: dict[str, list[str]] = {}
-        for name, spark_type in self.checks:
-            typed.setdefault(spark_type, []).append(name)
-        return typed
 
 
 def checked_columns(types: dict[str, str]) -> tuple[tuple[str, str], ...]:
@@ -272,7 +260,7 @@ def round_actions(spark: SparkSession, wanted: DataFrame, specs: Sequence[Action
             for image in ("before", "after")
         }
     )
-    carried = ("_t", "_s_bound", "_s_checks", "_s_typed")
+    carried = ("_t", "_s_bound", "_s_checks")
     actions = upserts_and_deletes(
         rows, lambda image: f"to_json(transform(_s_keys, k -> element_at({image}, k)))", carried
     )
@@ -288,17 +276,8 @@ def round_actions(spark: SparkSession, wanted: DataFrame, specs: Sequence[Action
     branches = " ".join(
         f"WHEN {lit(t)} THEN {bad_cast_sql(value, 'c.name', 'c.type', t)}" for t in types
     )
-    # whether any value fails first (a cheap test per type, it stops at the first failure),
-    # then the reasons in column order, for the few actions that have one
-    value_of = "element_at(image, n)"
-    fails = " OR ".join(
-        f"exists(coalesce(element_at(_s_typed, {lit(t)}), array()), "
-        f"n -> {value_of} IS NOT NULL AND {cast_sql(value_of, t)} IS NULL)"
-        for t in types
-    )
     reasons = (
-        f"CASE WHEN {fails} THEN "
-        f"nullif(concat_ws('; ', transform(_s_checks, c -> CASE c.type {branches} END)), '') END"
+        f"nullif(concat_ws('; ', transform(_s_checks, c -> CASE c.type {branches} END)), '')"
         if types
         else "CAST(NULL AS STRING)"
     )
@@ -306,9 +285,6 @@ def round_actions(spark: SparkSession, wanted: DataFrame, specs: Sequence[Action
         f"CASE WHEN _s_bound IS NULL THEN CAST(NULL AS {KEY_NUMBER_TYPE}) "
         f"ELSE CAST(element_at(image, _s_bound) AS {KEY_NUMBER_TYPE}) END"
     )
-    checked = actions.selectExpr(
+    return actions.selectExpr(
         "_t", *(f"`{c}`" for c in ACTION_COLUMNS), f"{reasons} AS _bad", f"{key_number} AS _kv"
     )
-    # the raw message is for a dead letter only: an action that casts carries none (the
-    # round holds its actions in memory, and the message is most of a row's bytes)
-    return checked.withColumn("raw", F.expr("CASE WHEN _bad IS NULL THEN NULL ELSE raw END"))

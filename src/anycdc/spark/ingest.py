@@ -17,9 +17,11 @@ Two engines (``ingest_engine``), the same rows, counts and summaries:
   letters is decoded a second time for them (only then);
 * ``cached`` (the reference): the decoded batch is cached, counted (one job), summarized
   (:func:`~anycdc.spark.plan.summarize`, the plan job) and appended from the cache. It also
-  serves ``replay-dead-letters`` (no batch ids in the changelog to read a batch back by) and
-  a batch the changelog already holds (a replay after a crash: Delta skips its append, so
-  no write job would count it).
+  serves ``replay-dead-letters`` (no batch ids in the changelog to read a batch back by), a
+  batch the changelog already holds (a replay after a crash: Delta skips its append, so no
+  write job would count it), and a batch likely to apply a table within it (the batch before
+  did, or the first batch of a run with a ``freshness`` of 0): its apply reads the cache,
+  which costs less than reading the batch back from the changelog.
 """
 
 from __future__ import annotations
@@ -103,6 +105,12 @@ class IngestStep:
 
         self._kafka = config.source_dir is None
         """Records come from Kafka (else from files, whose tasks read several files)."""
+        self.applies_in_batch = any(t <= 0 for t in config.freshness_policy.targets)
+        """Whether the next batch is likely to apply a table in the batch (set by the runner
+        after each batch; at first, whether a table is applied every batch): then its rows
+        are cached for that apply, which reading them back from the changelog costs more."""
+        self.engines: dict[int, str] = {}
+        """The engine that ingested each batch of this run (by batch id)."""
         self._logged_through: int | None = None
         """The last batch the changelog held for this query when the run began (-1: none)."""
 
@@ -131,9 +139,12 @@ class IngestStep:
         if (
             self.config.ingest_engine == "single-pass"
             and self.keep_ledger
+            and not self.applies_in_batch
             and batch_id > self._changelog_through(spark, app)
         ):
+            self.engines[batch_id] = "single-pass"
             return self._single_pass(spark, raw, batch_id, metrics, app)
+        self.engines[batch_id] = "cached"
         decoded = self.decode(raw, batch_id).persist()
         try:
             batch = self._cached(spark, decoded, batch_id, metrics, app)
