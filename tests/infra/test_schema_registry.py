@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from anycdc.errors import DecodeError, SchemaSourceError
-from anycdc.formats.debezium_avro import DebeziumAvro
+from anycdc.formats.debezium.avro import DebeziumAvro
 from anycdc.formats.schema_source import frame, unframe, user_agent
 from tests.cases import iter_cases
 from tests.fixtures_infra import REGISTRY_USER
@@ -140,7 +140,7 @@ def test_the_encoder_registers_its_schemas_and_a_new_process_reads_them(
     ]))  # fmt: skip
     reader = (
         "import base64, json, os, sys\n"
-        "from anycdc.formats.debezium_avro import DebeziumAvro\n"
+        "from anycdc.formats.debezium.avro import DebeziumAvro\n"
         "from anycdc.event import event_to_json\n"
         "options = json.loads(sys.argv[2])\n"
         "out = []\n"

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from anycdc.formats import drs
 from anycdc.formats.base import Cache
-from anycdc.formats.drs import read_drs_evidence
+from anycdc.formats.canal import detect
+from anycdc.formats.canal.detect import read_drs_evidence
 
 
 def _evidence_uncached(message: dict[str, Any]) -> tuple[int, int]:
-    drs._EVIDENCE_COLUMNS.clear()
+    detect._EVIDENCE_COLUMNS.clear()
     return read_drs_evidence(message)
 
 
@@ -45,20 +45,23 @@ def test_evidence_is_what_a_fresh_read_gives(
 
 
 def test_a_kept_map_is_kept_by_content_and_by_which_field_held_it() -> None:
-    drs._EVIDENCE_COLUMNS.clear()
+    detect._EVIDENCE_COLUMNS.clear()
     types = {"t": "timestamp", "b": "blob"}
-    mysql = drs._evidence_columns(dict(types), True)
+    mysql = detect._evidence_columns(dict(types), True)
     assert mysql == (("b",), (("t", True),))
     # the same content in columnType: no TIMESTAMP read (the rendering rule is MySQL's)
-    assert drs._evidence_columns(dict(types), False) == (("b",), ())
+    assert detect._evidence_columns(dict(types), False) == (("b",), ())
     # another content: its own columns, not the kept ones
-    assert drs._evidence_columns({"t": "timestamp with time zone"}, True) == ((), (("t", False),))
-    assert drs._evidence_columns(dict(types), True) is mysql
+    assert detect._evidence_columns({"t": "timestamp with time zone"}, True) == (
+        (),
+        (("t", False),),
+    )
+    assert detect._evidence_columns(dict(types), True) is mysql
 
 
 def test_the_kept_maps_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(drs, "_EVIDENCE_COLUMNS", Cache(3))
+    monkeypatch.setattr(detect, "_EVIDENCE_COLUMNS", Cache(3))
     for n in range(10):
-        drs._evidence_columns({f"c{n}": "blob"}, True)
-        assert len(drs._EVIDENCE_COLUMNS) <= 3
-    assert drs._evidence_columns({"c9": "blob"}, True) == (("c9",), ())
+        detect._evidence_columns({f"c{n}": "blob"}, True)
+        assert len(detect._EVIDENCE_COLUMNS) <= 3
+    assert detect._evidence_columns({"c9": "blob"}, True) == (("c9",), ())

@@ -3,8 +3,9 @@ private name crosses a module boundary. Read from the source with ``ast``: nothi
 
 Shared codecs live in :mod:`anycdc.formats.codecs`; a vendor module may import ``base`` (and
 ``options``, ``parsing``, ``fastpath``, which base is made of), ``flow``, ``codecs``,
-``schema_source``, the modules outside ``formats`` and its own package, plus the one family
-parent declared in :data:`FAMILIES`.
+``schema_source``, the modules outside ``formats`` and its own family: a format family (the
+formats one flow serves, e.g. canal-json, dts-canal-json and DRS' under ``canal/``) is one
+package, whose members import one another's modules.
 """
 
 from __future__ import annotations
@@ -20,30 +21,18 @@ from anycdc.formats import REGISTRY
 SRC = Path(__file__).resolve().parents[2] / "src"
 PACKAGE = "anycdc"
 CODECS = "anycdc.formats.codecs"
-
-# A format that is a dialect of another subclasses that format's decoder class, so it
-# imports its parent's module (and a family's members ask one another's detection rule);
-# these are the only vendor-to-vendor imports allowed.
-FAMILIES: frozenset[tuple[str, str]] = frozenset(
-    {
-        # Canal family: CanalFamily (canal/family.py) owns the flat-message flow; DTS and DRS fill hooks
-        ("anycdc.formats.dts_canal", "anycdc.formats.canal"),
-        ("anycdc.formats.drs", "anycdc.formats.canal"),
-        # ... and its detection: the Canal-shaped formats step aside for a message that DRS's
-        # evidence claims; the rule is DRS's and lives in drs.py, its siblings ask it
-        ("anycdc.formats.canal", "anycdc.formats.drs"),
-        ("anycdc.formats.dts_canal", "anycdc.formats.drs"),
-        # DataWorks family: DataWorks2Json subclasses DataWorksFamily and reuses its wire names
-        ("anycdc.formats.dataworks2", "anycdc.formats.dataworks"),
-        # Debezium's envelope read from Avro: DebeziumAvro subclasses DebeziumJson
-        ("anycdc.formats.debezium_avro", "anycdc.formats.debezium"),
-    }
-)
+FORMATS = "anycdc.formats"
 
 
 def vendor_modules() -> frozenset[str]:
-    """The module (or package) of every registered format, e.g. ``anycdc.formats.canal``."""
-    return frozenset(target.split(":")[0] for target in REGISTRY.values())
+    """The module or family package of every registered format, e.g. ``anycdc.formats.canal``
+    for ``anycdc.formats.canal.drs:DrsJson`` and ``anycdc.formats.maxwell`` for Maxwell's."""
+    found = set()
+    for target in REGISTRY.values():
+        module = target.split(":")[0]
+        assert module.startswith(FORMATS + "."), module
+        found.add(".".join(module.split(".")[:3]))
+    return frozenset(found)
 
 
 def module_name(path: Path) -> str:
@@ -96,8 +85,6 @@ def vendor_crossings(
             theirs = owner(f"{target}.{name}", vendors)  # from anycdc.formats import canal
         if theirs is None or theirs == mine:
             continue
-        if mine is not None and (mine, theirs) in FAMILIES:
-            continue
         bad.append(f"{module} imports {target}{'.' + name if name else ''}")
     return bad
 
@@ -136,9 +123,18 @@ def test_the_scan_sees_the_package() -> None:
     assert len(MODULES) > 50  # a wrong SRC would find nothing and pass every check
 
 
-def test_the_families_name_registered_formats() -> None:
+def test_a_family_is_one_package() -> None:
     vendors = vendor_modules()
-    assert {m for pair in FAMILIES for m in pair} <= vendors
+    assert {
+        "anycdc.formats.canal",
+        "anycdc.formats.debezium",
+        "anycdc.formats.dataworks",
+    } <= vendors
+    family = {fid: owner(target.split(":")[0], vendors) for fid, target in REGISTRY.items()}
+    assert family["drs-json"] == family["dts-canal-json"] == family["canal-json"]
+    assert family["debezium-avro"] == family["debezium-json"]
+    assert family["dataworks2-json"] == family["dataworks-json"]
+    assert family["drs-mongo-json"] == "anycdc.formats.drs_mongo"  # one vendor: a flat module
 
 
 def test_no_vendor_module_imports_another_vendor_module() -> None:
@@ -165,8 +161,11 @@ def test_no_private_name_crosses_a_module() -> None:
         ("anycdc.formats.maxwell", "def f():\n    from anycdc.formats import oms", 1),
         ("anycdc.formats.debezium.encode", "from anycdc.formats.drs_mongo import x", 1),
         ("anycdc.formats.codecs.text", "from anycdc.formats.oms import OmsJson", 1),
-        ("anycdc.formats.drs", "from anycdc.formats.canal import CanalFamily", 0),  # a family
+        ("anycdc.formats.canal.drs", "from anycdc.formats.canal.family import CanalFamily", 0),
+        ("anycdc.formats.canal.format", "from anycdc.formats.canal.detect import drs_evidence", 0),
         ("anycdc.formats.canal", "from anycdc.formats.maxwell import MaxwellJson", 1),  # no family
+        ("anycdc.formats.drs_mongo", "from anycdc.formats.canal.drs import DrsJson", 1),
+        ("anycdc.formats.canal.dts", "from anycdc.formats.debezium.avro import avro_name", 1),
         ("anycdc.formats.debezium.decode", "from .wire import AFTER", 0),  # its own package
         ("anycdc.formats.maxwell", "from anycdc.formats.codecs.text import bounded_int", 0),
     ],
@@ -211,10 +210,8 @@ modules only. A module's layer is that of the longest prefix naming it."""
 
 KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset(
     {
-        # imports inside functions close these; they go with the apply's and the Canal
-        # family's restructure
+        # imports inside functions close these; they go with the apply's restructure
         frozenset({"anycdc.spark.actions", "anycdc.spark.apply", "anycdc.spark.table_state"}),
-        frozenset({"anycdc.formats.canal", "anycdc.formats.canal.format", "anycdc.formats.drs"}),
         frozenset({"anycdc.formats.debezium.decode", "anycdc.formats.debezium.mongo"}),
     }
 )

@@ -42,7 +42,7 @@ NULL_RAW: Final = msgspec.Raw(b"null")
 class SniffPass(threading.local):
     """The message one detection pass asks its candidate formats about, and what their
     sniffers compute from it alike: the four Canal-shaped sniffers each read DRS' evidence
-    (:func:`anycdc.formats.drs.drs_evidence`), the costliest sniff, which is read once per
+    (:func:`anycdc.formats.canal.detect.drs_evidence`), the costliest sniff, which is read once per
     pass. :func:`anycdc.formats.detect` opens and closes the pass; a sniffer called outside
     one computes afresh, so a message changed between two calls is never judged by its
     old self. Per thread.

@@ -39,7 +39,7 @@ from typing import Any
 import fastavro
 
 from anycdc.event import dumps, event_to_json
-from anycdc.formats.debezium import DebeziumJson
+from anycdc.formats.debezium.format import DebeziumJson
 
 HERE = Path(__file__).parent
 JSON_CASES = HERE.parent / "debezium-json"

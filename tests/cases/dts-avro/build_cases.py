@@ -29,7 +29,8 @@ from typing import Any
 import fastavro
 
 from anycdc.event import ChangeEvent, Op, Position
-from anycdc.formats.dts_avro import DtsAvro, mysql_column
+from anycdc.formats.dts_avro.encode import mysql_column
+from anycdc.formats.dts_avro.format import DtsAvro
 from anycdc.values import INT64, STRING, TIMESTAMP, LogicalType
 
 HERE = Path(__file__).parent

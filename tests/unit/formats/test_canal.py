@@ -24,9 +24,10 @@ from anycdc.errors import DecodeError, EncodeError, OptionError
 from anycdc.event import ChangeEvent, Column, Op, Position, event_from_json, event_to_json
 from anycdc.formats import detect
 from anycdc.formats.base import parse_json
-from anycdc.formats.canal import CanalJson, column_type
+from anycdc.formats.canal.dts import DtsCanalJson
+from anycdc.formats.canal.format import CanalJson
+from anycdc.formats.canal.types import column_type
 from anycdc.formats.codecs.java import java_double
-from anycdc.formats.dts_canal import DtsCanalJson
 from anycdc.values import (
     BINARY,
     BOOLEAN,

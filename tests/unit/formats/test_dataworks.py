@@ -23,10 +23,11 @@ from anycdc.errors import DecodeError, EncodeError, OptionError
 from anycdc.event import ChangeEvent, Column, Op, Position, event_to_json
 from anycdc.formats import REGISTRY, format_class, get_format
 from anycdc.formats import dataworks as dataworks_module
-from anycdc.formats import dataworks2 as dataworks2_module
 from anycdc.formats.base import Format, parse_json
-from anycdc.formats.dataworks import ROW_ID_COLUMN, DataWorksJson
-from anycdc.formats.dataworks2 import DataWorks2Json
+from anycdc.formats.dataworks import v2 as dataworks2_module
+from anycdc.formats.dataworks.format import DataWorksJson
+from anycdc.formats.dataworks.v2 import DataWorks2Json
+from anycdc.formats.dataworks.wire import ROW_ID_COLUMN
 from anycdc.pairing import SplitUpdatePairer
 from anycdc.values import (
     BINARY,

@@ -25,7 +25,7 @@ from anycdc.errors import DecodeError, EncodeError, OptionError
 from anycdc.event import ChangeEvent, Column, Op, Position
 from anycdc.formats import detect
 from anycdc.formats.codecs.mongo import ejson_document, from_ejson, to_ejson
-from anycdc.formats.debezium import DebeziumJson
+from anycdc.formats.debezium.format import DebeziumJson
 from anycdc.values import (
     BINARY,
     BOOLEAN,

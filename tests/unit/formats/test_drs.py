@@ -1,4 +1,4 @@
-"""Huawei DRS JSON / JSON-C (``anycdc.formats.drs``): round trips, quirks, detection, errors."""
+"""Huawei DRS JSON / JSON-C (``anycdc.formats.canal.drs``): round trips, quirks, detection, errors."""
 
 from __future__ import annotations
 
@@ -15,12 +15,8 @@ from hypothesis import strategies as st
 from anycdc.errors import DecodeError, EncodeError
 from anycdc.event import ChangeEvent, Column, Op, Position
 from anycdc.formats import detect, get_format
+from anycdc.formats.canal.drs import DrsJson, DrsJsonC, _DrsJsonBase
 from anycdc.formats.codecs.java import java_double, plain_decimal
-from anycdc.formats.drs import (
-    DrsJson,
-    DrsJsonC,
-    _DrsJsonBase,
-)
 from anycdc.values import (
     BINARY,
     BOOLEAN,

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from anycdc.errors import DecodeError, EncodeError
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
 from anycdc.formats import detect, get_format
+from anycdc.formats.canal.drs import DrsJson, DrsJsonC
 from anycdc.formats.codecs.mongo import (
     MAX_DEPTH,
     Bson,
@@ -23,7 +24,6 @@ from anycdc.formats.codecs.mongo import (
     shell_text,
     to_ejson,
 )
-from anycdc.formats.drs import DrsJson, DrsJsonC
 from anycdc.formats.drs_mongo import DrsMongoJson
 from anycdc.values import (
     BINARY,

@@ -20,11 +20,9 @@ from anycdc.errors import DecodeError, EncodeError
 from anycdc.event import ChangeEvent, Column, Op, Position, event_from_json, event_to_json
 from anycdc.formats import detect
 from anycdc.formats.codecs.avro import AvroDataError, AvroReader
-from anycdc.formats.dts_avro import (
-    PROGRESS_OPS,
-    DtsAvro,
-    mysql_column,
-)
+from anycdc.formats.dts_avro.encode import mysql_column
+from anycdc.formats.dts_avro.format import DtsAvro
+from anycdc.formats.dts_avro.wire import PROGRESS_OPS
 from anycdc.values import (
     BINARY,
     DATE,

@@ -18,7 +18,8 @@ from anycdc.errors import DecodeError, EncodeError
 from anycdc.event import ChangeEvent, Column, Op, Position
 from anycdc.formats import detect
 from anycdc.formats.codecs.text import render_value
-from anycdc.formats.oms import OmsExtendJson, OmsJson, light_type
+from anycdc.formats.oms.format import OmsExtendJson, OmsJson
+from anycdc.formats.oms.types import light_type
 from anycdc.values import LogicalType
 from tests.cases import foreign_json_messages, iter_cases
 from tests.strategies import GARBAGE, IDENT, UNICODE_TEXT, st_decimal, st_row, st_table

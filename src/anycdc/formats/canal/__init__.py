@@ -4,9 +4,11 @@ One message is a *flat message*: table metadata, an operation ``type`` and two
 parallel arrays, ``data`` (rows after the change) and ``old`` (for ``UPDATE``:
 the previous values of the CHANGED columns only; element ``i`` of ``old``
 belongs to element ``i`` of ``data``). A message with several rows yields
-several events. :class:`CanalFamily` holds the flow shared with Alibaba
-DTS' variant (:mod:`anycdc.formats.dts_canal`) and Huawei DRS' JSON formats
-(:mod:`anycdc.formats.drs`), which give hooks.
+several events. The family is this package: :class:`~anycdc.formats.canal.family.CanalFamily`
+(``family.py``, with ``rows.py``, ``types.py``, ``fast.py`` and the wire names of
+``wire.py``) holds the flow; ``canal-json`` (``format.py``), Alibaba DTS' variant
+``dts-canal-json`` (``dts.py``) and Huawei DRS' ``drs-json`` / ``drs-json-c``
+(``drs.py``) give hooks; ``detect.py`` holds the detection rules they share.
 
 Rules this decoder follows (seeds 000-003, FORMATS.md section 4):
 
@@ -47,10 +49,12 @@ Rules this decoder follows (seeds 000-003, FORMATS.md section 4):
   holding only the handle key (``_tidb.onlyHandleKey``) or a claim-check pointer
   (``_tidb.claimCheckLocation``) is an error: the row is not in it. ``gtid`` (a GTID set, not a transaction id) goes to
   ``extra``; ``ts`` (write time) is not kept.
-* detection: see :func:`is_canal_shaped`, :func:`anycdc.formats.drs.drs_evidence`
-  (Huawei DRS' fields and renderings, read by every Canal-shaped sniffer) and :func:`is_dts_certain`
+* detection: see :func:`~anycdc.formats.canal.detect.is_canal_shaped`,
+  :func:`~anycdc.formats.canal.detect.drs_evidence` (Huawei DRS' fields and renderings, read
+  by every Canal-shaped sniffer) and :func:`~anycdc.formats.canal.detect.is_dts_certain`
   (the keys DTS leaves out).
 
+>>> from anycdc.formats.canal.format import CanalJson
 >>> fmt = CanalJson()
 >>> [e] = fmt.decode(b'{"data":[{"id":"1","price":"9.90"}],"database":"shop","es":1589373515000,'
 ...     b'"id":3,"isDdl":false,"mysqlType":{"id":"int(11)","price":"decimal(10,2)"},"old":null,'
@@ -63,158 +67,14 @@ True"""
 
 from __future__ import annotations
 
-from anycdc.formats.canal.detect import (
-    is_canal_shaped,
-    is_dts_certain,
-    type_word,
-)
-from anycdc.formats.canal.family import (
-    CanalFamily,
-)
-from anycdc.formats.canal.fast import (
-    FlatPlan,
-    cache_items,
-)
-from anycdc.formats.canal.format import (
-    CanalJson,
-)
-from anycdc.formats.canal.rows import (
-    Envelope,
-    Head,
-    Pairing,
-    RowRender,
-)
-from anycdc.formats.canal.types import (
-    DEFAULT_VENDOR,
-    FlatSchema,
-    column_type,
-    render_value,
-)
+from typing import Any
 
-# the names the module had before it became a package, importable from here still
-from anycdc.formats.canal.wire import (
-    BINARY_AUTO,
-    BINARY_BASE64,
-    BINARY_HEX,
-    BINARY_LATIN1,
-    BINARY_MODES,
-    BINARY_OPTION,
-    EXTRA_ROLLBACK,
-    F_DATA,
-    F_DATA_SOURCE_NAME,
-    F_DATABASE,
-    F_ES,
-    F_GTID,
-    F_ID,
-    F_IS_DDL,
-    F_IS_HEARTBEAT,
-    F_MYSQL_TYPE,
-    F_OLD,
-    F_PK_NAMES,
-    F_SERVER_ID,
-    F_SQL,
-    F_SQL_TYPE,
-    F_TABLE,
-    F_TIDB,
-    F_TS,
-    F_TYPE,
-    OP_ALTER,
-    OP_CINDEX,
-    OP_CREATE,
-    OP_DDL,
-    OP_DELETE,
-    OP_DINDEX,
-    OP_ERASE,
-    OP_GTID,
-    OP_HEARTBEAT,
-    OP_INIT,
-    OP_INIT_DDL,
-    OP_INSERT,
-    OP_MHEARTBEAT,
-    OP_QUERY,
-    OP_RENAME,
-    OP_TIDB_WATERMARK,
-    OP_TRUNCATE,
-    OP_UPDATE,
-    OP_XACOMMIT,
-    OP_XAROLLBACK,
-    OPS,
-    OPT_BINARY,
-    ROW_KINDS,
-    ROW_TYPES,
-    TIDB_CLAIM_CHECK,
-    TIDB_COMMIT_TS,
-    TIDB_ONLY_HANDLE_KEY,
-    TIDB_WATERMARK_TS,
-)
+from anycdc.formats.moved import moved_names
 
-__all__ = [
-    "BINARY_AUTO",
-    "BINARY_BASE64",
-    "BINARY_HEX",
-    "BINARY_LATIN1",
-    "BINARY_MODES",
-    "BINARY_OPTION",
-    "DEFAULT_VENDOR",
-    "EXTRA_ROLLBACK",
-    "F_DATA",
-    "F_DATABASE",
-    "F_DATA_SOURCE_NAME",
-    "F_ES",
-    "F_GTID",
-    "F_ID",
-    "F_IS_DDL",
-    "F_IS_HEARTBEAT",
-    "F_MYSQL_TYPE",
-    "F_OLD",
-    "F_PK_NAMES",
-    "F_SERVER_ID",
-    "F_SQL",
-    "F_SQL_TYPE",
-    "F_TABLE",
-    "F_TIDB",
-    "F_TS",
-    "F_TYPE",
-    "OPS",
-    "OPT_BINARY",
-    "OP_ALTER",
-    "OP_CINDEX",
-    "OP_CREATE",
-    "OP_DDL",
-    "OP_DELETE",
-    "OP_DINDEX",
-    "OP_ERASE",
-    "OP_GTID",
-    "OP_HEARTBEAT",
-    "OP_INIT",
-    "OP_INIT_DDL",
-    "OP_INSERT",
-    "OP_MHEARTBEAT",
-    "OP_QUERY",
-    "OP_RENAME",
-    "OP_TIDB_WATERMARK",
-    "OP_TRUNCATE",
-    "OP_UPDATE",
-    "OP_XACOMMIT",
-    "OP_XAROLLBACK",
-    "ROW_KINDS",
-    "ROW_TYPES",
-    "TIDB_CLAIM_CHECK",
-    "TIDB_COMMIT_TS",
-    "TIDB_ONLY_HANDLE_KEY",
-    "TIDB_WATERMARK_TS",
-    "CanalFamily",
-    "CanalJson",
-    "Envelope",
-    "FlatPlan",
-    "FlatSchema",
-    "Head",
-    "Pairing",
-    "RowRender",
-    "cache_items",
-    "column_type",
-    "is_canal_shaped",
-    "is_dts_certain",
-    "render_value",
-    "type_word",
-]
+_find = moved_names(__name__)
+
+
+def __getattr__(name: str) -> Any:
+    """A name this package used to re-export (:data:`anycdc.formats.moved.MOVED_NAMES`):
+    deprecated, read from the module that defines it."""
+    return _find(name)

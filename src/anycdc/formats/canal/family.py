@@ -217,9 +217,9 @@ class CanalFamily(Format):
     # ------------------------------------------------------------------ detection
     sniff_keys = frozenset({F_TYPE})  # every Canal-shaped message has a string ``type``
     # is_canal_shaped and is_dts_certain read keys, data/old's types, type's and isDdl's
-    # values; the rest is DRS' evidence (content: its rule is DRS', read per message)
+    # values; the rest is DRS' evidence (content: read per message)
     sniff_fields = frozenset({F_TYPE, F_IS_DDL})
-    sniff_evidence = ("anycdc.formats.drs:read_drs_evidence",)
+    sniff_evidence = ("anycdc.formats.canal.detect:read_drs_evidence",)
 
     @classmethod
     def sniff(cls, message: Any) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from anycdc.formats.base import SNIFF_PASS, Capabilities
-from anycdc.formats.canal.detect import DATAARTS_FIELDS, is_dts_certain
+from anycdc.formats.canal.detect import DATAARTS_FIELDS, DRS_LIKE, drs_evidence, is_dts_certain
 from anycdc.formats.canal.family import CanalFamily
 from anycdc.formats.canal.wire import F_ES, F_IS_DDL, F_MYSQL_TYPE, F_SQL_TYPE, F_TS
 
@@ -33,9 +33,6 @@ class CanalJson(CanalFamily):
 
     @classmethod
     def shape_score(cls, msg: dict[str, Any]) -> float:
-        # DRS' rule lives with DRS, whose module builds on this one: imported on first use
-        from anycdc.formats.drs import DRS_LIKE, drs_evidence
-
         if drs_evidence(msg)[0] >= DRS_LIKE:
             return 0.2
         if SNIFF_PASS.shared(msg, is_dts_certain):  # dts-canal-json reads it too

@@ -28,6 +28,17 @@ F_SQL_TYPE: Final = "sqlType"
 F_IS_HEARTBEAT: Final = "isHeartbeat"
 F_SERVER_ID: Final = "serverId"
 F_DATA_SOURCE_NAME: Final = "dataSourceName"
+# Huawei DRS writes these beside Canal's: the GaussDB flavour's source and schema
+F_DB_TYPE: Final = "dbType"
+F_SCHEMA: Final = "schema"
+# DRS' own fields: the GaussDB flavour's type map and op, and the full-load fields
+F_COLUMN_TYPE: Final = "columnType"
+F_OP_TYPE: Final = "opType"
+F_JOB_ID: Final = "jobId"
+F_SHARD_ID: Final = "shardId"
+F_IDENTIFIER: Final = "identifier"
+F_EVENT_ID: Final = "eventId"
+FULL_LOAD_FIELDS: Final = (F_JOB_ID, F_SHARD_ID, F_IDENTIFIER, F_EVENT_ID)
 # TiCDC writes Canal-JSON with ``enable-tidb-extension=true``: ``_tidb`` holds the
 # transaction's TSO (``commitTs``; ``id`` is always 0), ``TIDB_WATERMARK`` messages a
 # ``watermarkTs`` (every change before it was sent); a message too large for Kafka is

@@ -88,6 +88,14 @@ Decoding rules
 
 from __future__ import annotations
 
-from anycdc.formats.debezium.format import DebeziumJson
+from typing import Any
 
-__all__ = ["DebeziumJson"]
+from anycdc.formats.moved import moved_names
+
+_find = moved_names(__name__)
+
+
+def __getattr__(name: str) -> Any:
+    """A name this package used to re-export (:data:`anycdc.formats.moved.MOVED_NAMES`):
+    deprecated, read from the module that defines it."""
+    return _find(name)

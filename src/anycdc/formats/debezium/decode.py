@@ -104,7 +104,7 @@ from anycdc.values import (
 
 
 class DebeziumDecoder(SchemaPlans, SourceReader):
-    """The decoding half of :class:`~anycdc.formats.debezium.DebeziumJson`."""
+    """The decoding half of :class:`~anycdc.formats.debezium.format.DebeziumJson`."""
 
     _PLAN_CACHE_SIZE: ClassVar[int] = 512
     _PREFIX_CACHE_SIZE: ClassVar[int] = 8

@@ -167,7 +167,7 @@ SERVER_NAME_OPTION: Final = text(
 
 
 class DebeziumEncoder(Format):
-    """The encoding half of :class:`~anycdc.formats.debezium.DebeziumJson`."""
+    """The encoding half of :class:`~anycdc.formats.debezium.format.DebeziumJson`."""
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
