@@ -84,8 +84,12 @@ class TableFacts(Protocol):
 
 
 class BatchFacts(Protocol):
-    """What a micro-batch or an apply outside one did (:class:`anycdc.spark.batch_metrics.BatchMetrics`)."""
+    """What a micro-batch or an apply outside one did (:class:`anycdc.spark.batch_metrics.BatchMetrics`):
+    what the metrics observe, and what ``anycdc run``'s progress bar reads
+    (:meth:`anycdc.cli.progress.RunProgress.on_batch`)."""
 
+    @property
+    def batch_id(self) -> int: ...
     @property
     def messages(self) -> int: ...
     @property

@@ -27,6 +27,7 @@ class Table:
 
 @dataclass
 class Batch:
+    batch_id: int = 0
     messages: int = 0
     events: int = 0
     dead_letters: int = 0

@@ -32,11 +32,14 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final
 
 from rich.console import Console, RenderableType
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
 from rich.text import Text
+
+if TYPE_CHECKING:  # a Protocol: no need to import the metrics (prometheus) at run time
+    from anycdc.metrics import BatchFacts
 
 log = logging.getLogger("anycdc.progress")
 
@@ -48,26 +51,6 @@ _INTEGER: Final = re.compile(r"-?\d+")
 
 QueryProgress = Mapping[str, Any]
 """One ``StreamingQuery.lastProgress`` (a dict, or pyspark 4's dict subclass)."""
-
-
-class TableLike(Protocol):
-    @property
-    def table(self) -> str: ...
-
-
-class BatchLike(Protocol):
-    """What the bar reads from a :class:`~anycdc.spark.pipeline.BatchMetrics`."""
-
-    @property
-    def batch_id(self) -> int: ...
-    @property
-    def messages(self) -> int: ...
-    @property
-    def events(self) -> int: ...
-    @property
-    def dead_letters(self) -> int: ...
-    @property
-    def tables(self) -> Sequence[TableLike]: ...
 
 
 # ---------------------------------------------------------------------- offsets
@@ -385,7 +368,7 @@ class RunProgress:
             self._bar.stop()
 
     # ------------------------------------------------------------------ feeds
-    def on_batch(self, metrics: BatchLike) -> None:
+    def on_batch(self, metrics: BatchFacts) -> None:
         """``Pipeline(on_batch=...)``: runs in Spark's batch thread, so it never raises."""
         try:
             with self._lock:
