@@ -30,8 +30,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, Final
 
+from anycdc.formats.codecs.text import KIND_VALUE, ValueText, render_value
 from anycdc.values import LogicalType
 
 META_PREFIX = "_cdc_"  # pipeline metadata columns (position, op, row identity ...)
@@ -295,19 +296,38 @@ def compare_table(
     return diff
 
 
+def _hex(data: bytes, kind: str) -> str:
+    return "0x" + data.hex()
+
+
+REPORT_TEXT: Final = ValueText(
+    true="True",
+    false="False",
+    integer=str,
+    decimal=str,
+    floating=str,
+    binary=_hex,
+    datetime=lambda value, kind: value.isoformat(),
+    date=dt.date.isoformat,
+    time=dt.time.isoformat,
+    other=str,
+)
+"""How a report writes a value (:func:`describe`): Python's text, ISO dates, bytes in hex."""
+
+
 def describe(value: Any, limit: int = 60) -> str:
-    """A short readable form of a value for reports."""
+    """A short readable form of a value for reports.
+
+    >>> describe(b"\\x01\\xff"), describe(dt.date(2024, 5, 1)), describe("x"), describe(None)
+    ('0x01ff', '2024-05-01', "'x'", 'None')
+    """
     if isinstance(value, tuple):
         text = "(" + ", ".join(describe(v, limit) for v in value) + ")"
         return text if len(text) <= limit * 2 else text[: limit * 2 - 1] + "…"
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        text = "0x" + bytes(value).hex()
-    elif isinstance(value, (dt.date, dt.time)):
-        text = value.isoformat()
-    elif isinstance(value, str):
+    if value is None or isinstance(value, str):
         text = repr(value)
     else:
-        text = str(value)
+        text = render_value(value, KIND_VALUE, REPORT_TEXT)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

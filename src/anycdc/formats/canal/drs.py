@@ -125,7 +125,7 @@ from anycdc.formats.canal.wire import (
     ROW_KINDS,
 )
 from anycdc.formats.codecs.java import gson_json, java_double, plain_decimal
-from anycdc.formats.codecs.text import int_field
+from anycdc.formats.codecs.text import ValueText, int_field, render_value
 from anycdc.formats.options import OptionSpec
 from anycdc.typemap import integer_range, sql_type
 from anycdc.values import (
@@ -218,6 +218,12 @@ def _parse_drs_int(ltype: LogicalType, bounds: tuple[int, int] | None) -> Parser
         return check_integer_range(parse_int(raw), ltype, bounds)
 
     return parse
+
+
+def _binary_text(data: bytes, kind: str) -> str:
+    """Bytes as DRS writes a column of ``kind``: GaussDB/PostgreSQL bytea as hex, MySQL
+    binary as a byte list."""
+    return data.hex() if kind == _BINARY_TEXT else to_byte_list(data)
 
 
 def _datetime_text(value: dt.datetime) -> str:
@@ -314,6 +320,19 @@ class _DrsJsonBase(CanalFamily):
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
+        # how values are written: as DRS' strings, datetimes in the configured zone
+        self._text = ValueText(
+            true="true",
+            false="false",
+            integer=str,
+            decimal=plain_decimal,
+            floating=java_double,
+            binary=_binary_text,
+            datetime=self._render_datetime,
+            date=dt.date.isoformat,
+            time=dt.time.isoformat,
+            other=lambda value: dumps(value_to_json(value)),
+        )
         self._types: Cache[tuple[str, bool, str | None], tuple[LogicalType, str, Parser]] = Cache(
             _MAX_CACHED_TYPES
         )
@@ -678,25 +697,9 @@ class _DrsJsonBase(CanalFamily):
         return _GAUSS_CODES.get(" ".join(vendor.lower().split()))
 
     def _render(self, value: Any, kind: str) -> str | None:
-        """One typed value as the string DRS writes."""
-        if value is None or isinstance(value, str):
-            return value
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        if isinstance(value, int):
-            return str(value)
-        if isinstance(value, Decimal):
-            return plain_decimal(value)
-        if isinstance(value, float):
-            return java_double(value)
-        if isinstance(value, (bytes, bytearray, memoryview)):
-            data = bytes(value)
-            return data.hex() if kind == _BINARY_TEXT else to_byte_list(data)
-        if isinstance(value, dt.datetime):
-            return self._render_datetime(value, kind)
-        if isinstance(value, (dt.date, dt.time)):
-            return value.isoformat()
-        return dumps(value_to_json(value))
+        """One typed value as the string DRS writes (``kind``: the column's rendering)."""
+        text: str | None = render_value(value, kind, self._text)
+        return text
 
     def _render_datetime(self, value: dt.datetime, kind: str) -> str:
         if kind == _EPOCH:

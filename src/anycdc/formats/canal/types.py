@@ -7,7 +7,7 @@ import base64
 import binascii
 import datetime as dt
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Final
@@ -32,6 +32,8 @@ from anycdc.formats.canal.wire import (
     UINT64_MAX,
 )
 from anycdc.formats.codecs.java import java_double, plain_decimal
+from anycdc.formats.codecs.text import ValueText
+from anycdc.formats.codecs.text import render_value as render_text
 from anycdc.typemap import sql_type, unsigned_range
 from anycdc.values import (
     BINARY,
@@ -233,34 +235,41 @@ class RowTyping:
     untyped: dict[str, None]
 
 
+def _canal_binary(data: bytes, mode: str) -> str:
+    """Bytes as the ``binary`` option says (``kind`` is the mode): Canal's ISO-8859-1 text
+    unless base64 or hex."""
+    if mode == BINARY_BASE64:
+        return base64.b64encode(data).decode("ascii")
+    if mode == BINARY_HEX:
+        return binascii.hexlify(data).decode("ascii")
+    return data.decode("latin-1")
+
+
+def _canal_datetime(value: dt.datetime, mode: str) -> str:
+    return epoch_seconds_text(value) if value.tzinfo is not None else value.isoformat(sep=" ")
+
+
+CANAL_TEXT: Final = ValueText(
+    true="1",
+    false="0",
+    integer=str,
+    decimal=plain_decimal,
+    floating=java_double,
+    binary=_canal_binary,
+    datetime=_canal_datetime,
+    date=dt.date.isoformat,
+    time=format_time,
+    other=lambda value: value,  # a value of no known type is written as it is
+)
+"""How open-source Canal writes values: every one as text (binary per the ``binary``
+option, aware datetimes as epoch seconds)."""
+CANAL_JSON_TEXT: Final = replace(CANAL_TEXT, other=dumps)
+"""... and a JSON column's document (a dict, a list) as its JSON text."""
+
+
 def render_value(value: Any, ltype: LogicalType, mode: str) -> Any:
     """A typed value as open-source Canal writes it: text (binary per ``mode``)."""
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, Decimal):
-        return plain_decimal(value)
-    if isinstance(value, float):
-        return java_double(value)
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        data = bytes(value)
-        if mode == BINARY_BASE64:
-            return base64.b64encode(data).decode("ascii")
-        if mode == BINARY_HEX:
-            return binascii.hexlify(data).decode("ascii")
-        return data.decode("latin-1")
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is not None:
-            return epoch_seconds_text(value)
-        return value.isoformat(sep=" ")
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, dt.time):
-        return format_time(value)
-    return dumps(value) if ltype.name == "json" else value
+    return render_text(value, mode, CANAL_JSON_TEXT if ltype.name == "json" else CANAL_TEXT)
 
 
 def ddl_type_of(sql: str | None) -> str:

@@ -40,6 +40,7 @@ from anycdc.errors import DecodeError, type_name
 from anycdc.event import Column, dumps
 from anycdc.formats.base import FAST_REFUSALS, NotFast
 from anycdc.formats.codecs.java import java_double, plain_decimal
+from anycdc.formats.codecs.text import KIND_VALUE, ValueText, render_value
 from anycdc.values import (
     BINARY,
     BOOLEAN,
@@ -638,16 +639,8 @@ def shell_text(value: Any) -> str:
     """
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
     if isinstance(value, str):
         return _json_str(value)
-    if isinstance(value, int):
-        return str(value) if _INT32[0] <= value <= _INT32[1] else _number_long(value)
-    if isinstance(value, float):
-        return java_double(value)
-    if isinstance(value, Decimal):
-        return plain_decimal(value)
     if isinstance(value, Bson):
         return _bson_text(value)
     if isinstance(value, Mapping):
@@ -659,15 +652,8 @@ def shell_text(value: Any) -> str:
         )
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(shell_text(v) for v in value) + "]"
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return _bson_text(Bson("binData", (0, bytes(value))))
-    if isinstance(value, dt.datetime):
-        return _bson_text(Bson("date", value if value.tzinfo else value.replace(tzinfo=dt.UTC)))
-    if isinstance(value, dt.date):
-        return _bson_text(Bson("date", dt.datetime.combine(value, dt.time(), dt.UTC)))
-    if isinstance(value, dt.time):
-        return _json_str(value.isoformat())
-    raise TypeError(f"no shell form for {type(value).__name__}")
+    text: str = render_value(value, KIND_VALUE, SHELL_TEXT)  # a scalar
+    return text
 
 
 def _number_long(value: int) -> str:
@@ -697,6 +683,46 @@ def _bson_text(value: Bson) -> str:
     if kind == "regex":
         return f"/{raw[0]}/{raw[1]}"
     return {"minKey": "MinKey", "maxKey": "MaxKey"}.get(kind, "undefined")
+
+
+def _shell_int(value: int) -> str:
+    return str(value) if _INT32[0] <= value <= _INT32[1] else _number_long(value)
+
+
+def _shell_binary(data: bytes, kind: str) -> str:
+    return _bson_text(Bson("binData", (0, data)))
+
+
+def _shell_datetime(value: dt.datetime, kind: str) -> str:
+    return _bson_text(Bson("date", value if value.tzinfo else value.replace(tzinfo=dt.UTC)))
+
+
+def _shell_date(value: dt.date) -> str:
+    return _bson_text(Bson("date", dt.datetime.combine(value, dt.time(), dt.UTC)))
+
+
+def _shell_time(value: dt.time) -> str:
+    return _json_str(value.isoformat())
+
+
+def _no_shell_form(value: Any) -> str:
+    raise TypeError(f"no shell form for {type(value).__name__}")
+
+
+SHELL_TEXT: Final = ValueText(
+    true="true",
+    false="false",
+    integer=_shell_int,
+    decimal=plain_decimal,
+    floating=java_double,
+    binary=_shell_binary,
+    datetime=_shell_datetime,
+    date=_shell_date,
+    time=_shell_time,
+    other=_no_shell_form,
+)
+"""How the MongoDB shell writes a scalar (:func:`shell_text`): numbers as Java prints them,
+a long beyond int32 as ``NumberLong``, bytes as ``BinData``, datetimes as ``ISODate``."""
 
 
 def _from_ejson(value: Mapping[str, Any]) -> Bson | float | int | None:

@@ -16,6 +16,8 @@ import base64
 import datetime as dt
 import math
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 from zoneinfo import ZoneInfo
@@ -41,42 +43,6 @@ _MAX_INT_DIGITS: Final = 40
 
 
 # --------------------------------------------------------------------------- values
-
-
-def render_value(value: Any, kind: str = KIND_VALUE) -> Any:
-    """A typed value as OMS writes it (a JSON-ready value; Decimals stay exact numbers).
-
-    ``kind`` says how datetimes are written: ``epoch`` seconds (MySQL
-    TIMESTAMP), ``datetime``/``zoned`` text with the zone id when aware, or by
-    the value (``value``: a named zone or naive -> text, another aware value ->
-    epoch seconds).
-
-    >>> render_value(True), render_value(b"hello world"), render_value(dt.time(0, 1, 2, 500000))
-    (1, 'aGVsbG8gd29ybGQ=', '00:01:02.5')
-    >>> render_value(dt.datetime(2020, 11, 25, 0, 1, 2, 12345, tzinfo=ZoneInfo("Asia/Shanghai")))
-    '2020-11-25 00:01:02.012345 Asia/Shanghai'
-    >>> render_value(dt.datetime(2020, 11, 24, 16, 1, 2, 12345, tzinfo=dt.UTC))
-    '1606233662.012345'
-    """
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return 1 if value else 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, Decimal):
-        return value if value.is_finite() else value_to_json(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else value_to_json(value)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, dt.datetime):
-        return _render_datetime(value, kind)
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, dt.time):
-        return _clock(value.hour, value.minute, value.second, value.microsecond)
-    return value_to_json(value)
 
 
 def _render_datetime(value: dt.datetime, kind: str) -> str:
@@ -113,6 +79,90 @@ def _clock(hour: int, minute: int, second: int, micros: int) -> str:
 def _fraction(micros: int) -> str:
     # OceanBase shows every non-zero fraction digit and no trailing zeros
     return "." + f"{micros:06d}".rstrip("0") if micros else ""
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def _exact_decimal(value: Decimal) -> Any:
+    return value if value.is_finite() else value_to_json(value)
+
+
+def _exact_float(value: float) -> Any:
+    return value if math.isfinite(value) else value_to_json(value)
+
+
+def _base64(data: bytes, kind: str) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _time_text(value: dt.time) -> str:
+    return _clock(value.hour, value.minute, value.second, value.microsecond)
+
+
+@dataclass(frozen=True, slots=True)
+class ValueText:
+    """How a vendor writes each Python type of a typed value (:func:`render_value`): the
+    defaults are OMS' (:data:`OMS_TEXT`); a vendor that writes some types otherwise gives
+    its own. ``binary`` and ``datetime`` also get :func:`render_value`'s ``kind``, the
+    column's rendering (OMS: how datetimes are written; a vendor may use its own kinds)."""
+
+    true: Any = 1
+    false: Any = 0
+    integer: Callable[[int], Any] = _as_is
+    decimal: Callable[[Decimal], Any] = _exact_decimal
+    floating: Callable[[float], Any] = _exact_float
+    binary: Callable[[bytes, str], Any] = _base64
+    datetime: Callable[[dt.datetime, str], Any] = _render_datetime
+    date: Callable[[dt.date], Any] = dt.date.isoformat
+    time: Callable[[dt.time], Any] = _time_text
+    other: Callable[[Any], Any] = value_to_json
+    """Any other value (a dict, a list ...)."""
+
+
+OMS_TEXT: Final = ValueText()
+"""How OMS writes values (and Maxwell, Oracle GoldenGate, SharePlex and AWS DMS)."""
+
+
+def render_value(value: Any, kind: str = KIND_VALUE, text: ValueText = OMS_TEXT) -> Any:
+    """A typed value as a vendor writes it: by default as OMS does (a JSON-ready value;
+    Decimals stay exact numbers), else as ``text`` says. None and text are kept as they are.
+
+    ``kind`` says how datetimes are written: ``epoch`` seconds (MySQL
+    TIMESTAMP), ``datetime``/``zoned`` text with the zone id when aware, or by
+    the value (``value``: a named zone or naive -> text, another aware value ->
+    epoch seconds).
+
+    >>> render_value(True), render_value(b"hello world"), render_value(dt.time(0, 1, 2, 500000))
+    (1, 'aGVsbG8gd29ybGQ=', '00:01:02.5')
+    >>> render_value(dt.datetime(2020, 11, 25, 0, 1, 2, 12345, tzinfo=ZoneInfo("Asia/Shanghai")))
+    '2020-11-25 00:01:02.012345 Asia/Shanghai'
+    >>> render_value(dt.datetime(2020, 11, 24, 16, 1, 2, 12345, tzinfo=dt.UTC))
+    '1606233662.012345'
+    >>> words = ValueText(true="true", false="false", integer=str)
+    >>> render_value(False, text=words), render_value(7, text=words), render_value(None, text=words)
+    ('false', '7', None)
+    """
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return text.true if value else text.false
+    if isinstance(value, int):
+        return text.integer(value)
+    if isinstance(value, Decimal):
+        return text.decimal(value)
+    if isinstance(value, float):
+        return text.floating(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return text.binary(bytes(value), kind)
+    if isinstance(value, dt.datetime):
+        return text.datetime(value, kind)
+    if isinstance(value, dt.date):
+        return text.date(value)
+    if isinstance(value, dt.time):
+        return text.time(value)
+    return text.other(value)
 
 
 # --------------------------------------------------------------------------- header fields
@@ -210,6 +260,8 @@ __all__ = [
     "KIND_EPOCH",
     "KIND_VALUE",
     "KIND_ZONED",
+    "OMS_TEXT",
+    "ValueText",
     "bounded_int",
     "int_field",
     "optional_image",
