@@ -9,6 +9,7 @@ carry schema-change events (``ddl`` + ``tableChanges``), transaction markers
 (``status`` BEGIN/END), heartbeats (``{"ts_ms": N}``) and tombstones (null
 values, also rendered ``{"schema":null,"payload":null}``).
 
+>>> from anycdc.formats.debezium.format import DebeziumJson
 >>> fmt = DebeziumJson()
 >>> [event] = fmt.decode(
 ...     b'{"before":null,"after":{"id":1,"price":9.90},"op":"c",'
