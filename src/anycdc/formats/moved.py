@@ -28,7 +28,11 @@ MOVED_MODULES: Final[Mapping[str, tuple[str, ...]]] = {
         "anycdc.formats.canal.detect",
         "anycdc.formats.canal.wire",
     ),
-    "anycdc.formats.debezium_avro": ("anycdc.formats.debezium.avro",),
+    # Connect <-> Avro schemas and values went to their own module beside the format's
+    "anycdc.formats.debezium_avro": (
+        "anycdc.formats.debezium.avro",
+        "anycdc.formats.debezium.avro_schemas",
+    ),
     "anycdc.formats.dataworks2": ("anycdc.formats.dataworks.v2",),
 }
 """Old module -> the module that holds its format now, then any other module that holds

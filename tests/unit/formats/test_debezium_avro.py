@@ -20,7 +20,8 @@ from anycdc.config import PipelineConfig
 from anycdc.errors import DecodeError, EncodeError, OptionError, SchemaSourceError
 from anycdc.event import ChangeEvent, Column, Op, Position
 from anycdc.formats import detect, format_class
-from anycdc.formats.debezium.avro import DebeziumAvro, avro_schema
+from anycdc.formats.debezium.avro import DebeziumAvro
+from anycdc.formats.debezium.avro_schemas import avro_schema
 from anycdc.formats.debezium.format import DebeziumJson
 from anycdc.formats.schema_source import (
     ConfluentRegistry,
