@@ -36,7 +36,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -213,14 +213,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--timing-by-marker",
         action="store_true",
         default=False,
-        help="at the end, print the tests and seconds per marker group (pure, spark, kafka, ...)",
+        help="at the end, print the tests and seconds per marker group (pure, spark, kafka, ...) and the slowest files",
     )
+
+
+FILES_SHOWN: Final = 25
+"""The slowest files ``--timing-by-marker`` names at the end."""
 
 
 class _MarkerTiming:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
         self.outcomes: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self.by_file: dict[str, float] = defaultdict(float)  # setup + call + teardown
         self.started = time.monotonic()
 
     @staticmethod
@@ -231,6 +236,7 @@ class _MarkerTiming:
     def add(self, report: pytest.TestReport) -> None:
         group = self.group(report.keywords)
         self.seconds[group] += report.duration
+        self.by_file[report.nodeid.split("::", 1)[0]] += report.duration
         if report.when == "call" or (report.when == "setup" and not report.passed):
             outcome = report.outcome
             if report.when == "setup" and report.failed:
@@ -254,6 +260,17 @@ class _MarkerTiming:
         out.append(f"wall clock {time.monotonic() - self.started:.1f}s")
         return out
 
+    def file_lines(self, top: int = FILES_SHOWN) -> list[str]:
+        """The files that took longest (a shared fixture's setup counts for the first file
+        that asks for it), so that the suite's time has names."""
+        ranked = sorted(self.by_file.items(), key=lambda item: -item[1])
+        out = [f"{'seconds':>9}  file"]
+        out += [f"{seconds:>9.1f}  {name}" for name, seconds in ranked[:top]]
+        rest = ranked[top:]
+        if rest:
+            out.append(f"{sum(s for _, s in rest):>9.1f}  ({len(rest)} more files)")
+        return out
+
     # hooks, active once registered by pytest_configure
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.add(report)
@@ -263,6 +280,9 @@ class _MarkerTiming:
             return
         terminalreporter.section("time by marker group")
         for line in self.lines():
+            terminalreporter.write_line(line)
+        terminalreporter.section("time by file")
+        for line in self.file_lines():
             terminalreporter.write_line(line)
 
 

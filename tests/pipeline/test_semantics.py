@@ -157,6 +157,8 @@ def test_bad_messages_go_to_dead_letters_and_the_stream_goes_on(spark: Any, tmp_
     assert [r["offset"] for r in dead] == [1, 3, 4]
     assert all(r["source"].endswith("001.jsonl") and r["raw"] for r in dead)
     assert "qty: cannot cast" in dead[2]["error"]
+    # an apply's row actions do not carry the message: it is read back for its dead letter
+    assert [bytes(r["raw"]) for r in dead] == [b"{not json", b"\x00\xff garbage", *bad_cast]
     # the bad cast's dead letter is its changelog row's outcome; the others never got there
     assert accounted(spark, out, applied=1, dead_lettered=1)["decode_dead_letters"] == 2
 

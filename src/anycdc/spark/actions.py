@@ -44,9 +44,16 @@ _SPEC_SCHEMA: Final = (
 )
 ACTION_COLUMNS: Final = (
     "_key", "kind", "image", "full", "position", "partition", "offset", "event_index",
-    INGEST_BATCH, "ts_ms", "raw", "source", "format", "op",
+    INGEST_BATCH, "ts_ms", "source", "format", "op",
 )  # fmt: skip
-"""A row action's columns, in order (then ``_bad`` and, in a round, ``_t`` and ``_kv``)."""
+"""A row action's columns, in order (then ``_bad`` and, in a round, ``_t`` and ``_kv``).
+
+No ``raw``: the message is ~3/4 of a changelog row's bytes, and an action needs it only
+when it becomes a dead letter (a value its column cannot hold), which
+:func:`~anycdc.spark.system_tables.with_messages` then reads back by the action's
+coordinates. So an apply reads, holds and folds the images, not the messages."""
+MESSAGE_COORDINATES: Final = ("source", "partition", "offset", "event_index")
+"""What ties an action to its changelog row (with its ``ingest_batch``, where both have one)."""
 
 
 @dataclass(frozen=True)
@@ -200,7 +207,7 @@ def _order_and_tail(rows: DataFrame) -> tuple[list[str], list[str]]:
     """An action's columns from its event: its order (position, then arrival) and the rest."""
     batch = INGEST_BATCH if INGEST_BATCH in rows.columns else "CAST(NULL AS BIGINT)"
     order = ["position", "partition", "offset", "event_index", f"{batch} AS {INGEST_BATCH}"]
-    return order, ["ts_ms", "raw", "source", "format"]
+    return order, ["ts_ms", "source", "format"]
 
 
 def upserts_and_deletes(

@@ -47,7 +47,7 @@ from anycdc.spark.maintenance import Upkeep
 from anycdc.spark.plan import summarize
 from anycdc.spark.scd2 import Scd2Applier
 from anycdc.spark.session import activate_in_thread
-from anycdc.spark.system_tables import SystemTables, dead_letter_rows
+from anycdc.spark.system_tables import SystemTables, dead_letter_rows, with_messages
 from anycdc.spark.table_state import DueTable, TableState
 from anycdc.spark.tombstones import Tombstones, table_tag
 
@@ -307,7 +307,7 @@ class ApplyRound:
                 activate_in_thread(session)  # a worker thread's JVM thread: see there
                 try:
                     result = self._apply_table(
-                        item, actions, folded, index, stats.get(index), through
+                        item, actions, folded, index, stats.get(index), through, wanted
                     )
                 except Exception as exc:  # whatever Spark or Delta raise: this table only
                     plan = item.applier.plan
@@ -399,7 +399,10 @@ class ApplyRound:
         index: int,
         stats: Row | None,
         through: int,
+        wanted: DataFrame,
     ) -> TableResult:
+        """Write one table's folded actions (``wanted``: the round's pending rows, where a
+        dead letter's message is read back from)."""
         from pyspark.sql import functions as F
 
         applier, types = item.applier, item.types
@@ -427,9 +430,7 @@ class ApplyRound:
         if created_now:
             self._register(applier)
         if dead:
-            bad = actions.filter(mine & F.col("_bad").isNotNull()).withColumn(
-                "kafka_key", F.lit(None).cast("binary")
-            )
+            bad = with_messages(actions.filter(mine & F.col("_bad").isNotNull()), wanted)
             # several writers append to dead_letter in one apply: each needs its own app id
             self.system.append(
                 dead_letter_rows(bad, plan.qualified, F.col("_bad")),

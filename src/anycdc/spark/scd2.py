@@ -154,7 +154,6 @@ class Scd2Applier(TableApplier):
             ingest_batch(events),
             F.col("ts_ms"),
             F.col("op"),
-            F.col("raw"),
             F.col("source"),
             F.col("format"),
         )

@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.config import PipelineConfig
+from anycdc.spark.actions import MESSAGE_COORDINATES
 from anycdc.spark.apply import TableResult
 from anycdc.spark.batch_metrics import SKIP_EXCLUDED, BatchMetrics
-from anycdc.spark.ledger import WriteId
+from anycdc.spark.ledger import INGEST_BATCH, WriteId
 from anycdc.spark.maintenance import Upkeep, table_properties
 from anycdc.spark.merge_sql import delta_ref, table_condition
 from anycdc.spark.plan import TablePlan
@@ -59,6 +60,28 @@ def dead_letter_rows(
     return frame.withColumns(columns).select(
         *DEAD_LETTER_COLUMNS, F.current_timestamp().alias("failed_at")
     )
+
+
+def with_messages(actions: DataFrame, rows: DataFrame) -> DataFrame:
+    """``actions`` (a few: those an apply dead-letters) with the ``raw`` message and
+    ``kafka_key`` of their changelog rows ``rows`` (the apply's pending rows), matched by
+    coordinates and ingest batch: the row actions do not carry the message
+    (:data:`~anycdc.spark.actions.ACTION_COLUMNS`), so it is read back only for the actions
+    that need it. The actions are broadcast: the changelog side is read once, its
+    ``raw`` column only for the batches the apply covers."""
+    from pyspark.sql import functions as F
+
+    on = list(MESSAGE_COORDINATES)
+    batch = INGEST_BATCH in rows.columns and INGEST_BATCH in actions.columns
+    message = rows.select(
+        *on, *([INGEST_BATCH] if batch else []), F.col("raw"), F.col("kafka_key")
+    ).withColumnsRenamed({c: f"_m_{c}" for c in (*on, INGEST_BATCH)})
+    keys = actions.drop("raw", "kafka_key").alias("a")
+    condition = [F.col(f"a.{c}").eqNullSafe(F.col(f"_m_{c}")) for c in on]
+    if batch:
+        condition.append(F.col(f"a.{INGEST_BATCH}").eqNullSafe(F.col(f"_m_{INGEST_BATCH}")))
+    joined = message.join(F.broadcast(keys), condition, "right_outer")
+    return joined.select("a.*", "raw", "kafka_key")
 
 
 class SystemTables:
