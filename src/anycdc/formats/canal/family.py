@@ -33,10 +33,10 @@ from anycdc.formats.base import (
 )
 from anycdc.formats.canal.detect import is_canal_shaped
 from anycdc.formats.canal.fast import (
-    BOOL_TEXT,
     FLAT_DECODER,
     FlatMessage,
     FlatPlan,
+    bool_text,
     cache_items,
     checked_int,
     fast_header,
@@ -433,7 +433,7 @@ class CanalFamily(Format):
             return FastColumn(int, lax_int())
         if name == "boolean":
             # msgspec takes "true"/"false"/"1"/"0" in any case: as parse_bool
-            return FastColumn(BOOL_TEXT.__getitem__, bool)
+            return FastColumn(bool_text, bool)
         if name == "decimal":
             return FastColumn(Decimal, Decimal)  # Decimal strips whitespace as str.strip()
         if name in ("float32", "float64"):
