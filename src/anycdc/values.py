@@ -563,8 +563,11 @@ CANONICAL_DATE: Final = (
 ``YYYY-MM-DD`` of a day every year has (February 29th is left to the parser, as is year 0,
 which no date holds)."""
 
-_CANONICAL_TIME: Final = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.(?!0{6})[0-9]{6})?"
-CANONICAL_NAIVE_DATETIME: Final = f"(?:{CANONICAL_DATE})[ T]{_CANONICAL_TIME}"
+CANONICAL_TIME: Final = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.(?!0{6})[0-9]{6})?"
+"""The time texts ``t`` with ``format_time(parse_time(t)) == t``: ``HH:MM:SS`` of a day,
+with no fraction or six digits that are not all zeros (``isoformat`` writes ``.5`` as
+``.500000`` and drops ``.000000``: left to the parser)."""
+CANONICAL_NAIVE_DATETIME: Final = f"(?:{CANONICAL_DATE})[ T]{CANONICAL_TIME}"
 """The zone-less datetime texts whose canonical text (``datetime.isoformat()``) is
 :func:`iso_datetime_text` of them: ``YYYY-MM-DD HH:MM:SS`` (or ``T``) of a day of
 :data:`CANONICAL_DATE`, with no fraction or six digits that are not all zeros (the fraction

@@ -39,6 +39,7 @@ from anycdc.values import (
     CANONICAL_DATE,
     CANONICAL_DECIMAL,
     CANONICAL_NAIVE_DATETIME,
+    CANONICAL_TIME,
     INTEGER_RANGES,
     canonical_int_pattern,
     iso_datetime_text,
@@ -47,6 +48,7 @@ from anycdc.values import (
     parse_datetime,
     parse_decimal,
     parse_int,
+    parse_time,
 )
 from tests.cases import CORPUS_DIR, iter_cases
 from tests.unit.formats.test_fast_paths import (
@@ -152,7 +154,8 @@ ODD_NUMBERS = [
     "\u0663", "9223372036854775807", "9223372036854775808", "18446744073709551616",
     "-9223372036854775809", "1" * 19, "9" * 30, "-1", "2", "2024-02-29", "2023-02-29",
     "0000-01-01", "2024-04-31", "2024-13-01", "2024-1-01", "20240101", " 2024-01-01",
-    "2024-12-31", "9999-12-31", "0001-01-01",
+    "2024-12-31", "9999-12-31", "0001-01-01", "00:00:00", "23:59:59.000001", "24:00:00",
+    "12:00:00.5", "12:00:00.000000", "838:59:59", "-01:00:00", "1:02:03", " 12:00:00",
 ]  # fmt: skip
 NUMBER_TEXTS = st.one_of(
     st.integers(-(2**65), 2**65).map(str),
@@ -162,6 +165,7 @@ NUMBER_TEXTS = st.one_of(
     st.decimals(allow_nan=False, allow_infinity=False).map(lambda d: f"{d:f}"),
     st.sampled_from(ODD_NUMBERS),
     st.dates().map(dt.date.isoformat),
+    st.times().map(dt.time.isoformat),
     st.datetimes().map(lambda d: d.isoformat(sep=" ")),
     st.datetimes().map(lambda d: d.isoformat(sep="T", timespec="microseconds")),
     st.datetimes().map(lambda d: d.isoformat(sep=" ", timespec="milliseconds")),
@@ -170,7 +174,7 @@ NUMBER_TEXTS = st.one_of(
 NUMBER_TYPES = [
     "bigint", "bigint unsigned", "int", "int unsigned", "smallint", "tinyint", "tinyint(1)",
     "mediumint unsigned", "bit(1)", "bit(8)", "boolean", "serial", "decimal(10,2)", "decimal",
-    "varchar(8)", "datetime", "date",
+    "varchar(8)", "datetime", "date", "time",
 ]  # fmt: skip
 
 
@@ -323,6 +327,23 @@ def test_a_kept_datetime_is_written_as_its_value_renders(text: str) -> None:
             assert value_text(value) == form
 
 
+@settings(max_examples=500, deadline=None)
+@given(
+    st.times().map(dt.time.isoformat)
+    | st.times().map(lambda t: t.isoformat(timespec="milliseconds"))
+    | st.text(DATE_ALPHABET + ".", min_size=7, max_size=16)
+)
+def test_a_kept_time_is_what_its_value_renders_as(text: str) -> None:
+    if re.fullmatch(CANONICAL_TIME, text):
+        assert value_text(parse_time(text)) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.times())
+def test_common_times_are_kept(value: dt.time) -> None:
+    assert re.fullmatch(CANONICAL_TIME, value_text(value))
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.datetimes(), st.sampled_from([" ", "T"]))
 def test_common_datetimes_are_kept(value: dt.datetime, sep: str) -> None:
@@ -389,3 +410,5 @@ def test_forms_that_are_not_canonical_are_not_kept() -> None:
         "2024-01-01 00:00:01.1234567", "2024-02-29 00:00:00",
     ):  # fmt: skip
         assert not re.fullmatch(CANONICAL_NAIVE_DATETIME, text), text
+    for text in ("24:00:00", "12:00:00.5", "12:00:00.000000", "838:59:59", "-01:00:00", "1:02:03"):
+        assert not re.fullmatch(CANONICAL_TIME, text), text

@@ -130,6 +130,7 @@ from anycdc.values import (
     CANONICAL_DATE,
     CANONICAL_DECIMAL,
     CANONICAL_NAIVE_DATETIME,
+    CANONICAL_TIME,
     EPOCH_TEXT,
     INTEGER_TYPES,
     STRING,
@@ -437,6 +438,7 @@ _CANONICAL_LAX: Final[Mapping[str, tuple[Any, str]]] = {
     "decimal": (Decimal, CANONICAL_DECIMAL),
     "boolean": (bool, CANONICAL_BOOLEAN),
     "date": (dt.date, CANONICAL_DATE),
+    "time": (None, CANONICAL_TIME),  # parse_time
 }
 _TEXT_OR_NULL: Final = frozenset({str, type(None)})  # header texts the fast path reads
 

@@ -113,6 +113,7 @@ from anycdc.values import (
     CANONICAL_DATE,
     CANONICAL_DECIMAL,
     CANONICAL_NAIVE_DATETIME,
+    CANONICAL_TIME,
     INTEGER_RANGES,
     TIMESTAMP,
     UNKNOWN,
@@ -474,6 +475,8 @@ class CanalFamily(Format):
         parser = self._parser(ltype, mode, None)
         if parser is None or parser is parse_text or parser is parse_json_text:
             return FastColumn()  # text columns keep the text (untyped ones too)
+        if name == "time":
+            return FastColumn(parser, canonical=CANONICAL_TIME)  # parse_time
         return FastColumn(parser)  # the slow parser itself (binary, time, zoned timestamps)
 
     def envelope(self, msg: dict[str, Any]) -> Envelope:
