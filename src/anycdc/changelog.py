@@ -7,8 +7,8 @@ from an image (a partial update) stays distinguishable from an explicit NULL.
 
 The text of a value is :func:`value_text` of its typed value. The decode stage asks its
 decoder for images already in that text where the decoder can prove it
-(:class:`CanonicalImage`: the Canal family's fast path keeps an integer's, a decimal's or
-a boolean's text as sent when it is the text its value renders as, see
+(:class:`CanonicalImage`: the Canal family's fast path keeps an integer's, a decimal's,
+a boolean's, a date's or a time's text as sent when it is the text its value renders as, see
 :class:`anycdc.formats.fastpath.TextRows`); such an image is copied as it is. The events
 other users get (``anycdc decode``, the library) stay typed.
 
