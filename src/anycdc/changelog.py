@@ -5,6 +5,13 @@ then types and applies them per table in the JVM. Images become
 ``map<string,string>`` of canonical value text, so a column that is absent
 from an image (a partial update) stays distinguishable from an explicit NULL.
 
+The text of a value is :func:`value_text` of its typed value. The decode stage asks its
+decoder for images already in that text where the decoder can prove it
+(:class:`CanonicalImage`: the Canal family's fast path keeps an integer's, a decimal's,
+a boolean's, a date's or a time's text as sent when it is the text its value renders as, see
+:class:`anycdc.formats.fastpath.TextRows`); such an image is copied as it is. The events
+other users get (``anycdc decode``, the library) stay typed.
+
 >>> from anycdc.event import ChangeEvent, Column, Op, Position
 >>> from anycdc.values import INT64, STRING
 >>> e = ChangeEvent(op=Op.INSERT, format="canal-json", database="shop", table="t", key=("id",),
@@ -116,9 +123,26 @@ def value_text(value: Any) -> str | None:
     return str(value_to_json(value))
 
 
+class CanonicalImage(dict[str, str | None]):
+    """An image whose values are already their canonical text (:func:`value_text`), or None.
+
+    A decoder asked for canonical text (:meth:`anycdc.formats.base.Format.keep_canonical_text`,
+    which only the changelog stage asks: :class:`anycdc.spark.decode.ChangelogRows`) gives
+    such images where it can prove the text (:class:`anycdc.formats.fastpath.TextRows`): each
+    value is the text as sent where it is the canonical text of the value the format's
+    typing gives (:data:`anycdc.values.CANONICAL_DECIMAL` ...), else that value rendered by
+    :func:`value_text`. :func:`event_values` copies it as it is, where it renders the values
+    of any other image one by one; the rows are the same (tests/unit/test_text_images.py).
+    """
+
+    __slots__ = ()
+
+
 def _image(image: Mapping[str, Any] | None) -> dict[str, str | None] | None:
     if image is None:
         return None
+    if type(image) is CanonicalImage:
+        return dict(image)
     by_type = _TEXT_BY_TYPE
     out: dict[str, str | None] = {}
     for name, value in image.items():

@@ -41,16 +41,32 @@ class MessageDecoder:
     options:
         ``K=V`` options. With ``auto`` each option goes to the formats that accept
         it; an option no format accepts is an error.
+    canonical_text:
+        The events' images may hold canonical text in place of typed values
+        (:meth:`Format.keep_canonical_text`): for the changelog stage only, which renders
+        every value as that text anyway.
     """
 
-    def __init__(self, format_id: str = AUTO, options: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        format_id: str = AUTO,
+        options: Mapping[str, str] | None = None,
+        *,
+        canonical_text: bool = False,
+    ) -> None:
         self.format_id = format_id
         self.options = dict(options or {})
+        self.canonical_text = canonical_text
         self._formats: dict[str, Format] = {}
         if format_id == AUTO:
             self._check_auto_options()
         else:
-            self._formats[format_id] = get_format(format_id, self.options)
+            self._formats[format_id] = self._configured(get_format(format_id, self.options))
+
+    def _configured(self, fmt: Format) -> Format:
+        if self.canonical_text:
+            fmt.keep_canonical_text()
+        return fmt
 
     def _check_auto_options(self) -> None:
         known = {spec.name for fid in format_ids() for spec in format_class(fid).option_specs()}
@@ -66,7 +82,7 @@ class MessageDecoder:
         if fmt is None:
             accepted = {spec.name for spec in format_class(format_id).option_specs()}
             fmt = get_format(format_id, {k: v for k, v in self.options.items() if k in accepted})
-            self._formats[format_id] = fmt
+            self._formats[format_id] = self._configured(fmt)
         return fmt
 
     def decode(

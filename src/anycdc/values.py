@@ -499,3 +499,86 @@ def parse_iso_datetime(text: str) -> dt.datetime:
     if value.tzinfo is not None and value.utcoffset() == dt.timedelta(0):
         value = value.replace(tzinfo=dt.UTC)
     return value
+
+
+# --------------------------------------------------------------------------- canonical text
+# A typed value's canonical text (what the changelog's images hold:
+# :func:`anycdc.changelog.value_text`) is, for the common renderings of a few types, the
+# very text a vendor sends. The patterns below describe such texts exactly: every text
+# ``t`` a pattern matches in full is accepted by the type's parsers (an integer one held
+# to the pattern's bounds) and renders back to ``t``, so a decoder asked for canonical
+# text (:class:`anycdc.formats.fastpath.TextRows`) keeps ``t`` instead of typing it and
+# rendering it again. A text a pattern does not match proves nothing: it is typed and
+# rendered as ever. ASCII digits only (``\d`` would take ``"٣"``, which ``int`` reads as
+# 3). tests/unit/test_canonical_text.py checks the claims against the parsers.
+CANONICAL_INT_DIGITS: Final = 18
+"""The most digits :func:`canonical_int_pattern` takes for an unbounded integer (every
+such number fits an int64; a bound beyond uint64's counts as uint64's 19)."""
+
+
+def canonical_int_pattern(low: int | None, high: int | None) -> str | None:
+    """A regular expression of the integer texts ``t`` with ``low <= int(t) <= high`` and
+    ``str(int(t)) == t``: ``0``, or a sign only for a negative and no leading zero, up to as
+    many digits as every number of that length fits the bounds (None: unbounded, then
+    :data:`CANONICAL_INT_DIGITS`); None where 0 is out of bounds (no such range is used).
+
+    >>> canonical_int_pattern(-128, 127)
+    '0|[1-9][0-9]{0,1}|-[1-9][0-9]{0,1}'
+    >>> canonical_int_pattern(0, 2**64 - 1)
+    '0|[1-9][0-9]{0,18}'
+    """
+    if (low is not None and low > 0) or (high is not None and high < 0):
+        return None
+
+    def digits(bound: int | None) -> int:
+        if bound is None:
+            return CANONICAL_INT_DIGITS
+        # the most digits d with 10**d - 1 <= bound
+        return min(len(str(bound + 1)) - 1, CANONICAL_INT_DIGITS + 1)
+
+    branches = ["0"]
+    up, down = digits(high), digits(None if low is None else -low)
+    if up > 0:
+        branches.append(f"[1-9][0-9]{{0,{up - 1}}}")
+    if down > 0:
+        branches.append(f"-[1-9][0-9]{{0,{down - 1}}}")
+    return "|".join(branches)
+
+
+CANONICAL_DECIMAL: Final = r"-?[1-9][0-9]*(?:\.[0-9]+)?|-?0\.[0-9]{0,5}[1-9][0-9]*|0(?:\.0{1,6})?"
+"""The decimal texts ``t`` with ``str(Decimal(t)) == t`` (:func:`parse_decimal`): plain
+notation, no leading zero, no exponent; a fraction whose first significant digit is within
+six places (``Decimal.__str__`` writes ``0.0000001`` as ``1E-7``); a zero only unsigned
+with at most six places (``-0.0`` and ``0.0000000`` are written ``-0.0``, ``0E-7``: left
+to the reference, the first as the typed readers refuse ``-0``)."""
+
+CANONICAL_BOOLEAN: Final = "true|false"
+"""The boolean texts that are their own canonical text (:func:`parse_bool` takes both)."""
+
+CANONICAL_DATE: Final = (
+    r"(?!0000)[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
+    r"|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
+)
+"""The date texts ``t`` with ``date.fromisoformat(t).isoformat() == t`` (:func:`parse_date`):
+``YYYY-MM-DD`` of a day every year has (February 29th is left to the parser, as is year 0,
+which no date holds)."""
+
+CANONICAL_TIME: Final = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.(?!0{6})[0-9]{6})?"
+"""The time texts ``t`` with ``format_time(parse_time(t)) == t``: ``HH:MM:SS`` of a day,
+with no fraction or six digits that are not all zeros (``isoformat`` writes ``.5`` as
+``.500000`` and drops ``.000000``: left to the parser)."""
+CANONICAL_NAIVE_DATETIME: Final = f"(?:{CANONICAL_DATE})[ T]{CANONICAL_TIME}"
+"""The zone-less datetime texts whose canonical text (``datetime.isoformat()``) is
+:func:`iso_datetime_text` of them: ``YYYY-MM-DD HH:MM:SS`` (or ``T``) of a day of
+:data:`CANONICAL_DATE`, with no fraction or six digits that are not all zeros (the fraction
+``isoformat`` writes; ``.5`` and ``.000000`` are written otherwise: left to the parser)."""
+
+
+def iso_datetime_text(text: str) -> str:
+    """A text of :data:`CANONICAL_NAIVE_DATETIME` as its canonical text: ``T`` between date
+    and time.
+
+    >>> iso_datetime_text("2024-01-31 23:59:58.123456")
+    '2024-01-31T23:59:58.123456'
+    """
+    return text[:10] + "T" + text[11:]

@@ -45,6 +45,7 @@ from anycdc.formats.fastpath import (
     NotFast,
     PlanCache,
     SniffPass,
+    TextRows,
     TypedRows,
     json_value_type,
     lax_int,
@@ -212,7 +213,10 @@ class Format(ABC):
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled by its options (Spark ships decoders to its workers): the memos are
-        caches, often of closures; a clone builds its own."""
+        caches, often of closures; a clone builds its own (and keeps canonical text when
+        the original did: :meth:`keep_canonical_text`)."""
+        if self.canonical_text:
+            return (type(self), (dict(self.options.values),), {"canonical_text": True})
         return (type(self), (dict(self.options.values),))
 
     @classmethod
@@ -264,6 +268,27 @@ class Format(ABC):
     fast_path: bool = False  # the class has a :meth:`decode_fast` (an instance may turn it off)
     fast_fallbacks: int = 0
     """Messages the fast path refused (:data:`FAST_REFUSALS`), decoded by :meth:`decode_slow`."""
+
+    canonical_text: bool = False
+    """Set by :meth:`keep_canonical_text`: the events' images may hold canonical text."""
+
+    def keep_canonical_text(self) -> None:
+        """Let the events' images hold, in place of typed values, their canonical text.
+
+        For the changelog stage only (:class:`anycdc.spark.decode.ChangelogRows`), which
+        renders every value of an image by :func:`anycdc.changelog.value_text` anyway: a
+        format may then give an image as a :class:`~anycdc.changelog.CanonicalImage`, whose
+        values are the text the stage would render, without typing a text it can prove to
+        be canonical already (the Canal family's fast path: see
+        :class:`~anycdc.formats.fastpath.TextRows`). Other formats ignore it; the events'
+        other fields are the same either way. Call it before decoding: formats whose plans
+        depend on it drop those built (:meth:`reset_plans`).
+        """
+        self.canonical_text = True
+        self.reset_plans()
+
+    def reset_plans(self) -> None:  # noqa: B027 (a hook: without plans, nothing to drop)
+        """Forget the fast path's cached plans (a format that caches them overrides it)."""
 
     def decode(
         self, value: bytes | bytearray | memoryview | str | None, key: bytes | None = None
@@ -438,6 +463,7 @@ __all__ = [
     "Parser",
     "PlanCache",
     "SniffPass",
+    "TextRows",
     "TypeInfo",
     "TypedRows",
     "column_parser",

@@ -17,6 +17,7 @@ from typing import Annotated, Any, ClassVar, Final, Literal, TypedDict, TypeVar
 
 import msgspec
 
+from anycdc.changelog import CanonicalImage, value_text
 from anycdc.typemap import integer_range
 from anycdc.values import (
     LogicalType,
@@ -208,12 +209,21 @@ class FastColumn:
     (and raises for the others); None: the text is the value. ``lax``: the msgspec
     type (``strict=False``) that gives the same from the text, for the batch
     typing; None: ``convert`` is applied in Python. ``iso``: a naive datetime
-    column (the ``t``/microsecond checks apply).
+    column (the ``t``/microsecond checks apply). ``canonical``: for text images.
     """
 
     convert: Callable[[str], Any] | None = None
     lax: Any = None
     iso: bool = False
+    canonical: str | None = None
+    """A regular expression of texts whose value (what ``convert`` gives) has a canonical
+    text :class:`TextRows` can write without it: the text itself (e.g.
+    :func:`~anycdc.values.canonical_int_pattern` of the column's bounds), or
+    ``canonical_form`` of it. None: every text is typed (text columns need none: their text
+    is their value)."""
+    canonical_form: Callable[[str], str] | None = None
+    """The canonical text of a text ``canonical`` matches (None: the text as it is; e.g.
+    :func:`~anycdc.values.iso_datetime_text`)."""
 
 
 def _plain_name(name: str) -> bool:
@@ -330,6 +340,116 @@ class FastRows:
         batch = _Batch(columns) if columns else None
         self._by_nulls.put(nulls, (batch,))
         return batch
+
+
+class _TextCheck:
+    """One test of the texts of several columns: joined by a comma, fully matched by one
+    expression of their patterns, in C. No pattern takes a comma, so the joined text
+    matches exactly when every text matches its own column's pattern."""
+
+    __slots__ = ("get", "match")
+
+    def __init__(self, columns: Sequence[tuple[str, str]]) -> None:
+        names = tuple(name for name, _ in columns)
+        self.get: Callable[[Any], tuple[Any, ...]] = (
+            itemgetter(*names) if len(names) > 1 else lambda row: (row[names[0]],)
+        )
+        joined = ",".join(f"(?:{pattern})" for _, pattern in columns)
+        self.match: Callable[[str], Any] = re.compile(joined).fullmatch
+
+
+class TextRows(FastRows):
+    """:class:`FastRows` for images of canonical text (:class:`~anycdc.changelog.CanonicalImage`:
+    :meth:`~anycdc.formats.base.Format.keep_canonical_text`).
+
+    A plan of the same typing: a row's texts in columns with a ``canonical`` pattern are
+    tested at once (:class:`_TextCheck`) and, all matching, kept as sent (or written in
+    their ``canonical_form``: a datetime's ``T``); the other typed
+    columns are typed as :class:`FastRows` types them (the same conversions, in the same
+    batch) and rendered by :func:`~anycdc.changelog.value_text`. A row whose texts do not all
+    match is typed whole, then rendered. Whatever the typing refuses, it refuses here
+    too (the reference path decides), so a row is the typed row rendered, value for value:
+    the pattern is the proof that a kept text is its value's rendering (tests:
+    tests/unit/test_text_images.py).
+    """
+
+    def __init__(self, columns: Mapping[str, FastColumn]) -> None:
+        super().__init__(columns)  # decodes rows; types a row the patterns do not take
+        kept = [(n, col.canonical) for n, col in columns.items() if col.canonical is not None]
+        rest = {n: FastColumn() if col.canonical is not None else col for n, col in columns.items()}
+        self._rest = FastRows(rest) if any(col.convert for col in rest.values()) else None
+        self._kept = tuple(kept)
+        self._check = _TextCheck(kept) if kept else None
+        self._checks: Cache[tuple[bool, ...], tuple[_TextCheck | None]] = Cache(
+            self._MAX_NULL_PATTERNS
+        )
+        self._rendered = tuple(n for n, col in rest.items() if col.convert is not None)
+        self._typed = tuple(n for n, col in columns.items() if col.convert is not None)
+        self._pattern_of = {n: re.compile(pattern).fullmatch for n, pattern in kept}
+        self._form_of = {
+            n: col.canonical_form for n, col in columns.items() if col.canonical_form is not None
+        }
+        self._forms = tuple(self._form_of.items())
+
+    def type_row(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The row's canonical texts, as a :class:`~anycdc.changelog.CanonicalImage`;
+        NotFast unless the row holds every column (as :meth:`FastRows.type_row`)."""
+        return CanonicalImage(self._text_row(row))
+
+    def type_into(self, row: Mapping[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+        """Write a decoded row (any subset of the columns) into ``out`` (an image's texts),
+        as canonical text; a :class:`~anycdc.changelog.CanonicalImage`."""
+        if len(row) == self.width and type(row) is dict:
+            out.update(self._text_row(row))  # a whole row (DTS' ``old``): as type_row
+            return CanonicalImage(out)
+        convert_of, pattern_of = self.convert_of, self._pattern_of
+        for name, value in row.items():
+            if value is not None and name in convert_of:
+                kept = pattern_of.get(name)
+                if kept is None or kept(value) is None:
+                    value = value_text(convert_of[name](value))
+                elif name in self._form_of:
+                    value = self._form_of[name](value)
+            out[name] = value
+        return CanonicalImage(out)
+
+    def _text_row(self, row: dict[str, Any]) -> dict[str, Any]:
+        if len(row) != self.width:
+            raise NotFast
+        check = self._check
+        if check is not None:
+            texts = check.get(row)
+            if None in texts:
+                check = self._without_null_texts(texts)
+                texts = check.get(row) if check is not None else ()
+            if check is not None and check.match(",".join(texts)) is None:
+                return self._rendered_row(FastRows.type_row(self, row), self._typed)
+        for name, form in self._forms:
+            value = row[name]
+            if value is not None:
+                row[name] = form(value)
+        if self._rest is not None:
+            self._rest.type_row(row)
+            return self._rendered_row(row, self._rendered)
+        return row
+
+    @staticmethod
+    def _rendered_row(row: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+        for name in names:
+            value = row[name]
+            if value is not None:
+                row[name] = value_text(value)
+        return row
+
+    def _without_null_texts(self, texts: tuple[Any, ...]) -> _TextCheck | None:
+        nulls = tuple(map(is_, texts, repeat(None)))
+        known = self._checks.get(nulls)
+        if known is not None:
+            return known[0]
+        kept = [col for col, null in zip(self._kept, nulls, strict=True) if not null]
+        check = _TextCheck(kept) if kept else None
+        self._checks.put(nulls, (check,))
+        return check
 
 
 # JSON-typed rows (numbers as numbers, as DataWorks and OMS write them) are decoded with

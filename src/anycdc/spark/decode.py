@@ -123,14 +123,25 @@ class ChangelogRows:
     The decoder (with its per-schema caches), the split-update pairer and the
     column-struct cache live as long as the instance: feed :meth:`rows` as many
     times as there are chunks, then :meth:`flush` once for a before-half still held.
+
+    The decoder gives images of canonical text where it can prove the text
+    (:meth:`~anycdc.formats.base.Format.keep_canonical_text`: the Canal family's fast path
+    keeps an integer's or a decimal's text as sent when it is the text its value renders
+    as); ``canonical_text=False`` types every value (the reference: the rows are the same,
+    tests/unit/test_text_images.py).
     """
 
     def __init__(
-        self, format_id: str, options: Mapping[str, str], redactor: Redactor | None = None
+        self,
+        format_id: str,
+        options: Mapping[str, str],
+        redactor: Redactor | None = None,
+        *,
+        canonical_text: bool = True,
     ) -> None:
         self.format_id = format_id
         self._redactor = redactor
-        self._decoder = MessageDecoder(format_id, options)
+        self._decoder = MessageDecoder(format_id, options, canonical_text=canonical_text)
         self._pairer = SplitUpdatePairer()
         self._columns = ColumnRowsCache()
         self._held: tuple[Coordinates, int] = (Coordinates("", 0, 0), 0)  # the held half's origin

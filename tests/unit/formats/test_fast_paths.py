@@ -253,6 +253,20 @@ def test_golden_row_changes_take_the_fast_path(format_id: str) -> None:
     assert len(taken) >= least.get(format_id, 3)
 
 
+def test_an_odd_boolean_in_old_is_a_refusal() -> None:
+    """``old``'s values are typed one by one: a boolean text Canal never writes is refused
+    (the reference path marks it invalid), not a failed fast path (a dead letter)."""
+    message = dump({
+        "data": [{"a": "1", "b": "0"}], "database": "d", "es": 1, "id": 3, "isDdl": False,
+        "mysqlType": {"a": "int", "b": "bit(1)"}, "old": [{"b": "-1"}], "pkNames": ["a"],
+        "sql": "", "sqlType": None, "table": "t", "ts": 2, "type": "UPDATE",
+    })  # fmt: skip
+    fmt = get_format("canal-json")
+    assert_same(fmt, message)
+    [event] = fmt.decode(message)
+    assert event.invalid == ("b",)
+
+
 def test_fast_path_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
     fmt = get_format("canal-json")
     [message] = bench_messages("canal-json", 1)

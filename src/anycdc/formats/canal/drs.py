@@ -82,7 +82,6 @@ from anycdc.formats.base import (
     Cache,
     Capabilities,
     FastColumn,
-    FastRows,
     NotFast,
     expect_list,
     expect_object,
@@ -130,14 +129,21 @@ from anycdc.formats.options import OptionSpec
 from anycdc.typemap import integer_range, sql_type
 from anycdc.values import (
     BINARY,
+    CANONICAL_BOOLEAN,
+    CANONICAL_DATE,
+    CANONICAL_DECIMAL,
+    CANONICAL_NAIVE_DATETIME,
+    CANONICAL_TIME,
     INTEGER_TYPES,
     STRING,
     TIMESTAMP,
     TIMESTAMPTZ,
     UNKNOWN,
     LogicalType,
+    canonical_int_pattern,
     check_integer_range,
     epoch_seconds_text,
+    iso_datetime_text,
     parse_byte_list,
     parse_epoch_seconds,
     parse_hex,
@@ -281,6 +287,13 @@ class _DrsMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 # float_hook as :func:`anycdc.formats.base.parse_json`: the Any fields hold what it gives
 _DRS_DECODER: Final = msgspec.json.Decoder(_DrsMessage, float_hook=Decimal)
+# the msgspec type and the canonical text (for text images) of a generic column by type
+_CANONICAL_LAX: Final[Mapping[str, tuple[Any, str]]] = {
+    "decimal": (Decimal, CANONICAL_DECIMAL),
+    "boolean": (bool, CANONICAL_BOOLEAN),
+    "date": (dt.date, CANONICAL_DATE),
+    "time": (None, CANONICAL_TIME),  # parse_time
+}
 _TEXT_OR_NULL: Final = frozenset({str, type(None)})  # header texts the fast path reads
 
 
@@ -482,7 +495,7 @@ class _DrsJsonBase(CanalFamily):
             name: self._drs_fast_column(col, schema.parsers.get(name), flavour, oracle)
             for name, col in schema.columns.items()
         }
-        return FlatPlan(schema, FastRows(fast), zoned=False)
+        return FlatPlan(schema, self.fast_rows(fast, zoned=False), zoned=False)
 
     def _drs_fast_column(
         self, col: Column, parser: Parser | None, flavour: str, oracle: bool
@@ -495,16 +508,21 @@ class _DrsJsonBase(CanalFamily):
         if parser is None or kind != _GENERIC:
             return FastColumn(parser)
         bounds = integer_range(ltype, col.vendor_type)
-        if bounds is not None:
-            return FastColumn(parser, lax_int(*bounds))  # int(text.strip())
+        if bounds is not None:  # int(text.strip())
+            return FastColumn(parser, lax_int(*bounds), canonical=canonical_int_pattern(*bounds))
         if name == "integer":
-            return FastColumn(parser, lax_int())
+            return FastColumn(parser, lax_int(), canonical=canonical_int_pattern(None, None))
         if name in ("string", "json"):
             return FastColumn()  # text stays text
-        lax: Any = {"decimal": Decimal, "boolean": bool, "date": dt.date}.get(name)
+        if name in _CANONICAL_LAX:
+            lax, canonical = _CANONICAL_LAX[name]
+            return FastColumn(parser, lax, canonical=canonical)
         if name == "timestamp" and self.options.timezone is None:
-            return FastColumn(parser, NAIVE_DATETIME, iso=True)
-        return FastColumn(parser, lax)
+            return FastColumn(
+                parser, NAIVE_DATETIME, iso=True, canonical=CANONICAL_NAIVE_DATETIME,
+                canonical_form=iso_datetime_text,
+            )  # fmt: skip
+        return FastColumn(parser)
 
     # ---- typing
     def _resolve(self, flavour: str, oracle: bool, name: str | None) -> tuple[LogicalType, str]:

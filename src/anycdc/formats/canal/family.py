@@ -25,6 +25,7 @@ from anycdc.formats.base import (
     Format,
     NotFast,
     PlanCache,
+    TextRows,
     convert_values,
     expect_object,
     lax_int,
@@ -33,10 +34,10 @@ from anycdc.formats.base import (
 )
 from anycdc.formats.canal.detect import is_canal_shaped
 from anycdc.formats.canal.fast import (
-    BOOL_TEXT,
     FLAT_DECODER,
     FlatMessage,
     FlatPlan,
+    bool_text,
     cache_items,
     checked_int,
     fast_header,
@@ -108,10 +109,17 @@ from anycdc.formats.options import OptionSpec
 from anycdc.typemap import integer_range, jdbc_type
 from anycdc.values import (
     BINARY,
+    CANONICAL_BOOLEAN,
+    CANONICAL_DATE,
+    CANONICAL_DECIMAL,
+    CANONICAL_NAIVE_DATETIME,
+    CANONICAL_TIME,
     INTEGER_RANGES,
     TIMESTAMP,
     UNKNOWN,
     LogicalType,
+    canonical_int_pattern,
+    iso_datetime_text,
 )
 
 
@@ -129,7 +137,10 @@ class CanalFamily(Format):
     :meth:`Format.primary_key`), in :meth:`_events`, whichever path: the slow one types
     rows value by value (:meth:`_row_events`), the fast one by the plan of the type maps,
     a compiled reading cached per shape (:meth:`_fast_events`). Both read the header
-    with one rule per vendor (Canal's: :meth:`canal_header`). Vendors give hooks:
+    with one rule per vendor (Canal's: :meth:`canal_header`). For the changelog stage
+    (:meth:`Format.keep_canonical_text`) the fast path's plans read rows with
+    :class:`~anycdc.formats.fastpath.TextRows` (:meth:`fast_rows`): images of canonical
+    text, the texts the columns' ``canonical`` patterns prove kept as sent. Vendors give hooks:
 
     * decoding: :meth:`envelope` (header field names, op names, position, extra),
       :meth:`row_arrays`, :meth:`pair_rows` (swapped layouts: :meth:`swaps_full_messages`),
@@ -415,7 +426,19 @@ class CanalFamily(Format):
         zone = self.options.timezone
         columns = {name: self._fast_column(col, mode, zone) for name, col in schema.columns.items()}
         zoned = zone is not None and bool(schema.timestamps)
-        return FlatPlan(schema, FastRows(columns), zoned)
+        return FlatPlan(schema, self.fast_rows(columns, zoned), zoned)
+
+    def fast_rows(self, columns: Mapping[str, FastColumn], zoned: bool) -> FastRows:
+        """The fast path's row reader: :class:`FastRows`, or for canonical text
+        (:meth:`Format.keep_canonical_text`) :class:`TextRows`, but in a ``zoned`` plan
+        (its typed timestamps widen the columns: :meth:`_events`)."""
+        if self.canonical_text and not zoned:
+            return TextRows(columns)
+        return FastRows(columns)
+
+    def reset_plans(self) -> None:
+        self._plans.clear()
+        self._last_plan = (None, None)
 
     def _fast_column(self, col: Column, mode: str, zone: dt.tzinfo | None) -> FastColumn:
         """How the fast path types a column's text: as the slow parser (:meth:`_parser`)
@@ -428,23 +451,32 @@ class CanalFamily(Format):
             # BIGINT above the int64 maximum makes the column unsigned there; an
             # unsigned column's negative value is invalid there)
             low, high = bounds
-            return FastColumn(checked_int(low, high), lax_int(low, high))
+            return FastColumn(
+                checked_int(low, high), lax_int(low, high), canonical=canonical_int_pattern(*bounds)
+            )
         if name == "integer":
-            return FastColumn(int, lax_int())
+            return FastColumn(int, lax_int(), canonical=canonical_int_pattern(None, None))
         if name == "boolean":
             # msgspec takes "true"/"false"/"1"/"0" in any case: as parse_bool
-            return FastColumn(BOOL_TEXT.__getitem__, bool)
+            return FastColumn(bool_text, bool, canonical=CANONICAL_BOOLEAN)
         if name == "decimal":
-            return FastColumn(Decimal, Decimal)  # Decimal strips whitespace as str.strip()
+            # Decimal strips whitespace as str.strip()
+            return FastColumn(Decimal, Decimal, canonical=CANONICAL_DECIMAL)
         if name in ("float32", "float64"):
             return FastColumn(float)
         if name == "date":
-            return FastColumn(dt.date.fromisoformat, dt.date)  # both refuse whitespace
+            # both refuse whitespace
+            return FastColumn(dt.date.fromisoformat, dt.date, canonical=CANONICAL_DATE)
         if name == "timestamp" and zone is None:
-            return FastColumn(naive_iso, NAIVE_DATETIME, iso=True)
+            return FastColumn(
+                naive_iso, NAIVE_DATETIME, iso=True, canonical=CANONICAL_NAIVE_DATETIME,
+                canonical_form=iso_datetime_text,
+            )  # fmt: skip
         parser = self._parser(ltype, mode, None)
         if parser is None or parser is parse_text or parser is parse_json_text:
             return FastColumn()  # text columns keep the text (untyped ones too)
+        if name == "time":
+            return FastColumn(parser, canonical=CANONICAL_TIME)  # parse_time
         return FastColumn(parser)  # the slow parser itself (binary, time, zoned timestamps)
 
     def envelope(self, msg: dict[str, Any]) -> Envelope:

@@ -69,6 +69,15 @@ BOOL_TEXT: Final[Mapping[str, bool]] = {
 _FROM_ISO: Final = dt.datetime.fromisoformat
 
 
+def bool_text(raw: str) -> bool:
+    """What :func:`parse_bool` gives for the texts of :data:`BOOL_TEXT`; NotFast for any
+    other (a KeyError would be no refusal: the fast path would fail the message)."""
+    value = BOOL_TEXT.get(raw)
+    if value is None:
+        raise NotFast
+    return value
+
+
 def naive_iso(raw: str) -> dt.datetime:
     """What :func:`_timestamp_parser` gives without a zone option, for the values it hands
     to ``fromisoformat`` (an aware result widens the column there: not here)."""
