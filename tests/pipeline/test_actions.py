@@ -16,8 +16,8 @@ import pytest
 from anycdc.changelog import CHANGELOG_COLUMNS, Coordinates, event_to_row
 from anycdc.config import PipelineConfig
 from anycdc.event import ChangeEvent
-from anycdc.spark.actions import ActionSpec, round_actions
-from anycdc.spark.apply import TableApplier, TablePlan
+from anycdc.spark.actions import round_actions
+from anycdc.spark.apply import TableApplier, TablePlan, bad_casts, table_actions
 from anycdc.spark.decode import changelog_schema
 from anycdc.spark.key_bound import KEY_NUMBER_TYPE
 from anycdc.spark.merge_sql import lit, table_condition
@@ -95,8 +95,12 @@ def _reference(wanted: Any, prepared: list[DueTable]) -> Any:
     frames = []
     for index, item in enumerate(prepared):
         applier = item.applier
-        events = wanted.where(table_condition(applier.plan))
-        actions = applier.bad_casts(applier.actions(events, item.types, item.floor), item.types)
+        events = wanted.where(table_condition(item.plan))
+        if isinstance(applier, Scd2Applier):
+            actions = applier.actions(events, item.types, item.floor)
+        else:
+            actions = table_actions(item.schema, events, item.types, item.floor)
+        actions = bad_casts(actions, item.types)
         key_number = (
             f"CAST(element_at(image, {lit(item.bound_column)}) AS {KEY_NUMBER_TYPE})"
             if item.bound_column
@@ -134,7 +138,7 @@ def test_one_plan_gives_each_table_the_actions_of_its_own_plan(spark: Any, tmp_p
     assert changelog_schema() == StructType.fromDDL(ddl)
     wanted = spark.createDataFrame(rows, changelog_schema())
     prepared = _due(spark, config)
-    specs = [ActionSpec.of(table_tag(i), item) for i, item in enumerate(prepared)]
+    specs = [item.action_spec(table_tag(i)) for i, item in enumerate(prepared)]
     one = round_actions(spark, wanted, specs)
     reference = _reference(wanted, prepared)
     assert one.columns == reference.columns

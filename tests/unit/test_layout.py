@@ -211,9 +211,7 @@ modules only. A module's layer is that of the longest prefix naming it."""
 
 KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset(
     {
-        # imports inside functions close these; they go with the apply's and the Canal
-        # family's restructure
-        frozenset({"anycdc.spark.actions", "anycdc.spark.apply", "anycdc.spark.table_state"}),
+        # imports inside functions close these; they go with the Canal family's restructure
         frozenset({"anycdc.formats.canal", "anycdc.formats.canal.format", "anycdc.formats.drs"}),
         frozenset({"anycdc.formats.debezium.decode", "anycdc.formats.debezium.mongo"}),
     }

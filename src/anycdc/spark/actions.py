@@ -10,7 +10,7 @@ one plan that Spark analyses and compiles once, not a union of a plan per table 
 union's analysis grew with the square of the tables, and its compiled code with their
 number: ~0.7 s a table at 100 tables).
 
-:meth:`anycdc.spark.apply.TableApplier.actions` and ``bad_casts`` build the same actions for
+:func:`anycdc.spark.apply.table_actions` and ``bad_casts`` build the same actions for
 one table, SQL text per table: the reference this plan is compared with
 (tests/pipeline/test_actions.py).
 """
@@ -29,8 +29,6 @@ from anycdc.spark.sql_types import cast_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-    from anycdc.spark.table_state import DueTable
 
 ROW_KEY: Final = "_cdc_row_key"  # full-row identity for tables without a key
 UPSERT_OPS: Final = tuple(sorted(op.value for op in ROW_OPS - {Op.DELETE}))
@@ -51,7 +49,8 @@ ACTION_COLUMNS: Final = (
 
 @dataclass(frozen=True)
 class ActionSpec:
-    """What one table's actions depend on: a row of the round's spec frame.
+    """What one table's actions depend on: a row of the round's spec frame
+    (a due table's: :meth:`anycdc.spark.table_state.DueTable.action_spec`).
 
     >>> spec = ActionSpec("0", "shop", None, "orders", ("id",), checks=(("id", "INT"),))
     >>> spec.row()[:6]
@@ -75,25 +74,6 @@ class ActionSpec:
     """An SCD2 table: its TRUNCATE events are actions too."""
     checks: tuple[tuple[str, str], ...] = ()
     """(column, Spark type) of the typed columns whose values are checked (``_bad``)."""
-
-    @classmethod
-    def of(cls, tag: str, item: DueTable) -> ActionSpec:
-        """The spec of a prepared table (its applier, types, floor and key bound)."""
-        applier = item.applier
-        plan = applier.plan
-        renamed = applier.schema_changes == "evolve" and plan.renamed
-        return cls(
-            tag,
-            plan.database,
-            plan.schema,
-            plan.table,
-            applier.key_columns(),
-            floor=None if applier.history else item.floor,
-            bound=item.bound_column,
-            renames=tuple(plan.renamed) if renamed else (),
-            history=applier.history,
-            checks=checked_columns(item.types),
-        )
 
     def row(self) -> tuple[object, ...]:
         return (
