@@ -10,9 +10,9 @@ one plan that Spark analyses and compiles once, not a union of a plan per table 
 union's analysis grew with the square of the tables, and its compiled code with their
 number: ~0.7 s a table at 100 tables).
 
-:func:`anycdc.spark.apply.table_actions` and ``bad_casts`` build the same actions for
-one table, SQL text per table: the reference this plan is compared with
-(tests/pipeline/test_actions.py).
+The reference this plan is compared with builds the same actions a table at a time, SQL
+text per table, as the round did before: tests/pipeline/reference_actions.py (test code
+only), compared in tests/pipeline/test_actions.py.
 """
 
 from __future__ import annotations
@@ -140,19 +140,6 @@ def identity_value_sql(value: str, type_sql: str) -> str:
         f"THEN {trimmed} WHEN {type_sql} RLIKE '{_TEMPORAL_TYPES}' THEN {temporal} "
         f"ELSE {value} END"
     )
-
-
-def types_map_sql(checks: Sequence[tuple[str, str]]) -> str:
-    """SQL: a literal map column -> Spark type of ``checks`` (:func:`checked_columns`).
-
-    >>> types_map_sql([("id", "INT")])
-    "map('id', 'INT')"
-    >>> types_map_sql([])
-    'CAST(map() AS MAP<STRING, STRING>)'
-    """
-    if not checks:
-        return "CAST(map() AS MAP<STRING, STRING>)"
-    return f"map({', '.join(f'{lit(n)}, {lit(t)}' for n, t in checks)})"
 
 
 def row_key_sql(image: str, types: str) -> str:

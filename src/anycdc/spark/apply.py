@@ -44,16 +44,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.config import PipelineConfig
-from anycdc.event import Op
-from anycdc.spark.actions import (
-    ROW_KEY,
-    UPSERT_OPS,
-    bad_cast_sql,
-    checked_columns,
-    row_key_sql,
-    types_map_sql,
-    upserts_and_deletes,
-)
+from anycdc.spark.actions import ROW_KEY
 from anycdc.spark.commit import DeltaTables, LogState
 from anycdc.spark.ledger import INGEST_BATCH
 from anycdc.spark.merge_sql import (
@@ -71,7 +62,6 @@ from anycdc.spark.merge_sql import (
     q,
     range_bound_sql,
     range_text_sql,
-    renamed_image,
     rewrite_sql,
     table_condition,
 )
@@ -422,74 +412,6 @@ def fold_actions(actions: DataFrame, by: Sequence[str] = ("_key",)) -> DataFrame
     return ordered.select(*by, F.expr(f"aggregate(evs, {state}, {step})").alias("st"))
 
 
-# ---------------------------------------------------------------------- the reference
-def table_actions(
-    schema: TableSchema, events: DataFrame, types: dict[str, str], floor: str | None
-) -> DataFrame:
-    """One table's row changes as (key texts, kind, image, full, position, order ...): the
-    reference :func:`~anycdc.spark.actions.round_actions` is compared with.
-
-    SQL text throughout: a few calls into the JVM per table, whatever its key (an
-    apply of hundreds of tables builds hundreds of these)."""
-    keys = schema.key_columns()
-    ops = ", ".join(lit(op) for op in (*UPSERT_OPS, Op.DELETE.value))
-    condition = f"op IN ({ops}) AND coalesce(split, '') <> 'before'"
-    if floor is not None:
-        condition += f" AND (position IS NULL OR position > {lit(floor)})"
-    rows = events.where(condition)
-    if schema.schema_changes == "evolve" and schema.plan.renamed:
-        from pyspark.sql import functions as F
-
-        # a change from before a rename carries the old name: it is the renamed column's
-        rows = rows.withColumns(
-            {
-                image: F.expr(renamed_image(image, schema.plan.renamed))
-                for image in ("before", "after")
-            }
-        )
-    if keys == (ROW_KEY,):
-        typed = types_map_sql(checked_columns(types))
-        rows = rows.withColumn("before", _with_row_key("before", typed)).withColumn(
-            "after", _with_row_key("after", typed)
-        )
-
-    def key_text(image: str) -> str:
-        return f"to_json(array({', '.join(f'element_at({image}, {lit(k)})' for k in keys)}))"
-
-    return upserts_and_deletes(rows, key_text)
-
-
-def bad_casts(actions: DataFrame, types: dict[str, str]) -> DataFrame:
-    """Upserts whose image holds a value that its column's type cannot hold."""
-    from pyspark.sql import functions as F
-
-    checks = [
-        bad_cast_sql(f"element_at(image, {lit(name)})", lit(name), lit(target), target)
-        for name, target in checked_columns(types)
-    ]
-    if not checks:
-        return actions.withColumn("_bad", F.lit(None).cast("string"))
-    reasons = f"concat_ws('; ', {', '.join(checks)})"
-    return actions.withColumn("_bad", F.expr(f"nullif({reasons}, '')"))
-
-
-def ingest_batch(frame: DataFrame) -> Any:
-    """The frame's :data:`~anycdc.spark.ledger.INGEST_BATCH` column (null where it has none):
-    the order of arrival across the batches one apply covers."""
-    from pyspark.sql import functions as F
-
-    if INGEST_BATCH in frame.columns:
-        return F.col(INGEST_BATCH)
-    return F.lit(None).cast("bigint").alias(INGEST_BATCH)
-
-
-def _with_row_key(image: str, types: str) -> Any:
-    """Add a full-row identity to an image (tables without any key)."""
-    from pyspark.sql import functions as F
-
-    return F.expr(row_key_sql(image, types))
-
-
 def describe(types: dict[str, str]) -> str:
     return json.dumps(types)
 
@@ -503,7 +425,6 @@ __all__: Sequence[str] = [
     "TableSummary",
     "build_plans",
     "fold_actions",
-    "ingest_batch",
     "lit",
     "q",
     "settled_types",

@@ -114,24 +114,6 @@ def table_condition(plan: TablePlan) -> str:
     return " AND ".join([*parts, f"`table` = {lit(plan.table)}"])
 
 
-def renamed_image(image: str, renames: list[tuple[str, str, str]]) -> str:
-    """SQL: the map column ``image`` with each (old, new, position) rename applied to the
-    rows from before its position (in order: a column renamed twice ends at the last name).
-
-    >>> print(renamed_image("after", [("a", "b", "7")]))  # doctest: +NORMALIZE_WHITESPACE
-    CASE WHEN position < '7' AND map_contains_key(after, 'a') THEN map_concat(map_filter(after,
-    (k, v) -> k <> 'a'), map('b', element_at(after, 'a'))) ELSE after END
-    """
-    expr = image
-    for old, new, position in renames:
-        expr = (
-            f"CASE WHEN position < {lit(position)} AND map_contains_key({expr}, {lit(old)}) "
-            f"THEN map_concat(map_filter({expr}, (k, v) -> k <> {lit(old)}), "
-            f"map({lit(new)}, element_at({expr}, {lit(old)}))) ELSE {expr} END"
-        )
-    return expr
-
-
 STAGED_META: Final = {
     "_cdc_position": STAGE_POS,
     "_cdc_ts": STAGE_TS,

@@ -62,7 +62,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
-from anycdc.spark.apply import BATCH_COLUMN, ingest_batch, table_actions, with_batch
+from anycdc.spark.apply import BATCH_COLUMN, with_batch
 from anycdc.spark.ledger import INGEST_BATCH
 from anycdc.spark.merge_sql import delta_ref, lit, q
 from anycdc.spark.plan import TablePlan
@@ -145,30 +145,6 @@ class Scd2Applier:
 
     def apply_truncate(self, position: str, batch_id: int) -> None:
         """Nothing in phase A: a TRUNCATE is an end marker, applied by :meth:`apply`."""
-
-    # ------------------------------------------------------------------ actions
-    def actions(self, events: DataFrame, types: dict[str, str], floor: str | None) -> DataFrame:
-        """The SCD1 row actions (no truncate floor) plus one ``truncate`` action per TRUNCATE."""
-        from pyspark.sql import functions as F
-
-        rows = table_actions(self.schema, events, types, None)
-        truncates = events.filter(F.col("op") == "truncate").select(
-            F.lit(None).cast("string").alias("_key"),
-            F.lit("truncate").alias("kind"),
-            F.lit(None).cast("map<string,string>").alias("image"),
-            F.lit(True).alias("full"),
-            F.col("position"),
-            F.col("partition"),
-            F.col("offset"),
-            F.col("event_index"),
-            ingest_batch(events),
-            F.col("ts_ms"),
-            F.col("op"),
-            F.col("raw"),
-            F.col("source"),
-            F.col("format"),
-        )
-        return rows.unionByName(truncates)
 
     # ------------------------------------------------------------------ apply
     def apply(
