@@ -63,7 +63,9 @@ from anycdc.spark.merge_sql import (
     range_bound_sql,
     range_text_sql,
     rewrite_sql,
+    set_properties_sql,
     table_condition,
+    truncate_sql,
 )
 from anycdc.spark.plan import (
     IncompatibleSchema,
@@ -356,13 +358,8 @@ class TableApplier:
             # nothing in it yet: the position goes with the table as it is created
             self.schema.created_properties[TRUNCATE_PROPERTY] = position
             return
-        self.spark.sql(
-            f"DELETE FROM {self.schema.table_ref()} WHERE _cdc_position IS NULL "
-            f"OR _cdc_position < {lit(position)}"
-        )
-        self.spark.sql(
-            f"ALTER TABLE {self.schema.table_ref()} SET TBLPROPERTIES ({lit(TRUNCATE_PROPERTY)} = {lit(position)})"
-        )
+        self.spark.sql(truncate_sql(self.schema.table_ref(), position))
+        self.spark.sql(set_properties_sql(self.schema.table_ref(), {TRUNCATE_PROPERTY: position}))
 
 
 def with_batch(frame: DataFrame, batch_id: int) -> DataFrame:

@@ -34,7 +34,22 @@ from anycdc.naming import (
 )
 from anycdc.spark.actions import ROW_KEY
 from anycdc.spark.maintenance import LAST_VACUUM_PROPERTY, TableDetail, table_detail
-from anycdc.spark.merge_sql import delta_ref, lit, property_list, q
+from anycdc.spark.merge_sql import (
+    add_columns_sql,
+    alter_type_sql,
+    catalog_name_sql,
+    cluster_by_sql,
+    column_sql,
+    comment_column_sql,
+    create_database_sql,
+    create_table_sql,
+    delta_ref,
+    drop_column_sql,
+    q,
+    register_table_sql,
+    rename_column_sql,
+    set_properties_sql,
+)
 from anycdc.spark.plan import IncompatibleSchema, TablePlan, settled_types
 from anycdc.spark.sql_types import cast_sql
 
@@ -60,6 +75,8 @@ reader 2, writer 5). Only where needed: delta-rs' Arrow dataset reads such a tab
 columns as NULLs, and some engines cannot read it at all; under ``column_names: portable``
 no name needs it (:func:`anycdc.naming.portable_name`)."""
 HISTORY_MARKER: Final = "_cdc_is_current"  # only SCD2 history tables have it
+TYPE_WIDENING: Final = {"delta.enableTypeWidening": "true"}
+"""What a table gets before its first column is widened in place."""
 
 
 class TableSchema:
@@ -229,20 +246,14 @@ class TableSchema:
                 # Delta adds the feature itself at CREATE, not for a column added later
                 features.update(TIMESTAMP_NTZ_FEATURE)
             if features:
-                self.spark.sql(
-                    f"ALTER TABLE {self.table_ref()} SET TBLPROPERTIES ({property_list(features)})"
-                )
-            cols = ", ".join(self._column_ddl(n, t) for n, t in additions.items())
-            self.spark.sql(f"ALTER TABLE {self.table_ref()} ADD COLUMNS ({cols})")
+                self.spark.sql(set_properties_sql(self.table_ref(), features))
+            cols = [self._column_ddl(n, t) for n, t in additions.items()]
+            self.spark.sql(add_columns_sql(self.table_ref(), cols))
             log.info("%s: added columns %s", self.plan.qualified, ", ".join(additions))
         if changes:
-            self.spark.sql(
-                f"ALTER TABLE {self.table_ref()} SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')"
-            )
+            self.spark.sql(set_properties_sql(self.table_ref(), TYPE_WIDENING))
             for name, target in changes.items():
-                self.spark.sql(
-                    f"ALTER TABLE {self.table_ref()} ALTER COLUMN {q(self.target(name))} TYPE {target}"
-                )
+                self.spark.sql(alter_type_sql(self.table_ref(), self.target(name), target))
             log.info("%s: widened %s", self.plan.qualified, changes)
         current.update(self._by_target(additions))
         current.update(self._by_target(changes))
@@ -252,21 +263,11 @@ class TableSchema:
     def _refuse_changes(self, by_source: dict[str, str]) -> None:
         """``schema_changes: fail``: raise :class:`IncompatibleSchema` naming the first change
         the batch makes to the table (a new column, a type, a rename or drop in DDL)."""
-        plan = self.plan
         try:
             desired = self.desired_types(by_source)
         except IncompatibleSchema as exc:
             raise IncompatibleSchema(f"{exc} (schema_changes: fail)") from None
-        found = [f"new column {name}" for name in desired if name not in by_source]
-        found += [
-            f"column {name}: {by_source[name]} to {kind}"
-            for name, kind in desired.items()
-            if name in by_source and by_source[name] != kind
-        ]
-        found += [
-            f"column {old} renamed to {new}" for old, new, _ in plan.renamed if old in by_source
-        ]
-        found += [f"column {name} dropped" for name in plan.dropped if name in by_source]
+        found = changes_of(self.plan, by_source, desired)
         if found:
             raise IncompatibleSchema(f"{'; '.join(found)} (schema_changes: fail)")
 
@@ -292,7 +293,7 @@ class TableSchema:
         if self.last_detail is None or not all(
             self.last_detail.properties.get(k) == v for k, v in COLUMN_MAPPING.items()
         ):
-            self.spark.sql(f"ALTER TABLE {ref} SET TBLPROPERTIES ({property_list(COLUMN_MAPPING)})")
+            self.spark.sql(set_properties_sql(ref, COLUMN_MAPPING))
         keys = set(self.key_columns())
         for action, old, new in wanted:
             target = existing[old]
@@ -302,7 +303,7 @@ class TableSchema:
                         "%s: key column %s dropped at the source: kept", plan.qualified, old
                     )
                     continue
-                self.spark.sql(f"ALTER TABLE {ref} DROP COLUMN {q(target)}")
+                self.spark.sql(drop_column_sql(ref, target))
                 del existing[old], by_source[old]
                 current.pop(target, None)
                 log.info("%s: column %s dropped (metadata only)", plan.qualified, old)
@@ -311,10 +312,10 @@ class TableSchema:
             others = {k: v for k, v in existing.items() if k != old}
             moved = assign_columns([new], others, self.column_names())[new]
             if moved != target:
-                self.spark.sql(f"ALTER TABLE {ref} RENAME COLUMN {q(target)} TO {q(moved)}")
+                self.spark.sql(rename_column_sql(ref, target, moved))
             # the comment names the source column where the table's name differs from it
             comment = source_comment(new) if moved != new else ""
-            self.spark.sql(f"ALTER TABLE {ref} ALTER COLUMN {q(moved)} COMMENT {lit(comment)}")
+            self.spark.sql(comment_column_sql(ref, moved, comment))
             existing[new] = moved
             del existing[old]
             by_source[new] = by_source.pop(old)
@@ -354,8 +355,7 @@ class TableSchema:
     def _column_ddl(self, source: str, spark_type: str) -> str:
         """A column's definition; a renamed column names its source in its comment."""
         target = self.target(source)
-        ddl = f"{q(target)} {spark_type}"
-        return ddl if target == source else f"{ddl} COMMENT {lit(source_comment(source))}"
+        return column_sql(target, spark_type, None if target == source else source_comment(source))
 
     def _schema_fields(self) -> list[Any]:
         return list(self.spark.read.format("delta").load(self.path).schema.fields)
@@ -375,20 +375,20 @@ class TableSchema:
 
     def _create(self, columns: dict[str, str]) -> None:
         cols = [self._column_ddl(n, t) for n, t in columns.items()]
-        cols += [f"{q(n)} {t}" for n, t in self.meta_columns]
-        layout = ""
+        cols += [column_sql(n, t) for n, t in self.meta_columns]
+        partitioned, clustered = [], []
         if self.settings.partition_by:
-            layout = f" PARTITIONED BY ({self._layout_columns('partition_by', columns)})"
+            partitioned = self._layout_columns("partition_by", columns)
         elif self.settings.cluster_by:
-            layout = f" CLUSTER BY ({self._layout_columns('cluster_by', columns)})"
-        self.spark.sql(
-            f"CREATE TABLE IF NOT EXISTS {self.table_ref()} ({', '.join(cols)}) USING delta"
-            f"{layout} TBLPROPERTIES ({property_list(self.created_properties)})"
+            clustered = self._layout_columns("cluster_by", columns)
+        statement = create_table_sql(
+            self.table_ref(), cols, self.created_properties, partitioned, clustered
         )
+        self.spark.sql(statement)
         log.info("%s: created %s", self.plan.qualified, self.path)
 
-    def _layout_columns(self, key: str, columns: Mapping[str, str]) -> str:
-        """The quoted table columns of the ``tables:`` entry's ``partition_by`` or
+    def _layout_columns(self, key: str, columns: Mapping[str, str]) -> list[str]:
+        """The table columns of the ``tables:`` entry's ``partition_by`` or
         ``cluster_by`` (source names); a name the table has not is the table's error."""
         wanted: tuple[str, ...] = getattr(self.settings, key)
         missing = [name for name in wanted if name not in columns]
@@ -397,7 +397,7 @@ class TableSchema:
                 f"tables.{self.settings.pattern}.{key}: no column {missing[0]!r} in the table "
                 f"(it has {', '.join(sorted(columns))})"
             )
-        return ", ".join(q(self.target(name)) for name in wanted)
+        return [self.target(name) for name in wanted]
 
     def align_clustering(self, detail: TableDetail) -> bool:
         """Give an existing table the entry's ``cluster_by`` when its clustering columns
@@ -410,9 +410,7 @@ class TableSchema:
         if tuple(c.lower() for c in detail.clustering) == tuple(t.lower() for t in targets):
             return False
         self._layout_columns("cluster_by", self.targets)  # by source name
-        self.spark.sql(
-            f"ALTER TABLE {self.table_ref()} CLUSTER BY ({', '.join(q(t) for t in targets)})"
-        )
+        self.spark.sql(cluster_by_sql(self.table_ref(), targets))
         log.info("%s: clustered by %s", self.plan.qualified, ", ".join(targets))
         return True
 
@@ -426,12 +424,11 @@ class TableSchema:
     def register(self) -> str:
         """Register the table in the Spark catalog (``table_name``) as an external Delta
         table at its path; an existing name is left as it is. Returns the quoted name."""
-        parts = [q(p) for p in self.config.catalog_name(*self._ident())]
+        parts = self.config.catalog_name(*self._ident())
         if len(parts) > 1:
-            self.spark.sql(f"CREATE DATABASE IF NOT EXISTS {'.'.join(parts[:-1])}")
-        name = ".".join(parts)
-        self.spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING delta LOCATION {lit(self.path)}")
-        return name
+            self.spark.sql(create_database_sql(parts[:-1]))
+        self.spark.sql(register_table_sql(parts, self.path))
+        return catalog_name_sql(parts)
 
     def _ident(self) -> tuple[str | None, str | None, str]:
         return self.plan.database, self.plan.schema, self.plan.table
@@ -471,9 +468,7 @@ class TableSchema:
         if wanted and self.unborn:
             self.created_properties.update(wanted)  # given to the table as it is created
         elif wanted:
-            self.spark.sql(
-                f"ALTER TABLE {self.table_ref()} SET TBLPROPERTIES ({property_list(wanted)})"
-            )
+            self.spark.sql(set_properties_sql(self.table_ref(), wanted))
             log.info("%s: set table properties %s", self.plan.qualified, ", ".join(wanted))
         return wanted
 
@@ -481,6 +476,28 @@ class TableSchema:
         """The position of the last TRUNCATE applied (from ``properties`` when given)."""
         props = self.properties() if properties is None else properties
         return props.get(TRUNCATE_PROPERTY)
+
+
+def changes_of(
+    plan: TablePlan, by_source: Mapping[str, str], desired: Mapping[str, str]
+) -> list[str]:
+    """What a batch changes in a table whose source columns have the types ``by_source``
+    when they are to be ``desired``: new columns, types, then the DDL's renames and drops
+    of the table's columns (what ``schema_changes: fail`` refuses).
+
+    >>> plan = TablePlan("shop", None, "orders", renamed=[("a", "b", "7")], dropped=["c"])
+    >>> changes_of(plan, {"a": "INT", "c": "INT", "n": "INT"}, {"n": "BIGINT", "x": "DATE"})
+    ['new column x', 'column n: INT to BIGINT', 'column a renamed to b', 'column c dropped']
+    """
+    found = [f"new column {name}" for name in desired if name not in by_source]
+    found += [
+        f"column {name}: {by_source[name]} to {kind}"
+        for name, kind in desired.items()
+        if name in by_source and by_source[name] != kind
+    ]
+    found += [f"column {old} renamed to {new}" for old, new, _ in plan.renamed if old in by_source]
+    found += [f"column {name} dropped" for name in plan.dropped if name in by_source]
+    return found
 
 
 def _ddl_type(simple: str) -> str:
