@@ -12,9 +12,12 @@ from anycdc.spark.merge_sql import (
     column_sql,
     comment_column_sql,
     create_database_sql,
+    create_table_of_sql,
     create_table_sql,
     delta_ref,
     drop_column_sql,
+    ends_merge_sql,
+    history_merge_sql,
     register_table_sql,
     rename_column_sql,
     set_properties_sql,
@@ -89,4 +92,27 @@ def test_catalog_statements() -> None:
 def test_truncate_deletes_the_rows_before_its_position() -> None:
     assert truncate_sql(T, "00000012'x") == (
         f"DELETE FROM {T} WHERE _cdc_position IS NULL OR _cdc_position < '00000012\\'x'"
+    )
+
+
+def test_the_history_merge_inserts_new_versions_and_updates_changed_ones() -> None:
+    text = history_merge_sql(T, "v", [ODD, "_cdc_valid_to"], [ODD, "_cdc_key", "_cdc_seq"])
+    assert text == (
+        f"MERGE INTO {T} t USING v s ON t._cdc_key = s._cdc_key AND t._cdc_seq = s._cdc_seq "
+        "WHEN MATCHED AND NOT s._cdc_in_new THEN UPDATE SET `o'dd``c` = s.`o'dd``c`, "
+        "`_cdc_valid_to` = s.`_cdc_valid_to` "
+        "WHEN NOT MATCHED AND s._cdc_in_new THEN INSERT (`o'dd``c`, `_cdc_key`, `_cdc_seq`) "
+        "VALUES (s.`o'dd``c`, s.`_cdc_key`, s.`_cdc_seq`)"
+    )
+
+
+def test_the_end_markers_are_merged_once_each() -> None:
+    ends = delta_ref("/lake/_anycdc/scd2_ends/shop/orders")
+    assert create_table_of_sql(ends, "_key STRING, seq STRING") == (
+        f"CREATE TABLE IF NOT EXISTS {ends} (_key STRING, seq STRING) USING delta"
+    )
+    assert ends_merge_sql(ends, "e") == (
+        f"MERGE INTO {ends} t USING e s ON t._key <=> s._key AND t.seq = s.seq "
+        "AND t.kind = s.kind WHEN NOT MATCHED THEN INSERT (_key, seq, ts_ms, kind, batch) "
+        "VALUES (s._key, s.seq, s.ts_ms, s.kind, s.batch)"
     )

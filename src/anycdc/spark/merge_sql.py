@@ -329,3 +329,43 @@ def truncate_sql(table: str, position: str) -> str:
     """DELETE of the rows a TRUNCATE at ``position`` empties: those older than it (and
     those without a position)."""
     return f"DELETE FROM {table} WHERE _cdc_position IS NULL OR _cdc_position < {lit(position)}"
+
+
+# --------------------------------------------------------------------------- SCD2
+# The statements of a history table's write (:mod:`anycdc.spark.scd2`).
+
+
+def create_table_of_sql(table: str, schema: str) -> str:
+    """CREATE TABLE (if it does not exist) of the DDL column list ``schema`` (anycdc's own
+    table: no name in it comes from a message).
+
+    >>> create_table_of_sql("delta.`/e`", "_key STRING, seq STRING")
+    'CREATE TABLE IF NOT EXISTS delta.`/e` (_key STRING, seq STRING) USING delta'
+    """
+    return f"CREATE TABLE IF NOT EXISTS {table} ({schema}) USING delta"
+
+
+def history_merge_sql(table: str, view: str, updates: Sequence[str], columns: Sequence[str]) -> str:
+    """The MERGE of a history table's recomputed versions from ``view`` on ``(_cdc_key,
+    _cdc_seq)``: a new version (``_cdc_in_new``) is inserted with ``columns``, a changed one
+    has ``updates`` set; nothing else is written."""
+    update_set = ", ".join(f"{q(n)} = s.{q(n)}" for n in updates)
+    insert_cols = ", ".join(q(n) for n in columns)
+    insert_vals = ", ".join(f"s.{q(n)}" for n in columns)
+    return (
+        f"MERGE INTO {table} t USING {view} s "
+        "ON t._cdc_key = s._cdc_key AND t._cdc_seq = s._cdc_seq "
+        f"WHEN MATCHED AND NOT s._cdc_in_new THEN UPDATE SET {update_set} "
+        f"WHEN NOT MATCHED AND s._cdc_in_new THEN INSERT ({insert_cols}) VALUES ({insert_vals})"
+    )
+
+
+def ends_merge_sql(table: str, view: str) -> str:
+    """The MERGE of a history table's end markers (deletes, truncates) from ``view`` into its
+    end-marker table: each ``(key, seq, kind)`` once."""
+    return (
+        f"MERGE INTO {table} t USING {view} s "
+        "ON t._key <=> s._key AND t.seq = s.seq AND t.kind = s.kind "
+        "WHEN NOT MATCHED THEN INSERT (_key, seq, ts_ms, kind, batch) "
+        "VALUES (s._key, s.seq, s.ts_ms, s.kind, s.batch)"
+    )

@@ -64,7 +64,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 from anycdc.config import PipelineConfig
 from anycdc.spark.apply import BATCH_COLUMN, with_batch
 from anycdc.spark.ledger import INGEST_BATCH
-from anycdc.spark.merge_sql import delta_ref, lit, q
+from anycdc.spark.merge_sql import (
+    create_table_of_sql,
+    delta_ref,
+    ends_merge_sql,
+    history_merge_sql,
+    lit,
+    q,
+)
 from anycdc.spark.plan import TablePlan
 from anycdc.spark.sql_types import cast_sql
 from anycdc.spark.table_schema import META_COLUMNS, TableSchema
@@ -115,9 +122,7 @@ class Scd2Schema(TableSchema):
         """
         types = super().ensure_schema(batch_id, known, known_targets)
         if known is None:
-            self.spark.sql(
-                f"CREATE TABLE IF NOT EXISTS {delta_ref(self.ends_path)} ({ENDS_SCHEMA}) USING delta"
-            )
+            self.spark.sql(create_table_of_sql(delta_ref(self.ends_path), ENDS_SCHEMA))
         return types
 
     def truncate_position(self, properties: dict[str, str] | None = None) -> str | None:
@@ -342,18 +347,11 @@ class Scd2Applier:
         if staged.isEmpty():
             return  # e.g. a replayed batch: nothing new, nothing to write
         updates = [*(self.schema.target(n) for n in types), "_cdc_valid_to", "_cdc_is_current"]
-        update_set = ", ".join(f"{q(n)} = s.{q(n)}" for n in updates)
-        insert_cols = ", ".join(q(n) for n in columns)
-        insert_vals = ", ".join(f"s.{q(n)}" for n in columns)
         view = f"anycdc_scd2_{abs(hash((self.path, id(staged))))}"
+        statement = history_merge_sql(self.schema.table_ref(), view, updates, columns)
         staged.createOrReplaceTempView(view)
         try:
-            self.spark.sql(
-                f"MERGE INTO {self.schema.table_ref()} t USING {view} s "
-                "ON t._cdc_key = s._cdc_key AND t._cdc_seq = s._cdc_seq "
-                f"WHEN MATCHED AND NOT s._cdc_in_new THEN UPDATE SET {update_set} "
-                f"WHEN NOT MATCHED AND s._cdc_in_new THEN INSERT ({insert_cols}) VALUES ({insert_vals})"
-            )
+            self.spark.sql(statement)
         finally:
             self.spark.catalog.dropTempView(view)
 
@@ -362,12 +360,7 @@ class Scd2Applier:
         view = f"anycdc_ends_{abs(hash((self.ends_path, batch_id)))}"
         ends.createOrReplaceTempView(view)
         try:
-            self.spark.sql(
-                f"MERGE INTO {delta_ref(self.ends_path)} t USING {view} s "
-                "ON t._key <=> s._key AND t.seq = s.seq AND t.kind = s.kind "
-                "WHEN NOT MATCHED THEN INSERT (_key, seq, ts_ms, kind, batch) "
-                "VALUES (s._key, s.seq, s.ts_ms, s.kind, s.batch)"
-            )
+            self.spark.sql(ends_merge_sql(delta_ref(self.ends_path), view))
         finally:
             self.spark.catalog.dropTempView(view)
 
