@@ -446,13 +446,14 @@ class TableSchema:
         return self.last_detail
 
     def created_detail(self) -> TableDetail:
-        """What :meth:`detail` would say of the table this applier just created (no files,
+        """What :meth:`detail` would say of the table this schema step just created (no files,
         the properties it was created with), without a look at it."""
         clustering = tuple(self.target(c) for c in self.settings.cluster_by)
         return TableDetail(dict(self.created_properties), 0, 0, clustering)
 
     def truncated_properties(self, position: str) -> dict[str, str]:
-        """The properties :meth:`~anycdc.spark.apply.TableApplier.apply_truncate` sets (for what the run knows of the table)."""
+        """The properties :meth:`~anycdc.spark.apply.TableApplier.apply_truncate` sets (for
+        what the run knows of the table)."""
         return {TRUNCATE_PROPERTY: position}
 
     def align_properties(self, current: dict[str, str]) -> dict[str, str]:
