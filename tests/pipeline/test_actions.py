@@ -1,6 +1,6 @@
 """A round's row actions in one plan (:func:`anycdc.spark.actions.round_actions`) against
-the reference: each table's own plan (:meth:`TableApplier.actions` and ``bad_casts``, the
-union the apply round built before), on the same changelog rows, through real Spark.
+the reference: each table's own plan (:mod:`tests.pipeline.reference_actions`, the union
+the apply round built before), on the same changelog rows, through real Spark.
 
 The tables cover what makes one table's actions differ from another's: a key and no key, a
 key change, a TRUNCATE floor, renames, an SCD2 table's TRUNCATE, values that do not fit
@@ -16,7 +16,7 @@ import pytest
 from anycdc.changelog import CHANGELOG_COLUMNS, Coordinates, event_to_row
 from anycdc.config import PipelineConfig
 from anycdc.event import ChangeEvent
-from anycdc.spark.actions import ActionSpec, round_actions
+from anycdc.spark.actions import round_actions
 from anycdc.spark.apply import TableApplier, TablePlan
 from anycdc.spark.decode import changelog_schema
 from anycdc.spark.key_bound import KEY_NUMBER_TYPE
@@ -25,6 +25,7 @@ from anycdc.spark.scd2 import Scd2Applier
 from anycdc.spark.table_state import DueTable, TableState
 from anycdc.spark.tombstones import table_tag
 from tests.pipeline.helpers import ev
+from tests.pipeline.reference_actions import bad_casts, table_actions
 
 pytestmark = pytest.mark.spark
 
@@ -94,9 +95,8 @@ def _reference(wanted: Any, prepared: list[DueTable]) -> Any:
     """The union of a plan per table (the apply round's before one plan)."""
     frames = []
     for index, item in enumerate(prepared):
-        applier = item.applier
-        events = wanted.where(table_condition(applier.plan))
-        actions = applier.bad_casts(applier.actions(events, item.types, item.floor), item.types)
+        events = wanted.where(table_condition(item.plan))
+        actions = bad_casts(table_actions(item.schema, events, item.types, item.floor), item.types)
         key_number = (
             f"CAST(element_at(image, {lit(item.bound_column)}) AS {KEY_NUMBER_TYPE})"
             if item.bound_column
@@ -134,7 +134,7 @@ def test_one_plan_gives_each_table_the_actions_of_its_own_plan(spark: Any, tmp_p
     assert changelog_schema() == StructType.fromDDL(ddl)
     wanted = spark.createDataFrame(rows, changelog_schema())
     prepared = _due(spark, config)
-    specs = [ActionSpec.of(table_tag(i), item) for i, item in enumerate(prepared)]
+    specs = [item.action_spec(table_tag(i)) for i, item in enumerate(prepared)]
     one = round_actions(spark, wanted, specs)
     reference = _reference(wanted, prepared)
     assert one.columns == reference.columns

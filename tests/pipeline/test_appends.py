@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from anycdc.config import PipelineConfig
-from anycdc.spark.apply import META_COLUMNS
 from anycdc.spark.maintenance import LAST_VACUUM_PROPERTY
+from anycdc.spark.table_schema import META_COLUMNS
 from tests.pipeline.helpers import encode_all, ev, write_messages, writes
 
 pytestmark = pytest.mark.spark

@@ -106,7 +106,7 @@ KEY_TYPES = {
 def _applier(spark: Any, tmp_path: Path, key: tuple[str, ...], size: TableDetail) -> Any:
     config = PipelineConfig.from_mapping({"source_dir": str(tmp_path), "target": str(tmp_path)})
     applier = TableApplier(spark, config, TablePlan("db", None, "t", key=key))
-    applier.last_detail = size
+    applier.schema.last_detail = size
     return applier
 
 

@@ -194,8 +194,8 @@ def _check_key_ranges(spark: Any, out: Path) -> None:
 
     config = PipelineConfig(target=str(out), key_range_min_mb=0)
     applier = TableApplier(spark, config, TablePlan("shop", None, "cases", key=("name",)))
-    applier.targets = {"Name": "Name", "name": RENAMED["name"]}
-    applier.last_detail = TableDetail({}, 2, 1)
+    applier.schema.targets = {"Name": "Name", "name": RENAMED["name"]}
+    applier.schema.last_detail = TableDetail({}, 2, 1)
     staged = spark.createDataFrame([("k1",), ("k9",)], f"`{RENAMED['name']}` STRING")
     assert applier.key_ranges(staged, {"name": "STRING"}) == [
         f"t.`{RENAMED['name']}` >= 'k1'", f"t.`{RENAMED['name']}` <= 'k9'",

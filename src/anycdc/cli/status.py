@@ -226,7 +226,7 @@ def _table_facts(spark: Any, path: str) -> tuple[int, int | None, dict[str, str]
 
     from anycdc.naming import source_of
     from anycdc.spark.actions import ROW_KEY
-    from anycdc.spark.apply import HISTORY_MARKER
+    from anycdc.spark.table_schema import HISTORY_MARKER
 
     if not DeltaTable.isDeltaTable(spark, path):
         return 0, None, {}, False

@@ -10,9 +10,9 @@ one plan that Spark analyses and compiles once, not a union of a plan per table 
 union's analysis grew with the square of the tables, and its compiled code with their
 number: ~0.7 s a table at 100 tables).
 
-:meth:`anycdc.spark.apply.TableApplier.actions` and ``bad_casts`` build the same actions for
-one table, SQL text per table: the reference this plan is compared with
-(tests/pipeline/test_actions.py).
+The reference this plan is compared with builds the same actions a table at a time, SQL
+text per table, as the round did before: tests/pipeline/reference_actions.py (test code
+only), compared in tests/pipeline/test_actions.py.
 """
 
 from __future__ import annotations
@@ -29,8 +29,6 @@ from anycdc.spark.sql_types import cast_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-    from anycdc.spark.table_state import DueTable
 
 ROW_KEY: Final = "_cdc_row_key"  # full-row identity for tables without a key
 UPSERT_OPS: Final = tuple(sorted(op.value for op in ROW_OPS - {Op.DELETE}))
@@ -58,7 +56,8 @@ MESSAGE_COORDINATES: Final = ("source", "partition", "offset", "event_index")
 
 @dataclass(frozen=True)
 class ActionSpec:
-    """What one table's actions depend on: a row of the round's spec frame.
+    """What one table's actions depend on: a row of the round's spec frame
+    (a due table's: :meth:`anycdc.spark.table_state.DueTable.action_spec`).
 
     >>> spec = ActionSpec("0", "shop", None, "orders", ("id",), checks=(("id", "INT"),))
     >>> spec.row()[:6]
@@ -82,25 +81,6 @@ class ActionSpec:
     """An SCD2 table: its TRUNCATE events are actions too."""
     checks: tuple[tuple[str, str], ...] = ()
     """(column, Spark type) of the typed columns whose values are checked (``_bad``)."""
-
-    @classmethod
-    def of(cls, tag: str, item: DueTable) -> ActionSpec:
-        """The spec of a prepared table (its applier, types, floor and key bound)."""
-        applier = item.applier
-        plan = applier.plan
-        renamed = applier.schema_changes == "evolve" and plan.renamed
-        return cls(
-            tag,
-            plan.database,
-            plan.schema,
-            plan.table,
-            applier.key_columns(),
-            floor=None if applier.history else item.floor,
-            bound=item.bound_column,
-            renames=tuple(plan.renamed) if renamed else (),
-            history=applier.history,
-            checks=checked_columns(item.types),
-        )
 
     def row(self) -> tuple[object, ...]:
         return (
@@ -167,19 +147,6 @@ def identity_value_sql(value: str, type_sql: str) -> str:
         f"THEN {trimmed} WHEN {type_sql} RLIKE '{_TEMPORAL_TYPES}' THEN {temporal} "
         f"ELSE {value} END"
     )
-
-
-def types_map_sql(checks: Sequence[tuple[str, str]]) -> str:
-    """SQL: a literal map column -> Spark type of ``checks`` (:func:`checked_columns`).
-
-    >>> types_map_sql([("id", "INT")])
-    "map('id', 'INT')"
-    >>> types_map_sql([])
-    'CAST(map() AS MAP<STRING, STRING>)'
-    """
-    if not checks:
-        return "CAST(map() AS MAP<STRING, STRING>)"
-    return f"map({', '.join(f'{lit(n)}, {lit(t)}' for n, t in checks)})"
 
 
 def row_key_sql(image: str, types: str) -> str:

@@ -29,7 +29,7 @@ from anycdc.event import Op
 from anycdc.faults import crash_point
 from anycdc.metrics import SCHEMA_CHANGE
 from anycdc.schedule import Schedule, TableIdent, qualified_name
-from anycdc.spark.actions import ActionSpec, round_actions
+from anycdc.spark.actions import round_actions
 from anycdc.spark.apply import (
     IncompatibleSchema,
     TableApplier,
@@ -48,6 +48,7 @@ from anycdc.spark.plan import summarize
 from anycdc.spark.scd2 import Scd2Applier
 from anycdc.spark.session import activate_in_thread
 from anycdc.spark.system_tables import SystemTables, dead_letter_rows, with_messages
+from anycdc.spark.table_schema import TableSchema
 from anycdc.spark.table_state import DueTable, TableState
 from anycdc.spark.tombstones import Tombstones, table_tag
 
@@ -58,7 +59,10 @@ log = logging.getLogger("anycdc.pipeline")
 
 TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION: Final = "spark.databricks.delta.write.txnVersion"
-APPLIERS: Final[dict[str, type[TableApplier]]] = {"scd1": TableApplier, "scd2": Scd2Applier}
+APPLIERS: Final[dict[str, type[TableApplier | Scd2Applier]]] = {
+    "scd1": TableApplier,
+    "scd2": Scd2Applier,
+}
 """The applier of each ``mode`` (a table's: :meth:`ApplyRound.applier_kind`)."""
 APPLY_APP: Final = ":apply"
 """The app id suffix of the tables' MERGEs: their version is the ingest batch applied through."""
@@ -88,7 +92,7 @@ class ApplyRound:
         self._keyless: set[str] = set()  # tables this run has said have no key
         self._tables: DeltaTables | None = None  # the batched engine's transactions
 
-    def applier_kind(self, plan: TablePlan) -> type[TableApplier]:
+    def applier_kind(self, plan: TablePlan) -> type[TableApplier | Scd2Applier]:
         """How the table is written: its current row per key (scd1) or every version
         (scd2), by its ``mode`` (its ``tables:`` entry's, else the run's)."""
         return APPLIERS[self.config.table_settings(plan.ident).mode]
@@ -202,7 +206,7 @@ class ApplyRound:
         # upkeep is idempotent: outside the idempotent-write window, like the schema changes
         vacuumed = set(Upkeep(spark, self.config).vacuum_due(properties))
         for item in prepared:
-            if item.applier.table_ref() in vacuumed:
+            if item.schema.table_ref() in vacuumed:
                 item.state.vacuumed(self.spark, item.path)  # its stamp changed: read it again
         return prepared, failed
 
@@ -229,7 +233,7 @@ class ApplyRound:
         (for the VACUUMs that are due)."""
         applier = self.applier_kind(plan)(spark, self.config, plan)
         known = self.known.get(applier.path)
-        if not plan.has_rows and known is None and not applier.exists():
+        if not plan.has_rows and known is None and not applier.schema.exists():
             return None  # DDL for a table we have no row of yet: its first rows carry the schema
         item = DueTable.schema_step(applier, known, through)
         if not plan.key and applier.path not in self._keyless:
@@ -243,17 +247,17 @@ class ApplyRound:
                 plan.qualified,
             )
         if not item.awaits_first_write:  # else once its first write has created it
-            self._register(applier)
+            self._register(item.schema)
         self.known[applier.path] = item.state
         item.align(self.spark, through, properties)
         return item
 
-    def _register(self, applier: TableApplier) -> None:
+    def _register(self, table: TableSchema) -> None:
         """Put the table in the Spark catalog (``table_name``), once per run and table."""
-        if self.config.table_name and applier.path not in self._registered:
-            name = applier.register()
-            self._registered.add(applier.path)  # one thread per table: no race on a path
-            log.info("%s: in the catalog as %s", applier.plan.qualified, name)
+        if self.config.table_name and table.path not in self._registered:
+            name = table.register()
+            self._registered.add(table.path)  # one thread per table: no race on a path
+            log.info("%s: in the catalog as %s", table.plan.qualified, name)
 
     @contextmanager
     def _txn(self, spark: SparkSession, write: WriteId) -> Iterator[None]:
@@ -289,7 +293,7 @@ class ApplyRound:
             current = [table_tag(i) for i, item in enumerate(prepared) if not item.keeps_history]
             if current:  # the tables of one row per key (scd1); history tables keep every version
                 store = Tombstones(wanted.sparkSession, self.config)
-                tables = store.table_ids([item.applier.path for item in prepared])
+                tables = store.table_ids([item.path for item in prepared])
                 # one shuffle folds every table's keys and one read of the tombstones
                 # guards them all; each MERGE then reads its slice
                 ok = actions.filter(F.col("_bad").isNull())
@@ -310,7 +314,7 @@ class ApplyRound:
                         item, actions, folded, index, stats.get(index), through, wanted
                     )
                 except Exception as exc:  # whatever Spark or Delta raise: this table only
-                    plan = item.applier.plan
+                    plan = item.plan
                     reason = self._failed(plan, one_line(exc))
                     return self.system.dead_letter_table(wanted, plan, reason, app)
                 result.seconds = time.monotonic() - started
@@ -346,7 +350,7 @@ class ApplyRound:
         """Every table's row actions in one plan (:func:`~anycdc.spark.actions.round_actions`),
         tagged ``_t`` (:func:`table_tag` of its index in ``prepared``), each with ``_bad``
         (why it cannot be cast to its column, or null) and ``_kv`` (its key bound's number)."""
-        specs = [ActionSpec.of(table_tag(i), item) for i, item in enumerate(prepared)]
+        specs = [item.action_spec(table_tag(i)) for i, item in enumerate(prepared)]
         actions = round_actions(self.spark, wanted, specs)
         # each table's slice is a few partitions of the cached batch: a task per slice
         # would be thousands of tiny tasks
@@ -406,7 +410,7 @@ class ApplyRound:
         from pyspark.sql import functions as F
 
         applier, types = item.applier, item.types
-        plan = applier.plan
+        plan = item.plan
         mine = F.col("_t") == F.lit(table_tag(index))
         n = int(stats["n"] or 0) if stats else 0
         deletes = int(stats["deletes"] or 0) if stats else 0
@@ -414,7 +418,7 @@ class ApplyRound:
         # the MERGE first: when it fails, every event of the table is dead-lettered instead
         appended = False
         created_now = item.awaits_first_write
-        if n and folded is not None and not item.keeps_history:
+        if n and folded is not None and isinstance(applier, TableApplier):  # not keeps_history
             created = item.created_in_this_apply
             append = item.appendable(self.spark, stats) if stats and not created else False
             mine_folded = folded.filter(mine).drop("_t")
@@ -428,18 +432,18 @@ class ApplyRound:
             applier.apply(good, types, through, has_deletes=bool(deletes))
         item.create_if_unwritten()  # no row written: it exists all the same
         if created_now:
-            self._register(applier)
+            self._register(item.schema)
         if dead:
             bad = with_messages(actions.filter(mine & F.col("_bad").isNotNull()), wanted)
             # several writers append to dead_letter in one apply: each needs its own app id
             self.system.append(
                 dead_letter_rows(bad, plan.qualified, F.col("_bad")),
                 "dead_letter",
-                WriteId(f"{self.config.query_name}:dead:{applier.path}", through),
+                WriteId(f"{self.config.query_name}:dead:{item.path}", through),
             )
         return TableResult(
             table=plan.qualified,
-            path=applier.path,
+            path=item.path,
             events=n,
             deletes=deletes,
             upserts=n - deletes,
@@ -460,6 +464,7 @@ class ApplyRound:
         would cost more than the MERGE), a rewrite of a table with the change data feed on
         (the MERGE writes its update and delete rows; an append needs none)."""
         applier = item.applier
+        assert isinstance(applier, TableApplier)  # an SCD1 table's: history is never folded
         if self.config.apply_engine != "batched":
             return False
         known = item.state

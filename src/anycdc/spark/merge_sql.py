@@ -1,7 +1,9 @@
-"""The SQL text of the apply step: identifier and literal quoting, the MERGE, the rewrite.
+"""The SQL text of the apply step: identifier and literal quoting, the MERGE, the rewrite,
+the DDL of a table's schema step and its TRUNCATE.
 
 Where it sits: source -> decode -> changelog -> plan -> **apply** -> commit. The appliers
-(:mod:`anycdc.spark.apply`, :mod:`anycdc.spark.scd2`) and the pipeline's stages build their
+(:mod:`anycdc.spark.apply`, :mod:`anycdc.spark.scd2`), the schema step
+(:mod:`anycdc.spark.table_schema`) and the pipeline's stages build their
 statements as SQL text (a few calls into the JVM per table, whatever its width); every name
 in that text comes from messages, so it is data: it is quoted here (:func:`q`, :func:`lit`)
 and nowhere else. The MERGE of an SCD1 table (:func:`merge_statement`) and the batched
@@ -112,24 +114,6 @@ def table_condition(plan: TablePlan) -> str:
         for column, value in (("database", plan.database), ("schema", plan.schema))
     ]
     return " AND ".join([*parts, f"`table` = {lit(plan.table)}"])
-
-
-def renamed_image(image: str, renames: list[tuple[str, str, str]]) -> str:
-    """SQL: the map column ``image`` with each (old, new, position) rename applied to the
-    rows from before its position (in order: a column renamed twice ends at the last name).
-
-    >>> print(renamed_image("after", [("a", "b", "7")]))  # doctest: +NORMALIZE_WHITESPACE
-    CASE WHEN position < '7' AND map_contains_key(after, 'a') THEN map_concat(map_filter(after,
-    (k, v) -> k <> 'a'), map('b', element_at(after, 'a'))) ELSE after END
-    """
-    expr = image
-    for old, new, position in renames:
-        expr = (
-            f"CASE WHEN position < {lit(position)} AND map_contains_key({expr}, {lit(old)}) "
-            f"THEN map_concat(map_filter({expr}, (k, v) -> k <> {lit(old)}), "
-            f"map({lit(new)}, element_at({expr}, {lit(old)}))) ELSE {expr} END"
-        )
-    return expr
 
 
 STAGED_META: Final = {
@@ -247,3 +231,141 @@ def rewrite_sql(
     upsert = f"s.{STAGE_KIND} = 'upsert'"
     kept = f"({row} AND NOT ({applies} AND NOT {upsert})) OR (NOT {row} AND {upsert})"
     return on, kept, values
+
+
+# --------------------------------------------------------------------------- DDL
+# The statements of a table's schema step (:mod:`anycdc.spark.table_schema`: create, evolve,
+# properties, layout, catalog) and of its TRUNCATE (:mod:`anycdc.spark.apply`). ``table`` is
+# the table in SQL (:func:`delta_ref`); every other name is quoted here.
+
+
+def column_sql(name: str, spark_type: str, comment: str | None = None) -> str:
+    """A column's definition (CREATE TABLE, ADD COLUMNS), with its ``comment`` if any.
+
+    >>> column_sql("a`b", "BIGINT", "source column: A b")
+    "`a``b` BIGINT COMMENT 'source column: A b'"
+    """
+    ddl = f"{q(name)} {spark_type}"
+    return ddl if comment is None else f"{ddl} COMMENT {lit(comment)}"
+
+
+def create_table_sql(
+    table: str,
+    columns: Sequence[str],
+    properties: dict[str, str],
+    partitioned_by: Sequence[str] = (),
+    clustered_by: Sequence[str] = (),
+) -> str:
+    """CREATE TABLE (if it does not exist) of the column definitions ``columns``
+    (:func:`column_sql`) with ``properties``, partitioned by the columns ``partitioned_by``,
+    else clustered by ``clustered_by`` (none: neither)."""
+    layout = ""
+    if partitioned_by:
+        layout = f" PARTITIONED BY ({', '.join(q(c) for c in partitioned_by)})"
+    elif clustered_by:
+        layout = f" CLUSTER BY ({', '.join(q(c) for c in clustered_by)})"
+    return (
+        f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(columns)}) USING delta"
+        f"{layout} TBLPROPERTIES ({property_list(properties)})"
+    )
+
+
+def set_properties_sql(table: str, properties: dict[str, str]) -> str:
+    """ALTER TABLE ... SET TBLPROPERTIES of ``properties``."""
+    return f"ALTER TABLE {table} SET TBLPROPERTIES ({property_list(properties)})"
+
+
+def add_columns_sql(table: str, columns: Sequence[str]) -> str:
+    """ALTER TABLE ... ADD COLUMNS of the column definitions ``columns`` (:func:`column_sql`)."""
+    return f"ALTER TABLE {table} ADD COLUMNS ({', '.join(columns)})"
+
+
+def alter_type_sql(table: str, column: str, spark_type: str) -> str:
+    """ALTER TABLE ... ALTER COLUMN ... TYPE (Delta's type widening)."""
+    return f"ALTER TABLE {table} ALTER COLUMN {q(column)} TYPE {spark_type}"
+
+
+def rename_column_sql(table: str, old: str, new: str) -> str:
+    """ALTER TABLE ... RENAME COLUMN (column mapping: metadata only)."""
+    return f"ALTER TABLE {table} RENAME COLUMN {q(old)} TO {q(new)}"
+
+
+def comment_column_sql(table: str, column: str, comment: str) -> str:
+    """ALTER TABLE ... ALTER COLUMN ... COMMENT (``''`` clears it)."""
+    return f"ALTER TABLE {table} ALTER COLUMN {q(column)} COMMENT {lit(comment)}"
+
+
+def drop_column_sql(table: str, column: str) -> str:
+    """ALTER TABLE ... DROP COLUMN (column mapping: metadata only)."""
+    return f"ALTER TABLE {table} DROP COLUMN {q(column)}"
+
+
+def cluster_by_sql(table: str, columns: Sequence[str]) -> str:
+    """ALTER TABLE ... CLUSTER BY the table's ``columns``."""
+    return f"ALTER TABLE {table} CLUSTER BY ({', '.join(q(c) for c in columns)})"
+
+
+def catalog_name_sql(parts: Sequence[str]) -> str:
+    """A catalog name from its parts (unquoted).
+
+    >>> catalog_name_sql(["lake", "shop.orders"])
+    '`lake`.`shop.orders`'
+    """
+    return ".".join(q(p) for p in parts)
+
+
+def create_database_sql(namespace: Sequence[str]) -> str:
+    """CREATE DATABASE (if it does not exist) of the catalog namespace ``namespace``."""
+    return f"CREATE DATABASE IF NOT EXISTS {catalog_name_sql(namespace)}"
+
+
+def register_table_sql(name: Sequence[str], path: str) -> str:
+    """Register the Delta table at ``path`` in the catalog as ``name`` (its parts, unquoted),
+    an external table; an existing name is left as it is."""
+    return f"CREATE TABLE IF NOT EXISTS {catalog_name_sql(name)} USING delta LOCATION {lit(path)}"
+
+
+def truncate_sql(table: str, position: str) -> str:
+    """DELETE of the rows a TRUNCATE at ``position`` empties: those older than it (and
+    those without a position)."""
+    return f"DELETE FROM {table} WHERE _cdc_position IS NULL OR _cdc_position < {lit(position)}"
+
+
+# --------------------------------------------------------------------------- SCD2
+# The statements of a history table's write (:mod:`anycdc.spark.scd2`).
+
+
+def create_table_of_sql(table: str, schema: str) -> str:
+    """CREATE TABLE (if it does not exist) of the DDL column list ``schema`` (anycdc's own
+    table: no name in it comes from a message).
+
+    >>> create_table_of_sql("delta.`/e`", "_key STRING, seq STRING")
+    'CREATE TABLE IF NOT EXISTS delta.`/e` (_key STRING, seq STRING) USING delta'
+    """
+    return f"CREATE TABLE IF NOT EXISTS {table} ({schema}) USING delta"
+
+
+def history_merge_sql(table: str, view: str, updates: Sequence[str], columns: Sequence[str]) -> str:
+    """The MERGE of a history table's recomputed versions from ``view`` on ``(_cdc_key,
+    _cdc_seq)``: a new version (``_cdc_in_new``) is inserted with ``columns``, a changed one
+    has ``updates`` set; nothing else is written."""
+    update_set = ", ".join(f"{q(n)} = s.{q(n)}" for n in updates)
+    insert_cols = ", ".join(q(n) for n in columns)
+    insert_vals = ", ".join(f"s.{q(n)}" for n in columns)
+    return (
+        f"MERGE INTO {table} t USING {view} s "
+        "ON t._cdc_key = s._cdc_key AND t._cdc_seq = s._cdc_seq "
+        f"WHEN MATCHED AND NOT s._cdc_in_new THEN UPDATE SET {update_set} "
+        f"WHEN NOT MATCHED AND s._cdc_in_new THEN INSERT ({insert_cols}) VALUES ({insert_vals})"
+    )
+
+
+def ends_merge_sql(table: str, view: str) -> str:
+    """The MERGE of a history table's end markers (deletes, truncates) from ``view`` into its
+    end-marker table: each ``(key, seq, kind)`` once."""
+    return (
+        f"MERGE INTO {table} t USING {view} s "
+        "ON t._key <=> s._key AND t.seq = s.seq AND t.kind = s.kind "
+        "WHEN NOT MATCHED THEN INSERT (_key, seq, ts_ms, kind, batch) "
+        "VALUES (s._key, s.seq, s.ts_ms, s.kind, s.batch)"
+    )

@@ -69,6 +69,7 @@ from anycdc.spark.batch_metrics import (
 from anycdc.spark.ingest import CONTROL_OPS, ROW_OPS, Ingested, IngestStep, only_row
 from anycdc.spark.ledger import Ledger, WriteId
 from anycdc.spark.maintenance import AUTO_COMPACT
+from anycdc.spark.scd2 import Scd2Applier
 from anycdc.spark.source import raw_stream
 from anycdc.spark.system_tables import (
     BATCHES_SCHEMA,
@@ -176,7 +177,7 @@ class Pipeline:
         )
         """What :meth:`run` serves on ``metrics_port`` (None: not set)."""
 
-    def applier_kind(self, plan: TablePlan) -> type[TableApplier]:
+    def applier_kind(self, plan: TablePlan) -> type[TableApplier | Scd2Applier]:
         """How the table is written: its current row per key (scd1) or every version
         (scd2), by its ``mode`` (its ``tables:`` entry's, else the run's)."""
         return self._round.applier_kind(plan)

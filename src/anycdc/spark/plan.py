@@ -334,7 +334,8 @@ def build_plans(
 
 def apply_ddl(plan: TablePlan, statement: str, position: str = "") -> None:
     """Fold an ALTER TABLE into the plan: added/retyped columns; drops and renames recorded
-    (what they do to the table is ``schema_changes``'s: :meth:`~anycdc.spark.apply.TableApplier.ensure_schema`)."""
+    (what they do to the table is ``schema_changes``'s:
+    :meth:`~anycdc.spark.table_schema.TableSchema.ensure_schema`)."""
     from anycdc.ddl import column_changes
     from anycdc.typemap import sql_type
 

@@ -20,10 +20,10 @@ row is one row of the table, with the source columns plus
 A history row is identified by ``(_cdc_key, _cdc_seq)``. Per table and batch
 (:meth:`Scd2Applier.apply`):
 
-1. the batch's actions (the SCD1 ``actions``/``bad_casts`` plus TRUNCATE events)
-   are split into *versions* (insert, snapshot, update: one version each, the
-   first arrival of a ``(key, seq)`` wins) and *end markers* (deletes; truncates
-   end every key);
+1. the batch's row actions (the SCD1 ones plus TRUNCATE events, bad casts set apart:
+   :func:`~anycdc.spark.actions.round_actions`) are split into *versions* (insert,
+   snapshot, update: one version each, the first arrival of a ``(key, seq)`` wins) and
+   *end markers* (deletes; truncates end every key);
 2. the **touched keys** (keys of the batch's versions and deletes; every key when
    the batch holds a truncate) are read back from the table and the batch's
    versions that are not there yet are added to them;
@@ -62,17 +62,19 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
-from anycdc.spark.apply import (
-    BATCH_COLUMN,
-    META_COLUMNS,
-    TableApplier,
-    ingest_batch,
-    with_batch,
-)
+from anycdc.spark.apply import BATCH_COLUMN, with_batch
 from anycdc.spark.ledger import INGEST_BATCH
-from anycdc.spark.merge_sql import delta_ref, lit, q
+from anycdc.spark.merge_sql import (
+    create_table_of_sql,
+    delta_ref,
+    ends_merge_sql,
+    history_merge_sql,
+    lit,
+    q,
+)
 from anycdc.spark.plan import TablePlan
 from anycdc.spark.sql_types import cast_sql
+from anycdc.spark.table_schema import META_COLUMNS, TableSchema
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -92,13 +94,10 @@ ENDS_SCHEMA: Final = "_key STRING, seq STRING, ts_ms BIGINT, kind STRING, batch 
 ARRIVAL: Final = ("source", "partition", "offset", "event_index")
 
 
-class Scd2Applier(TableApplier):
-    """Applies batches to one SCD2 history table (see the module docstring).
-
-    Reuses :class:`TableApplier`'s schema evolution, ``actions`` and
-    ``bad_casts``; replaces the per-key fold + MERGE with the history
-    recomputation of the touched keys, and TRUNCATE's delete with end markers.
-    """
+class Scd2Schema(TableSchema):
+    """The schema step of one SCD2 history table: the SCD1 table's
+    (:class:`~anycdc.spark.table_schema.TableSchema`) with the history's metadata columns,
+    its end-marker table, and no TRUNCATE floor."""
 
     meta_columns: ClassVar[tuple[tuple[str, str], ...]] = SCD2_META
     history: ClassVar[bool] = True
@@ -110,7 +109,6 @@ class Scd2Applier(TableApplier):
             config.target.rstrip("/"), config.system_dir + "/scd2_ends", 1
         )
 
-    # ------------------------------------------------------------------ phase A hooks
     def ensure_schema(
         self,
         batch_id: int,
@@ -124,40 +122,34 @@ class Scd2Applier(TableApplier):
         """
         types = super().ensure_schema(batch_id, known, known_targets)
         if known is None:
-            self.spark.sql(
-                f"CREATE TABLE IF NOT EXISTS {delta_ref(self.ends_path)} ({ENDS_SCHEMA}) USING delta"
-            )
+            self.spark.sql(create_table_of_sql(delta_ref(self.ends_path), ENDS_SCHEMA))
         return types
 
     def truncate_position(self, properties: dict[str, str] | None = None) -> str | None:
         """No truncate floor: older events are slotted into history, not dropped."""
         return None
 
+
+class Scd2Applier:
+    """Applies batches to one SCD2 history table (see the module docstring).
+
+    Its schema step is :attr:`schema` (:class:`Scd2Schema`: the SCD1 table's schema
+    evolution, with the history's columns); the round's row actions are SCD1's plus
+    TRUNCATE events (:func:`~anycdc.spark.actions.round_actions`). Instead of the per-key
+    fold + MERGE, the history recomputation of the touched keys; instead of TRUNCATE's
+    delete, end markers.
+    """
+
+    def __init__(self, spark: SparkSession, config: PipelineConfig, plan: TablePlan) -> None:
+        self.schema = Scd2Schema(spark, config, plan)
+        self.spark = spark
+        self.config = config
+        self.plan = plan
+        self.path = self.schema.path
+        self.ends_path = self.schema.ends_path
+
     def apply_truncate(self, position: str, batch_id: int) -> None:
         """Nothing in phase A: a TRUNCATE is an end marker, applied by :meth:`apply`."""
-
-    # ------------------------------------------------------------------ actions
-    def actions(self, events: DataFrame, types: dict[str, str], floor: str | None) -> DataFrame:
-        """The SCD1 row actions (no truncate floor) plus one ``truncate`` action per TRUNCATE."""
-        from pyspark.sql import functions as F
-
-        rows = super().actions(events, types, None)
-        truncates = events.filter(F.col("op") == "truncate").select(
-            F.lit(None).cast("string").alias("_key"),
-            F.lit("truncate").alias("kind"),
-            F.lit(None).cast("map<string,string>").alias("image"),
-            F.lit(True).alias("full"),
-            F.col("position"),
-            F.col("partition"),
-            F.col("offset"),
-            F.col("event_index"),
-            ingest_batch(events),
-            F.col("ts_ms"),
-            F.col("op"),
-            F.col("source"),
-            F.col("format"),
-        )
-        return rows.unionByName(truncates)
 
     # ------------------------------------------------------------------ apply
     def apply(
@@ -228,7 +220,7 @@ class Scd2Applier(TableApplier):
         return first.select(
             *[
                 F.expr(cast_sql(f"element_at(image, {lit(name)})", spark_type)).alias(
-                    self.target(name)
+                    self.schema.target(name)
                 )
                 for name, spark_type in types.items()
             ],
@@ -260,7 +252,7 @@ class Scd2Applier(TableApplier):
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
-        columns = [*(self.target(n) for n in types), *(name for name, _ in SCD2_META)]
+        columns = [*(self.schema.target(n) for n in types), *(name for name, _ in SCD2_META)]
         table = (
             self.spark.read.format("delta").load(self.path).select(*[F.col(q(c)) for c in columns])
         )
@@ -288,7 +280,7 @@ class Scd2Applier(TableApplier):
                 F.when(
                     F.col("_cdc_partial").isNull()
                     | F.array_contains(F.col("_cdc_partial"), F.lit(name)),
-                    F.struct(F.col(q(self.target(name))).alias("v")),
+                    F.struct(F.col(q(self.schema.target(name))).alias("v")),
                 ),
                 ignorenulls=True,
             )
@@ -296,7 +288,7 @@ class Scd2Applier(TableApplier):
             .getField("v")
             for name in types
         }
-        filled = {self.target(name): value for name, value in filled.items()}
+        filled = {self.schema.target(name): value for name, value in filled.items()}
         # each version ends at the next row of its key's timeline: a version or a delete
         marks = deletes.select(
             F.col("_key").alias("_cdc_key"),
@@ -354,19 +346,12 @@ class Scd2Applier(TableApplier):
         staged = staged.localCheckpoint(eager=True)
         if staged.isEmpty():
             return  # e.g. a replayed batch: nothing new, nothing to write
-        updates = [*(self.target(n) for n in types), "_cdc_valid_to", "_cdc_is_current"]
-        update_set = ", ".join(f"{q(n)} = s.{q(n)}" for n in updates)
-        insert_cols = ", ".join(q(n) for n in columns)
-        insert_vals = ", ".join(f"s.{q(n)}" for n in columns)
+        updates = [*(self.schema.target(n) for n in types), "_cdc_valid_to", "_cdc_is_current"]
         view = f"anycdc_scd2_{abs(hash((self.path, id(staged))))}"
+        statement = history_merge_sql(self.schema.table_ref(), view, updates, columns)
         staged.createOrReplaceTempView(view)
         try:
-            self.spark.sql(
-                f"MERGE INTO {self._table_ref()} t USING {view} s "
-                "ON t._cdc_key = s._cdc_key AND t._cdc_seq = s._cdc_seq "
-                f"WHEN MATCHED AND NOT s._cdc_in_new THEN UPDATE SET {update_set} "
-                f"WHEN NOT MATCHED AND s._cdc_in_new THEN INSERT ({insert_cols}) VALUES ({insert_vals})"
-            )
+            self.spark.sql(statement)
         finally:
             self.spark.catalog.dropTempView(view)
 
@@ -375,12 +360,7 @@ class Scd2Applier(TableApplier):
         view = f"anycdc_ends_{abs(hash((self.ends_path, batch_id)))}"
         ends.createOrReplaceTempView(view)
         try:
-            self.spark.sql(
-                f"MERGE INTO {delta_ref(self.ends_path)} t USING {view} s "
-                "ON t._key <=> s._key AND t.seq = s.seq AND t.kind = s.kind "
-                "WHEN NOT MATCHED THEN INSERT (_key, seq, ts_ms, kind, batch) "
-                "VALUES (s._key, s.seq, s.ts_ms, s.kind, s.batch)"
-            )
+            self.spark.sql(ends_merge_sql(delta_ref(self.ends_path), view))
         finally:
             self.spark.catalog.dropTempView(view)
 
@@ -437,4 +417,4 @@ def _changed(recomputed: dict[str, Any]) -> Column:
     return ~same
 
 
-__all__: Sequence[str] = ["SCD2_META", "Scd2Applier"]
+__all__: Sequence[str] = ["SCD2_META", "Scd2Applier", "Scd2Schema"]

@@ -4,7 +4,8 @@ Where it sits: source -> decode -> changelog -> plan -> **apply** -> commit. The
 (:mod:`anycdc.spark.apply_round`) keeps a :class:`TableState` per table path for the whole
 run (its columns, properties, size, key bound and Delta log, read once and then kept up to
 date by the run's own changes: anycdc is the table's only writer), and makes a
-:class:`DueTable` for each table an apply writes: its applier (:mod:`anycdc.spark.apply`)
+:class:`DueTable` for each table an apply writes: its applier (:mod:`anycdc.spark.apply`,
+:mod:`anycdc.spark.scd2`), whose schema step (:mod:`anycdc.spark.table_schema`) it runs,
 with that state. The round asks a due table what it needs (is the table still to be
 created by its first write? can the write be an append?) through the methods here, never
 through the applier's own attributes.
@@ -15,11 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final
 
+from anycdc.spark.actions import ActionSpec, checked_columns
 from anycdc.spark.apply import TableApplier
 from anycdc.spark.commit import LogState
 from anycdc.spark.key_bound import KeyBound, bound_column, log_version, read_bound
 from anycdc.spark.maintenance import TableDetail
 from anycdc.spark.plan import TablePlan
+from anycdc.spark.scd2 import Scd2Applier
+from anycdc.spark.table_schema import TableSchema
 
 if TYPE_CHECKING:
     from pyspark.sql import Row, SparkSession
@@ -37,7 +41,7 @@ class TableState:
     columns: dict[str, str]
     """Column -> Spark type, with the ``_cdc_`` columns, as the table now is."""
     targets: dict[str, str] = field(default_factory=dict)
-    """Source column -> its name in the table (:attr:`TableApplier.targets`)."""
+    """Source column -> its name in the table (:attr:`TableSchema.targets`)."""
     detail: TableDetail | None = None
     applies_since_detail: int = 0
     bound: KeyBound | None = None
@@ -65,7 +69,8 @@ class DueTable:
     """A due table in one apply: its applier and what the run knows of it; after
     :meth:`align`, ready for its write."""
 
-    applier: TableApplier
+    applier: TableApplier | Scd2Applier
+    """The table's write; its schema step is :attr:`schema`."""
     state: TableState
     types: dict[str, str]
     """Column -> Spark type of the source's columns."""
@@ -77,51 +82,59 @@ class DueTable:
     """The schema step committed to the table (its key bound moves to the new version)."""
 
     @classmethod
-    def schema_step(cls, applier: TableApplier, state: TableState | None, through: int) -> DueTable:
-        """Create or evolve the table (:meth:`TableApplier.ensure_schema`; no look at it
+    def schema_step(
+        cls, applier: TableApplier | Scd2Applier, state: TableState | None, through: int
+    ) -> DueTable:
+        """Create or evolve the table (:meth:`TableSchema.ensure_schema`; no look at it
         when the run knows it) and bring ``state`` (None: the run's first apply of the
         table) up to date with its columns."""
+        schema = applier.schema
         if state is None:
-            types = applier.ensure_schema(through)
-            state = TableState(applier.columns)
+            types = schema.ensure_schema(through)
+            state = TableState(schema.columns)
         else:
-            types = applier.ensure_schema(through, state.columns, state.targets)
-        changed = state.columns != applier.columns
-        state.columns = applier.columns
-        state.targets = applier.targets
+            types = schema.ensure_schema(through, state.columns, state.targets)
+        changed = state.columns != schema.columns
+        state.columns = schema.columns
+        state.targets = schema.targets
         return cls(applier, state, types, schema_changed=changed)
 
     @property
+    def schema(self) -> TableSchema:
+        """The table's schema step (what the table is: columns, names, properties)."""
+        return self.applier.schema
+
+    @property
     def path(self) -> str:
-        return self.applier.path
+        return self.schema.path
 
     @property
     def plan(self) -> TablePlan:
-        return self.applier.plan
+        return self.schema.plan
 
     @property
     def keeps_history(self) -> bool:
         """An SCD2 history table: a version per change, never a fold per key."""
-        return self.applier.history
+        return self.schema.history
 
     @property
     def awaits_first_write(self) -> bool:
         """The table does not exist yet: its first write creates it (schema, properties and
         rows in one commit), else :meth:`create_if_unwritten` does."""
-        return self.applier.unborn
+        return self.schema.unborn
 
     @property
     def created_in_this_apply(self) -> bool:
         """This apply created the table (or is about to, by its first write): nothing in it
         can match, so its write is an append."""
-        return self.applier.created
+        return self.schema.created
 
     def create_if_unwritten(self) -> bool:
         """Create the table now if its first write has not (the apply wrote no row: all
         deleted, or dead-lettered), so that it exists as the run knows it; True if it did."""
-        if not self.applier.unborn:
+        if not self.schema.unborn:
             return False
-        self.applier.finish_create()
+        self.schema.finish_create()
         return True
 
     def align(
@@ -131,37 +144,55 @@ class DueTable:
         :data:`DETAIL_EVERY` applies), its configured properties and clustering, its TRUNCATE,
         and the key column its bound is kept for. Its properties are added to ``properties``
         (for the VACUUMs that are due)."""
-        applier, known, plan = self.applier, self.state, self.applier.plan
-        if applier.created:
+        schema, known, plan = self.schema, self.state, self.plan
+        if schema.created:
             # what a new table holds is known: no look at it
-            known.detail = applier.created_detail()
+            known.detail = schema.created_detail()
             known.applies_since_detail = 0
         elif known.detail is None or known.applies_since_detail >= DETAIL_EVERY:
-            known.detail = applier.detail()  # the size: whether its MERGE is key-bounded
+            known.detail = schema.detail()  # the size: whether its MERGE is key-bounded
             known.applies_since_detail = 0
-        applier.last_detail = known.detail
+        schema.last_detail = known.detail
         known.applies_since_detail += 1
         props = known.detail.properties
-        props.update(applier.align_properties(props))
+        props.update(schema.align_properties(props))
         changed = self.schema_changed
-        if applier.align_clustering(known.detail):
+        if schema.align_clustering(known.detail):
             known.detail = replace(
                 known.detail,
-                clustering=tuple(applier.target(c) for c in applier.settings.cluster_by),
+                clustering=tuple(schema.target(c) for c in schema.settings.cluster_by),
             )
             changed = True
-        floor = applier.truncate_position(props)
+        floor = schema.truncate_position(props)
         if plan.truncate_position and (floor is None or plan.truncate_position > floor):
-            applier.apply_truncate(plan.truncate_position, through)
+            self.applier.apply_truncate(plan.truncate_position, through)
             floor = plan.truncate_position
-            props.update(applier.truncated_properties(floor))
+            props.update(schema.truncated_properties(floor))
             changed = True
-        properties.append((applier.table_ref(), props))
+        properties.append((schema.table_ref(), props))
         if changed:
-            known.committed_by_run(spark, applier.path)
+            known.committed_by_run(spark, schema.path)
         self.floor = floor
         # history tables insert a version per change: no key bound turns that into an append
-        self.bound_column = None if applier.history else bound_column(plan.key, self.types)
+        self.bound_column = None if schema.history else bound_column(plan.key, self.types)
+
+    def action_spec(self, tag: str) -> ActionSpec:
+        """The row of the round's spec frame (:func:`~anycdc.spark.actions.round_actions`)
+        for this table, tagged ``tag``: after :meth:`align`, its floor and key bound."""
+        schema, plan = self.schema, self.plan
+        renamed = schema.schema_changes == "evolve" and plan.renamed
+        return ActionSpec(
+            tag,
+            plan.database,
+            plan.schema,
+            plan.table,
+            schema.key_columns(),
+            floor=None if schema.history else self.floor,
+            bound=self.bound_column,
+            renames=tuple(plan.renamed) if renamed else (),
+            history=schema.history,
+            checks=checked_columns(self.types),
+        )
 
     def appendable(self, spark: SparkSession, stats: Row) -> bool:
         """Whether the table's pending changes are upserts of keys above all of its own
@@ -179,8 +210,8 @@ class DueTable:
                 # an update of a row the source has: in the table, or about to be; reading
                 # the bound (~4 jobs: the table's statistics) would buy nothing
                 return False
-            column = self.applier.target(self.bound_column)  # its name in the table
-            bound = known.bound = read_bound(spark, path, self.applier.table_ref(), column)
+            column = self.schema.target(self.bound_column)  # its name in the table
+            bound = known.bound = read_bound(spark, path, self.schema.table_ref(), column)
         return bound.admits(int(stats["key_low"]))
 
     def raise_bound(self, spark: SparkSession, stats: Row, created: bool) -> None:

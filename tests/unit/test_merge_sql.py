@@ -1,0 +1,118 @@
+"""The SQL text of the apply step's statements (:mod:`anycdc.spark.merge_sql`): every name
+quoted by ``q``, every value by ``lit``, the statements as the schema step and the TRUNCATE
+have always sent them. No Spark."""
+
+from __future__ import annotations
+
+from anycdc.spark.merge_sql import (
+    add_columns_sql,
+    alter_type_sql,
+    catalog_name_sql,
+    cluster_by_sql,
+    column_sql,
+    comment_column_sql,
+    create_database_sql,
+    create_table_of_sql,
+    create_table_sql,
+    delta_ref,
+    drop_column_sql,
+    ends_merge_sql,
+    history_merge_sql,
+    register_table_sql,
+    rename_column_sql,
+    set_properties_sql,
+    truncate_sql,
+)
+
+T = delta_ref("/lake/shop/orders")
+ODD = "o'dd`c"  # a name that needs both quotings
+
+
+def test_the_table_is_its_quoted_path() -> None:
+    assert T == "delta.`/lake/shop/orders`"
+
+
+def test_a_column_definition_with_and_without_a_comment() -> None:
+    assert column_sql("id", "BIGINT") == "`id` BIGINT"
+    assert column_sql(ODD, "DECIMAL(12,2)", "it's A") == (
+        "`o'dd``c` DECIMAL(12,2) COMMENT 'it\\'s A'"
+    )
+    assert column_sql("x", "STRING", "") == "`x` STRING COMMENT ''"
+
+
+def test_create_table_plain_partitioned_and_clustered() -> None:
+    cols = [column_sql("id", "BIGINT"), column_sql("_cdc_position", "STRING")]
+    props = {"delta.appendOnly": "false", "anycdc.x": "a'b"}
+    head = f"CREATE TABLE IF NOT EXISTS {T} (`id` BIGINT, `_cdc_position` STRING) USING delta"
+    tail = " TBLPROPERTIES ('delta.appendOnly' = 'false', 'anycdc.x' = 'a\\'b')"
+    assert create_table_sql(T, cols, props) == head + tail
+    assert create_table_sql(T, cols, props, ["day", ODD]) == (
+        head + " PARTITIONED BY (`day`, `o'dd``c`)" + tail
+    )
+    assert create_table_sql(T, cols, props, [], ["id"]) == head + " CLUSTER BY (`id`)" + tail
+    # partitions win: a table is never both
+    assert create_table_sql(T, cols, props, ["day"], ["id"]) == (
+        head + " PARTITIONED BY (`day`)" + tail
+    )
+    assert create_table_sql(T, cols, {}) == head + " TBLPROPERTIES ()"
+
+
+def test_alter_table_statements() -> None:
+    assert set_properties_sql(T, {"delta.enableTypeWidening": "true"}) == (
+        f"ALTER TABLE {T} SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')"
+    )
+    assert set_properties_sql(T, {"anycdc.truncatePosition": "0001'2"}) == (
+        f"ALTER TABLE {T} SET TBLPROPERTIES ('anycdc.truncatePosition' = '0001\\'2')"
+    )
+    assert add_columns_sql(T, [column_sql("a", "INT"), column_sql("b", "DATE", "B")]) == (
+        f"ALTER TABLE {T} ADD COLUMNS (`a` INT, `b` DATE COMMENT 'B')"
+    )
+    assert alter_type_sql(T, ODD, "BIGINT") == f"ALTER TABLE {T} ALTER COLUMN `o'dd``c` TYPE BIGINT"
+    assert rename_column_sql(T, "qty", ODD) == (f"ALTER TABLE {T} RENAME COLUMN `qty` TO `o'dd``c`")
+    assert comment_column_sql(T, "amount", "") == (
+        f"ALTER TABLE {T} ALTER COLUMN `amount` COMMENT ''"
+    )
+    assert (
+        comment_column_sql(T, "a", "it's") == f"ALTER TABLE {T} ALTER COLUMN `a` COMMENT 'it\\'s'"
+    )
+    assert drop_column_sql(T, ODD) == f"ALTER TABLE {T} DROP COLUMN `o'dd``c`"
+    assert cluster_by_sql(T, ["k", ODD]) == f"ALTER TABLE {T} CLUSTER BY (`k`, `o'dd``c`)"
+
+
+def test_catalog_statements() -> None:
+    assert catalog_name_sql(["lake", "shop_orders"]) == "`lake`.`shop_orders`"
+    assert create_database_sql(["spark_catalog", "lake"]) == (
+        "CREATE DATABASE IF NOT EXISTS `spark_catalog`.`lake`"
+    )
+    assert register_table_sql(["lake", ODD], "/t/it's") == (
+        "CREATE TABLE IF NOT EXISTS `lake`.`o'dd``c` USING delta LOCATION '/t/it\\'s'"
+    )
+
+
+def test_truncate_deletes_the_rows_before_its_position() -> None:
+    assert truncate_sql(T, "00000012'x") == (
+        f"DELETE FROM {T} WHERE _cdc_position IS NULL OR _cdc_position < '00000012\\'x'"
+    )
+
+
+def test_the_history_merge_inserts_new_versions_and_updates_changed_ones() -> None:
+    text = history_merge_sql(T, "v", [ODD, "_cdc_valid_to"], [ODD, "_cdc_key", "_cdc_seq"])
+    assert text == (
+        f"MERGE INTO {T} t USING v s ON t._cdc_key = s._cdc_key AND t._cdc_seq = s._cdc_seq "
+        "WHEN MATCHED AND NOT s._cdc_in_new THEN UPDATE SET `o'dd``c` = s.`o'dd``c`, "
+        "`_cdc_valid_to` = s.`_cdc_valid_to` "
+        "WHEN NOT MATCHED AND s._cdc_in_new THEN INSERT (`o'dd``c`, `_cdc_key`, `_cdc_seq`) "
+        "VALUES (s.`o'dd``c`, s.`_cdc_key`, s.`_cdc_seq`)"
+    )
+
+
+def test_the_end_markers_are_merged_once_each() -> None:
+    ends = delta_ref("/lake/_anycdc/scd2_ends/shop/orders")
+    assert create_table_of_sql(ends, "_key STRING, seq STRING") == (
+        f"CREATE TABLE IF NOT EXISTS {ends} (_key STRING, seq STRING) USING delta"
+    )
+    assert ends_merge_sql(ends, "e") == (
+        f"MERGE INTO {ends} t USING e s ON t._key <=> s._key AND t.seq = s.seq "
+        "AND t.kind = s.kind WHEN NOT MATCHED THEN INSERT (_key, seq, ts_ms, kind, batch) "
+        "VALUES (s._key, s.seq, s.ts_ms, s.kind, s.batch)"
+    )
