@@ -15,13 +15,17 @@ from anycdc.spark.merge_sql import (
     create_table_of_sql,
     create_table_sql,
     delta_ref,
+    describe_detail_sql,
     drop_column_sql,
     ends_merge_sql,
     history_merge_sql,
+    max_text_sql,
     register_table_sql,
     rename_column_sql,
     set_properties_sql,
+    show_properties_sql,
     truncate_sql,
+    vacuum_sql,
 )
 
 T = delta_ref("/lake/shop/orders")
@@ -115,4 +119,15 @@ def test_the_end_markers_are_merged_once_each() -> None:
         f"MERGE INTO {ends} t USING e s ON t._key <=> s._key AND t.seq = s.seq "
         "AND t.kind = s.kind WHEN NOT MATCHED THEN INSERT (_key, seq, ts_ms, kind, batch) "
         "VALUES (s._key, s.seq, s.ts_ms, s.kind, s.batch)"
+    )
+
+
+def test_the_maintenance_statements_and_the_key_bound_read() -> None:
+    assert describe_detail_sql(T) == "DESCRIBE DETAIL delta.`/lake/shop/orders`"
+    assert show_properties_sql(T) == "SHOW TBLPROPERTIES delta.`/lake/shop/orders`"
+    assert vacuum_sql(T) == "VACUUM delta.`/lake/shop/orders`"
+    assert vacuum_sql(T, 168) == "VACUUM delta.`/lake/shop/orders` RETAIN 168 HOURS"
+    assert vacuum_sql(T, 0.25) == "VACUUM delta.`/lake/shop/orders` RETAIN 0.25 HOURS"
+    assert max_text_sql(T, ODD) == (
+        "SELECT CAST(max(`o'dd``c`) AS STRING) AS high FROM delta.`/lake/shop/orders`"
     )

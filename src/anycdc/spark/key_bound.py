@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from anycdc.spark.merge_sql import q
+from anycdc.spark.merge_sql import max_text_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -107,7 +107,7 @@ def read_bound(spark: SparkSession, table_path: str, table_ref: str, column: str
     """Read the table's bound: its largest ``column`` value, at its newest version (the
     version first: a commit between the two makes the bound look stale, never wrong)."""
     version = log_version(spark, table_path)
-    row = spark.sql(f"SELECT CAST(max({q(column)}) AS STRING) AS high FROM {table_ref}").first()
+    row = spark.sql(max_text_sql(table_ref, column)).first()
     text = row["high"] if row is not None else None
     return KeyBound(int(text) if text is not None else None, version if version is not None else -1)
 

@@ -38,7 +38,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.config import PipelineConfig
-from anycdc.spark.merge_sql import property_list
+from anycdc.spark.merge_sql import (
+    describe_detail_sql,
+    set_properties_sql,
+    show_properties_sql,
+    vacuum_sql,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -81,7 +86,7 @@ class TableDetail:
 
 def table_detail(spark: SparkSession, table_ref: str) -> TableDetail:
     """A Delta table's properties, live files and their size, in one look at its log."""
-    row = spark.sql(f"DESCRIBE DETAIL {table_ref}").first()
+    row = spark.sql(describe_detail_sql(table_ref)).first()
     if row is None:
         return TableDetail({}, 0, 0)
     return TableDetail(
@@ -102,9 +107,7 @@ def _field(row: Any, name: str) -> Any:
 
 def table_properties(spark: SparkSession, table_ref: str) -> dict[str, str]:
     """A Delta table's properties (``table_ref``: ``delta.`/path``` or a catalog name)."""
-    return {
-        row["key"]: row["value"] for row in spark.sql(f"SHOW TBLPROPERTIES {table_ref}").collect()
-    }
+    return {row["key"]: row["value"] for row in spark.sql(show_properties_sql(table_ref)).collect()}
 
 
 class Upkeep:
@@ -158,20 +161,19 @@ class Upkeep:
         return True
 
     def _stamp(self, table_ref: str, now_ms: int) -> None:
-        stamp = property_list({LAST_VACUUM_PROPERTY: str(now_ms)})
-        self.spark.sql(f"ALTER TABLE {table_ref} SET TBLPROPERTIES ({stamp})")
+        self.spark.sql(set_properties_sql(table_ref, {LAST_VACUUM_PROPERTY: str(now_ms)}))
 
     def _vacuum(self, table_ref: str) -> None:
         retain = self.config.vacuum_retain_hours
         if retain is None:
-            self.spark.sql(f"VACUUM {table_ref}")
+            self.spark.sql(vacuum_sql(table_ref))
             return
         # an explicit retention is the user's decision: Delta's guard against one shorter
         # than the table's is lifted for this statement only
         before = self.spark.conf.get(RETENTION_CHECK, None)
         self.spark.conf.set(RETENTION_CHECK, "false")
         try:
-            self.spark.sql(f"VACUUM {table_ref} RETAIN {retain:g} HOURS")
+            self.spark.sql(vacuum_sql(table_ref, retain))
         finally:
             if before is None:
                 self.spark.conf.unset(RETENTION_CHECK)

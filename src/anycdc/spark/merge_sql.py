@@ -369,3 +369,29 @@ def ends_merge_sql(table: str, view: str) -> str:
         "WHEN NOT MATCHED THEN INSERT (_key, seq, ts_ms, kind, batch) "
         "VALUES (s._key, s.seq, s.ts_ms, s.kind, s.batch)"
     )
+
+
+def describe_detail_sql(table: str) -> str:
+    """DESCRIBE DETAIL: a Delta table's properties, files and size in one look at its log."""
+    return f"DESCRIBE DETAIL {table}"
+
+
+def show_properties_sql(table: str) -> str:
+    """SHOW TBLPROPERTIES: a table's properties as (key, value) rows."""
+    return f"SHOW TBLPROPERTIES {table}"
+
+
+def vacuum_sql(table: str, retain_hours: float | None = None) -> str:
+    """VACUUM, with the table's own retention or ``retain_hours``.
+
+    >>> vacuum_sql("delta.`/t`", 0.5)
+    'VACUUM delta.`/t` RETAIN 0.5 HOURS'
+    """
+    if retain_hours is None:
+        return f"VACUUM {table}"
+    return f"VACUUM {table} RETAIN {retain_hours:g} HOURS"
+
+
+def max_text_sql(table: str, column: str) -> str:
+    """The greatest value of ``column`` as text (``high``): a key bound's read."""
+    return f"SELECT CAST(max({q(column)}) AS STRING) AS high FROM {table}"
