@@ -60,6 +60,7 @@ Detection: the two formats differ only by ``__light_type`` inside the images.
 A message with no row image (HEARTBEAT, and DDL whose image holds only
 ``ddl``) cannot tell them apart: ``oms-json`` scores higher and wins.
 
+>>> from anycdc.formats.oms.format import OmsJson
 >>> msg = ('{"allMetaData":{"record_primary_key":"id","db":"t1.shop","dbType":"OB_MYSQL",'
 ...        '"table_name":"orders","timestamp":"1609344671","storeDataSequence":160934467100001},'
 ...        '"prevStruct":null,"recordType":"INSERT","postStruct":{"id":3,"total":12.50}}')
@@ -72,100 +73,14 @@ A message with no row image (HEARTBEAT, and DDL whose image holds only
 
 from __future__ import annotations
 
-from anycdc.formats.oms.format import (
-    OmsExtendJson,
-    OmsJson,
-)
-from anycdc.formats.oms.types import (
-    derived_schema_type,
-    key_text,
-    light_type,
-    oracle_tenant,
-    seconds_to_ms,
-    tenant_database,
-)
+from typing import Any
 
-# the names the module had before it became a package, importable from here still
-from anycdc.formats.oms.wire import (
-    DDL_KEY,
-    DEFAULT_DB_TYPE,
-    F_META,
-    F_POST,
-    F_PREV,
-    F_RECORD_TYPE,
-    LIGHT_TYPE,
-    M_CHECKPOINT,
-    M_DB,
-    M_DB_TYPE,
-    M_DDL_TYPE,
-    M_PRIMARY_KEY,
-    M_PRIMARY_VALUE,
-    M_SEQUENCE,
-    M_SOURCE_IDENTITY,
-    M_TABLE,
-    M_TIMESTAMP,
-    M_TRANS_ID,
-    M_UNIQUE_ID,
-    OCEANBASE_DB_TYPES,
-    OP_NOUN,
-    OPS,
-    ORACLE_DB_TYPES,
-    RECORD_TYPES,
-    RT_DDL,
-    RT_DELETE,
-    RT_HEARTBEAT,
-    RT_INSERT,
-    RT_ROW,
-    RT_UPDATE,
-    SCHEMA_TYPE,
-    X_CHECKPOINT,
-    X_DB_TYPE,
-    X_DDL_TYPE,
-    X_TENANT,
-)
+from anycdc.formats.moved import moved_names
 
-__all__ = [
-    "DDL_KEY",
-    "DEFAULT_DB_TYPE",
-    "F_META",
-    "F_POST",
-    "F_PREV",
-    "F_RECORD_TYPE",
-    "LIGHT_TYPE",
-    "M_CHECKPOINT",
-    "M_DB",
-    "M_DB_TYPE",
-    "M_DDL_TYPE",
-    "M_PRIMARY_KEY",
-    "M_PRIMARY_VALUE",
-    "M_SEQUENCE",
-    "M_SOURCE_IDENTITY",
-    "M_TABLE",
-    "M_TIMESTAMP",
-    "M_TRANS_ID",
-    "M_UNIQUE_ID",
-    "OCEANBASE_DB_TYPES",
-    "OPS",
-    "OP_NOUN",
-    "ORACLE_DB_TYPES",
-    "RECORD_TYPES",
-    "RT_DDL",
-    "RT_DELETE",
-    "RT_HEARTBEAT",
-    "RT_INSERT",
-    "RT_ROW",
-    "RT_UPDATE",
-    "SCHEMA_TYPE",
-    "X_CHECKPOINT",
-    "X_DB_TYPE",
-    "X_DDL_TYPE",
-    "X_TENANT",
-    "OmsExtendJson",
-    "OmsJson",
-    "derived_schema_type",
-    "key_text",
-    "light_type",
-    "oracle_tenant",
-    "seconds_to_ms",
-    "tenant_database",
-]
+_find = moved_names(__name__)
+
+
+def __getattr__(name: str) -> Any:
+    """A name this package used to re-export (:data:`anycdc.formats.moved.MOVED_NAMES`):
+    deprecated, read from the module that defines it."""
+    return _find(name)
