@@ -292,6 +292,17 @@ def test_gzip_files_and_gzip_stdin(
     assert code == 0 and len(out) == 1
 
 
+def test_a_gz_file_that_is_not_gzip_is_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("bad.jsonl.gz", "bad.json.gz"):
+        bad = tmp_path / name
+        bad.write_bytes(INSERT)
+        code, _, err = _run(capsys, bad)
+        assert code == 2 and len(err) == 1, err  # an input error, as a missing file
+        assert err[0].startswith(f"anycdc: {bad}: not readable as gzip"), err
+
+
 # ------------------------------------------------------------------ Kafka flags (no broker)
 
 

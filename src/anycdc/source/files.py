@@ -192,6 +192,14 @@ def _empty_folder(path: Path) -> str:
 
 
 def _iter_file(path: Path, shape: InputShape) -> Iterator[RawMessage]:
+    """The messages of one file; a ``.gz`` that is not gzip data is an error naming it."""
+    try:
+        yield from _read_file(path, shape)
+    except (gzip.BadGzipFile, EOFError) as exc:
+        raise InputError(f"{path}: not readable as gzip ({exc})") from None
+
+
+def _read_file(path: Path, shape: InputShape) -> Iterator[RawMessage]:
     key = _sibling_key(path)
     gzipped = path.suffix == GZIP_SUFFIX
     if _inner_suffix(path) in WHOLE_FILE_SUFFIXES:
