@@ -299,7 +299,7 @@ def test_a_gz_file_that_is_not_gzip_is_one_line_naming_it(
         bad = tmp_path / name
         bad.write_bytes(INSERT)
         code, _, err = _run(capsys, bad)
-        assert code == 2 and len(err) == 1, err  # an input error, as a missing file
+        assert code == 2 and len(err) == 1, err  # what decode says of input it cannot read
         assert err[0].startswith(f"anycdc: {bad}: not readable as gzip"), err
 
 

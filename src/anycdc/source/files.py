@@ -196,7 +196,7 @@ def _iter_file(path: Path, shape: InputShape) -> Iterator[RawMessage]:
     try:
         yield from _read_file(path, shape)
     except (gzip.BadGzipFile, EOFError) as exc:
-        raise InputError(f"{path}: not readable as gzip ({exc})") from None
+        raise AnyCdcError(f"{path}: not readable as gzip ({exc})") from None
 
 
 def _read_file(path: Path, shape: InputShape) -> Iterator[RawMessage]:
