@@ -67,8 +67,8 @@ def with_messages(actions: DataFrame, rows: DataFrame) -> DataFrame:
     ``kafka_key`` of their changelog rows ``rows`` (the apply's pending rows), matched by
     coordinates and ingest batch: the row actions do not carry the message
     (:data:`~anycdc.spark.actions.ACTION_COLUMNS`), so it is read back only for the actions
-    that need it. The actions are broadcast: the changelog side is read once, its
-    ``raw`` column only for the batches the apply covers."""
+    that need it: the changelog side is read once, its ``raw`` column only for the batches
+    the apply covers. Every action is kept (outer join), found or not."""
     from pyspark.sql import functions as F
 
     on = list(MESSAGE_COORDINATES)
@@ -80,7 +80,8 @@ def with_messages(actions: DataFrame, rows: DataFrame) -> DataFrame:
     condition = [F.col(f"a.{c}").eqNullSafe(F.col(f"_m_{c}")) for c in on]
     if batch:
         condition.append(F.col(f"a.{INGEST_BATCH}").eqNullSafe(F.col(f"_m_{INGEST_BATCH}")))
-    joined = message.join(F.broadcast(keys), condition, "right_outer")
+    # the actions' side is the one kept, so it cannot be the broadcast one
+    joined = keys.join(message, condition, "left_outer")
     return joined.select("a.*", "raw", "kafka_key")
 
 
