@@ -488,6 +488,20 @@ class PipelineConfig:
         "wins (`shop\\.orders: 10s`, `archive\\..*: 15m`)",
         "--table-freshness", "RE=DURATION", "pairs", regex=True, parse=_as_freshness_map,
     )  # fmt: skip
+    apply_beside_ingest: bool = _setting(
+        True, "execution",
+        "the due tables are applied on a thread of their own while the next micro-batch "
+        "ingests (a run whose every freshness is above 0); off: inside the micro-batch, "
+        "which waits for them (the reference)",
+        "--apply-in-batch", None, "off",
+        flag_help="apply the due tables inside the micro-batch that ingests (the reference)",
+    )  # fmt: skip
+    """An apply's time goes mostly to the driver (planning, Delta's commit per table), an
+    ingest's to the executors (decoding): side by side they share the cores instead of
+    taking turns. Exactly once holds as it does between batches: an apply covers ingest
+    batches already in the changelog, its tables' writes carry the batch it covers, and a
+    restart applies what the ledger does not show applied. ``freshness 0`` keeps its
+    meaning (every table in the batch that ingests it), so such a run applies in the batch."""
     max_pending_rows: int = _setting(
         500_000, "execution",
         "a table with this many pending changes is applied whatever its freshness",
@@ -727,6 +741,18 @@ class PipelineConfig:
             own=self._own_freshness if self.tables else None,
             own_targets=tuple(t.freshness for t in self.tables.values() if t.freshness is not None),
         )
+
+    @property
+    def applies_beside_ingest(self) -> bool:
+        """Due tables are applied beside the next batch's ingest (``apply_beside_ingest``)
+        unless a table has ``freshness 0``, whose meaning is "in the batch that ingests it".
+
+        >>> PipelineConfig(target="t").applies_beside_ingest
+        True
+        >>> PipelineConfig(target="t", table_freshness={"shop\\.orders": 0}).applies_beside_ingest
+        False
+        """
+        return self.apply_beside_ingest and all(t > 0 for t in self.freshness_policy.targets)
 
     def _own_freshness(self, qualified: str) -> float | None:
         pattern = self.table_pattern(qualified)

@@ -39,6 +39,7 @@ which tables are due (:meth:`Schedule.due`).
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -205,6 +206,10 @@ class Schedule:
     caught_up_ms: int | None = None
     """When the stream last came out of a long backlog (``catching_up``), if it did: the
     time a short backlog holds a table is counted from then, as freshness waited anyway."""
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+    """Held around what a thread reads or changes here while another may: an apply beside
+    ingest (``apply_beside_ingest``) marks tables applied while the next batch enters its
+    own."""
 
     def behind(self, catching_up: bool, backlog_s: float, now_ms: int) -> None:
         """What the stream has left to read after a batch: a long backlog

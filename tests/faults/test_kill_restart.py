@@ -4,8 +4,8 @@ A simulated canal-json stream (3 partitions, duplicates, reordering) goes
 through the project's real Kafka broker; ``anycdc run`` runs as its own
 process group and is killed with SIGKILL ``ANYCDC_CHAOS_KILLS`` times (default
 10): at startup, right after a batch is planned, between the Delta commits of
-a batch (ingest, then the tables due), right after a batch is committed, and
-during the final apply of the deferred tables. A last run finishes the stream. Then: every table equals the ground truth (``verify``), no key twice,
+a batch (its ingest, and the tables applied beside it), right after a batch is committed,
+and during the final apply of the deferred tables. A last run finishes the stream. Then: every table equals the ground truth (``verify``), no key twice,
 every Kafka offset in the changelog exactly once, and no Delta table holds two
 commits for the same (appId, batch).
 """
@@ -69,8 +69,10 @@ def test_kill_9_and_restart_gives_the_same_tables(
         sys.executable, "-m", "anycdc", "run", "--kafka-bootstrap", kafka_bootstrap,
         "--topics", topic, "--target", str(target), "--max-offsets-per-trigger", "40",
         "--master", "local[2]", "--apply-engine", "batched",  # its own moments: written ...
-        # one table MERGEd in every batch, the others deferred to DDL, TRUNCATE and the end
-        "--freshness", "1h", "--table-freshness", "all_types$=0", *small_jvm_args(),
+        # tables due by their size (every other batch or so), DDL, TRUNCATE and the end, each
+        # applied beside the next batch's ingest: a table's commit inside a batch
+        # ("between-tables") is the apply beside ingest overlapping it
+        "--freshness", "1h", "--max-pending-rows", "15", *small_jvm_args(),
     ]  # fmt: skip
     runner = ChaosRunner(command, target=target, log_dir=logs, run_timeout=2400)
 
@@ -82,6 +84,11 @@ def test_kill_9_and_restart_gives_the_same_tables(
 
     final = runner.finish()
     assert final.returncode == 0, _logs(logs)
+    # the runs applied beside ingest (the default here): the overlap is what was killed
+    assert any(
+        "tables handed to the apply beside ingest" in log.read_text(errors="replace")
+        for log in logs.glob("*")
+    ), _logs(logs)
     assert duplicate_txns(target) == []
 
     result = verify(spark, str(target), str(truth))

@@ -23,8 +23,10 @@ picked relative to what the run is doing, read from the files it writes
     written and before their commit (they stay orphaned, for VACUUM; the replay writes the
     table again);
 ``between-tables``
-    right after a target table's commit inside a batch (no jitter): the batch's other
-    tables are not applied yet;
+    right after a target table's commit while a batch is in progress (no jitter): a table
+    applied inside the batch (``freshness 0``: the batch's other tables are not applied
+    yet), or by the apply beside ingest while the next batch ingests (its other tables and
+    its ledger row not written yet, the batch's changelog rows being written);
 ``before-ledger``
     at the pipeline's own crash point (:data:`CRASH_ENV`) after an apply's tables are
     committed and before its ledger row: the tables hold the write, the ledger does not.

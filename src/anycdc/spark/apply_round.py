@@ -118,20 +118,24 @@ class ApplyRound:
 
         schedule = self.schedule()
         ledger = Ledger(spark, self.config)
-        reasons = {ident: schedule.reason(ident, int(time.time() * 1000), ending) for ident in due}
-        older = [ident for ident in due if (schedule.pending[ident].oldest_batch or 0) < through]
-        # what ingest summarized of each batch: the plan without a second look at the rows
-        kept = kept_summaries(schedule, due, through) if older else None
-        if current is None or older:
-            frames = [ledger.pending_rows(due, schedule).filter(F.col(INGEST_BATCH) <= through)]
-            if current is not None:
-                frames = [frames[0].filter(F.col(INGEST_BATCH) < through)]
-                frames.append(only_pending(current, due, schedule, spark))
-            pending = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
-            if kept is None and summary is None:  # read twice: by the plan job, then the fold
-                pending = pending.persist()
-        else:
-            pending = only_pending(current, due, schedule, spark) if summary is None else current
+        with schedule.lock:  # what is pending, read while the next batch may be entering its own
+            now_ms = int(time.time() * 1000)
+            reasons = {ident: schedule.reason(ident, now_ms, ending) for ident in due}
+            older = [i for i in due if (schedule.pending[i].oldest_batch or 0) < through]
+            # what ingest summarized of each batch: the plan without a second look at the rows
+            kept = kept_summaries(schedule, due, through) if older else None
+            if current is None or older:
+                frames = [ledger.pending_rows(due, schedule).filter(F.col(INGEST_BATCH) <= through)]
+                if current is not None:
+                    frames = [frames[0].filter(F.col(INGEST_BATCH) < through)]
+                    frames.append(only_pending(current, due, schedule, spark))
+                pending = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
+                if kept is None and summary is None:  # read twice: by the plan job, the fold
+                    pending = pending.persist()
+            elif summary is None:
+                pending = only_pending(current, due, schedule, spark)
+            else:
+                pending = current
         try:
             with metrics.timed("plan"):
                 if kept is not None:
@@ -175,11 +179,13 @@ class ApplyRound:
                     freshness_s=policy.target_s(name),
                 )
             )
-        schedule.applied(due, through)
+        with schedule.lock:
+            schedule.applied(due, through)
+            # nothing pending at all, this batch's included: every table is applied through it
+            watermark = through if not schedule.pending else None
         crash_point("before-ledger")
         if self.keep_ledger:
             with metrics.timed("log"):
-                watermark = through if not schedule.pending else None
                 ledger.record(applied, watermark, app)
 
     def _prepare(

@@ -52,6 +52,10 @@ class BatchMetrics:
     """An apply outside a micro-batch: the end of a run, or tables due between batches."""
     ending: bool = False
     """The apply at the end of a run."""
+    beside: bool = False
+    """An apply beside the next micro-batch's ingest (``apply_beside_ingest``)."""
+    handed: int = 0
+    """The tables this micro-batch handed to the apply beside ingest."""
     source_ts_ms: int | None = None
     """The newest source time of the batch's events (what the lag is measured from)."""
     finished: float = 0.0
@@ -89,6 +93,8 @@ class BatchMetrics:
         head = f"batch {self.batch_id}"
         if self.flush:
             head = "final apply" if self.ending else "apply between batches"
+            if self.beside:
+                head = f"apply beside ingest (through batch {self.batch_id})"
         failed = sum(1 for t in self.tables if t.error)
         text = (
             f"{head}: {self.messages} messages, {self.events} events in {self.seconds:.1f}s = "
@@ -102,6 +108,8 @@ class BatchMetrics:
             lag = (time.time() * 1000 - newest) / 1000
             # a replay of old data (or a simulated clock) is hours behind: say so plainly
             text += f", newest source change {_age(lag)} old"
+        if self.handed:
+            text += f", {self.handed} tables handed to the apply beside ingest"
         if self.behind:
             text += f", {self.behind:.0f} batches of backlog"
         return text

@@ -238,15 +238,16 @@ class IngestStep:
         returns when (what is due is decided at)."""
         schedule = self.schedule()
         now_ms = int(time.time() * 1000)
-        for table in summary:
-            name = qualified_name(table.ident)
-            if self.config.wants_table(name):
-                schedule.ingested(
-                    table.ident, batch_id, table.rows, now_ms, table.urgency,
-                    table.produced_ms, summary=table,
-                )  # fmt: skip
-            else:
-                metrics.excluded[name] = table.rows
+        with schedule.lock:  # an apply beside ingest may be marking tables applied
+            for table in summary:
+                name = qualified_name(table.ident)
+                if self.config.wants_table(name):
+                    schedule.ingested(
+                        table.ident, batch_id, table.rows, now_ms, table.urgency,
+                        table.produced_ms, summary=table,
+                    )  # fmt: skip
+                else:
+                    metrics.excluded[name] = table.rows
         return now_ms
 
     def _cached(

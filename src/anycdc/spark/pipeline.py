@@ -55,8 +55,9 @@ from typing import TYPE_CHECKING, Any, Final
 from anycdc.config import PipelineConfig
 from anycdc.errors import RunFailed, one_line
 from anycdc.metrics import PipelineMetrics
-from anycdc.schedule import Schedule, backlog_seconds
+from anycdc.schedule import Schedule, TableIdent, backlog_seconds
 from anycdc.spark.apply import TableApplier, TablePlan
+from anycdc.spark.apply_beside import APPLY_POOL, ApplyBeside
 from anycdc.spark.apply_round import APPLIERS, APPLY_APP, TXN_APP_ID, TXN_VERSION, ApplyRound
 from anycdc.spark.batch_metrics import (
     SKIP_CONTROL,
@@ -70,6 +71,7 @@ from anycdc.spark.ingest import CONTROL_OPS, ROW_OPS, Ingested, IngestStep, only
 from anycdc.spark.ledger import Ledger, WriteId
 from anycdc.spark.maintenance import AUTO_COMPACT
 from anycdc.spark.scd2 import Scd2Applier
+from anycdc.spark.session import activate_in_thread
 from anycdc.spark.source import raw_stream
 from anycdc.spark.system_tables import (
     BATCHES_SCHEMA,
@@ -156,8 +158,11 @@ class Pipeline:
         """Each micro-batch of this run (what :meth:`run` returns)."""
         self.applies: list[BatchMetrics] = []
         """Each apply outside a micro-batch: between batches, and the final one."""
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # a micro-batch, or an apply that must not overlap one
+        self._apply_lock = threading.Lock()  # one apply outside a micro-batch at a time
+        self._report_lock = threading.Lock()
         self._schedule: Schedule | None = None
+        self._ingested_through: int | None = None  # the last batch whose ingest ended
         self._failure: BaseException | None = None  # what stopped a batch (run-wide)
         self._query: StreamingQuery | None = None  # its progress tells a backlog
         self._stopping = threading.Event()  # request_stop: end after the batch in progress
@@ -168,6 +173,9 @@ class Pipeline:
         self._system = SystemTables(spark, self.config)
         self._ingest = IngestStep(self.config, self._system, self.schedule, keep_ledger)
         self._round = ApplyRound(spark, self.config, self._system, self.schedule, keep_ledger)
+        self._beside: ApplyBeside[TableIdent] | None = (
+            ApplyBeside(self._apply_beside) if self.applies_beside_ingest else None
+        )
         self.known: dict[str, TableState] = self._round.known
         """Per table path: what this run knows of it (schema, properties, size)."""
         self.metrics = (
@@ -181,6 +189,13 @@ class Pipeline:
         """How the table is written: its current row per key (scd1) or every version
         (scd2), by its ``mode`` (its ``tables:`` entry's, else the run's)."""
         return self._round.applier_kind(plan)
+
+    @property
+    def applies_beside_ingest(self) -> bool:
+        """The due tables are applied beside the next batch's ingest
+        (:mod:`anycdc.spark.apply_beside`): ``apply_beside_ingest``, a ledger kept, and no
+        freshness of 0 (those tables are applied in the batch that ingests them)."""
+        return self.config.applies_beside_ingest and self.keep_ledger
 
     # ------------------------------------------------------------------ query
     def start(self) -> StreamingQuery:
@@ -256,6 +271,8 @@ class Pipeline:
                 query.stop()
             if idle is not None:
                 idle.join()
+            if self._beside is not None:  # its round in progress ends (it is cheaper whole)
+                self._beside.close()
         stopped = query.exception()
         if stopped is not None and not isinstance(self._failure, StopRequested):
             # the batch's own exception says what failed; the query's wraps it in a traceback
@@ -323,28 +340,78 @@ class Pipeline:
 
     def _apply_pending(self, ending: bool, wait: bool = True) -> BatchMetrics | None:
         """Apply the due tables (every pending one when ``ending``) outside a micro-batch:
-        through the last batch ingested, with an idempotent-write id of its own for the
-        system tables (a batch's own used ``(query, batch)``). None when nothing is due or
-        (``wait=False``) a batch is running."""
+        through the last batch ingested. None when nothing is due or (``wait=False``) a
+        batch or another apply is running."""
         if not self._lock.acquire(blocking=wait):
             return None
         try:
-            schedule = self.schedule()
-            due = schedule.due(int(time.time() * 1000), ending=ending)
-            if not due:
+            if not self._apply_lock.acquire(blocking=wait):
                 return None
-            started = time.monotonic()
-            through = max(max(schedule.pending[ident].batches) for ident in due)
-            metrics = BatchMetrics(through, flush=True, ending=ending)
-            app = WriteId(self.config.query_name + FLUSH_APP, int(time.time() * 1000))
-            with self._session_settings(self.spark):
-                self._round.apply(self.spark, due, through, None, None, app, metrics, ending=ending)
-            metrics.deferred = len(schedule.pending)
-            self._system.record_batch(self.spark, metrics, app)
-            metrics.seconds = time.monotonic() - started
+            try:
+                schedule = self.schedule()
+                with schedule.lock:
+                    due = schedule.due(int(time.time() * 1000), ending=ending)
+                    if not due:
+                        return None
+                    through = max(max(schedule.pending[ident].batches) for ident in due)
+                metrics = self._apply_outside(due, through, ending)
+            finally:
+                self._apply_lock.release()
         finally:
             self._lock.release()
         self._report(metrics)
+        return metrics
+
+    def _offer_beside(self) -> None:
+        """Hand the tables due now to the worker, through the last batch whose ingest
+        ended (a batch in progress may have entered its tables before its changelog rows
+        are committed: those wait for its own decision)."""
+        assert self._beside is not None
+        through = self._ingested_through
+        if through is None or self._beside.busy:
+            return
+        schedule = self.schedule()
+        with schedule.lock:
+            due = [
+                ident
+                for ident in schedule.due(int(time.time() * 1000))
+                if (schedule.pending[ident].oldest_batch or 0) <= through
+            ]
+        if due:
+            self._beside.offer(due, through)
+
+    def _apply_beside(self, due: Sequence[TableIdent], through: int) -> None:
+        """The worker's round (:mod:`anycdc.spark.apply_beside`): ``due`` through ingest
+        batch ``through``, while the next micro-batch ingests (a table an apply between
+        batches has applied meanwhile drops out)."""
+        sc = self.spark.sparkContext
+        activate_in_thread(self.spark)  # the worker thread's JVM thread: see there
+        sc.setLocalProperty("spark.scheduler.pool", APPLY_POOL)
+        with self._apply_lock:
+            schedule = self.schedule()
+            with schedule.lock:
+                still = [ident for ident in due if ident in schedule.pending]
+            if not still:
+                return
+            metrics = self._apply_outside(still, through, ending=False, beside=True)
+        self._report(metrics)
+
+    def _apply_outside(
+        self, due: list[TableIdent], through: int, ending: bool, beside: bool = False
+    ) -> BatchMetrics:
+        """Apply ``due`` through ingest batch ``through`` on the run's own session, with an
+        idempotent-write id of its own for the system tables (a batch's own used
+        ``(query, batch)``); the caller holds :attr:`_apply_lock`."""
+        started = time.monotonic()
+        metrics = BatchMetrics(through, flush=True, ending=ending, beside=beside)
+        app = WriteId(self.config.query_name + FLUSH_APP, int(time.time() * 1000))
+        with self._session_settings(self.spark):
+            self._round.apply(self.spark, due, through, None, None, app, metrics, ending=ending)
+        metrics.deferred = len(self.schedule().pending)
+        self._system.record_batch(self.spark, metrics, app)
+        metrics.seconds = time.monotonic() - started
+        if beside:
+            self.schedule().apply_s = metrics.phases.get("apply", 0.0) / len(due)
         return metrics
 
     def _idle_applies(self, query: StreamingQuery, stop: threading.Event) -> None:
@@ -357,7 +424,10 @@ class Pipeline:
             if not query.isActive:
                 return
             try:
-                self._apply_pending(ending=False, wait=False)
+                if self._beside is not None:  # the worker applies, and no batch waits for it
+                    self._offer_beside()
+                else:
+                    self._apply_pending(ending=False, wait=False)
             except Exception as exc:  # py4j and Spark raise several types; the next tick retries
                 log.warning("apply between batches failed, retried later: %s", exc)
 
@@ -367,6 +437,10 @@ class Pipeline:
             schedule = Schedule(self.config.freshness_policy)
             if self.keep_ledger:
                 Ledger(self.spark, self.config).load(schedule)
+            # what an earlier run left pending is in the changelog: an apply may cover it
+            logged = [b for state in schedule.pending.values() for b in state.batches]
+            if logged and self._ingested_through is None:
+                self._ingested_through = max(logged)
             self._schedule = schedule
         return self._schedule
 
@@ -425,20 +499,23 @@ class Pipeline:
         return sorted(self.history + self.applies, key=lambda m: m.finished)
 
     def _report(self, metrics: BatchMetrics) -> None:
-        log.info("%s", metrics.line())
-        metrics.finished = time.monotonic()
-        (self.applies if metrics.flush else self.history).append(metrics)
-        if self.metrics is not None:
-            self._observe(self.metrics, metrics)
-        if self.on_batch:
-            self.on_batch(metrics)
+        with self._report_lock:  # a batch and an apply beside it may end together
+            log.info("%s", metrics.line())
+            metrics.finished = time.monotonic()
+            (self.applies if metrics.flush else self.history).append(metrics)
+            if self.metrics is not None:
+                self._observe(self.metrics, metrics)
+            if self.on_batch:
+                self.on_batch(metrics)
 
     def _observe(self, metrics: PipelineMetrics, batch: BatchMetrics) -> None:
         """Hand the batch's counts, what waits and the Kafka lag to :attr:`metrics` (no Spark
         job: what the batch has counted already). A failure here stops nothing."""
         try:
             metrics.observe_batch(batch)
-            metrics.observe_schedule(self.schedule())
+            schedule = self.schedule()
+            with schedule.lock:
+                metrics.observe_schedule(schedule)
             if not batch.flush:
                 metrics.observe_progress(self._last_progress())
         except Exception as exc:
@@ -450,6 +527,7 @@ class Pipeline:
         app = WriteId(self.config.query_name, batch_id)
         ingesting = time.monotonic()
         batch = self._ingest.ingest(spark, raw, batch_id, metrics, app)
+        self._ingested_through = batch_id  # its changelog rows are committed
         try:
             self._apply_due(spark, batch, batch_id, metrics, app, time.monotonic() - ingesting)
         finally:
@@ -469,18 +547,24 @@ class Pipeline:
         app: WriteId,
         ingest_seconds: float,
     ) -> None:
-        """Apply the tables due after the ingested ``batch`` (in the micro-batch)."""
+        """Apply the tables due after the ingested ``batch``: in the micro-batch, or beside
+        the next one's ingest (hand them to the worker, unless its round still runs: then
+        they stay pending for the next decision)."""
         schedule = self.schedule()
         behind = metrics.behind = self._batches_behind(metrics.messages)
         catch_up = self.config.catch_up_batches
-        schedule.behind(
-            catching_up=bool(catch_up and behind is not None and behind > catch_up),
-            # a shorter backlog (a batch or more): what reading it takes, at this batch's pace
-            backlog_s=backlog_seconds(behind, catch_up, ingest_seconds),
-            now_ms=batch.now_ms,
-        )
-        due = schedule.due(batch.now_ms)
-        if due:
+        with schedule.lock:
+            schedule.behind(
+                catching_up=bool(catch_up and behind is not None and behind > catch_up),
+                # a shorter backlog (a batch or more): what reading it takes, at this pace
+                backlog_s=backlog_seconds(behind, catch_up, ingest_seconds),
+                now_ms=batch.now_ms,
+            )
+            due = schedule.due(batch.now_ms)
+        if due and self._beside is not None:
+            # this batch's rows are committed to the changelog: the round may cover them
+            metrics.handed = len(due) if self._beside.offer(due, batch_id) else 0
+        elif due:
             # only this batch's rows pending: its summary is the plan (and its cached rows,
             # where the engine cached them, the input)
             only_now = all(schedule.pending[ident].oldest_batch == batch_id for ident in due)

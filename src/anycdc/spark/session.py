@@ -138,6 +138,9 @@ def base_conf(*, for_tests: bool = False, local: bool = True) -> dict[str, str]:
         # (one set per table shape), so with a few dozen tables every batch compiled them
         # all again (Janino, then the JIT: ~15 s of CPU per 24 MERGEs, measured)
         "spark.sql.codegen.cache.maxEntries": str(CODEGEN_CACHE_ENTRIES),
+        # an apply beside ingest runs its jobs in a pool of their own (apply_beside.APPLY_POOL):
+        # fair between pools, so the next batch's decode tasks do not queue behind them
+        "spark.scheduler.mode": "FAIR",
     }
     conf.update(DELTA_SETTINGS)
     if local:
