@@ -2,10 +2,10 @@
 private name crosses a module boundary. Read from the source with ``ast``: nothing is imported.
 
 Shared codecs live in :mod:`anycdc.formats.codecs`; a vendor module may import ``base`` (and
-``options``, ``parsing``, ``fastpath``, which base is made of), ``flow``, ``codecs``,
-``schema_source``, the modules outside ``formats`` and its own family: a format family (the
-formats one flow serves, e.g. canal-json, dts-canal-json and DRS' under ``canal/``) is one
-package, whose members import one another's modules.
+``options``, ``parsing``, ``fastpath``, which base is made of), ``events``, ``flow``,
+``codecs``, ``schema_source``, the modules outside ``formats`` and its own family: a format
+family (the formats one flow serves, e.g. canal-json, dts-canal-json and DRS' under
+``canal/``) is one package, whose members import one another's modules.
 """
 
 from __future__ import annotations
@@ -208,12 +208,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 """The package's layers, lowest first: a module imports its own layer's and lower ones'
 modules only. A module's layer is that of the longest prefix naming it."""
 
-KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset(
-    {
-        # imports inside functions close this one; it goes with Debezium's restructure
-        frozenset({"anycdc.formats.debezium.decode", "anycdc.formats.debezium.mongo"}),
-    }
-)
+KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset()
 """Cycles through imports inside functions that are still there: the test fails on a new
 one, and on one of these once it is gone (then strike it here)."""
 

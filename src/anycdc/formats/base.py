@@ -296,7 +296,7 @@ class Format(ABC):
         """Decode one Kafka message value (``None`` = tombstone) into events."""
         if self.fast_path and type(value) is bytes and len(value) <= MAX_MESSAGE_BYTES:
             try:
-                return self.decode_fast(value)
+                return self.decode_fast(value, key)
             except FAST_REFUSALS:
                 self.fast_fallbacks += 1
             except Exception as exc:  # a bug of the fast path: said, never hidden
@@ -315,7 +315,7 @@ class Format(ABC):
         # decode()'s fast branch, copied: inline there, as a call would cost its hot path
         if self.fast_path and type(value) is bytes and len(value) <= MAX_MESSAGE_BYTES:
             try:
-                return self.decode_fast(value)
+                return self.decode_fast(value, key)
             except FAST_REFUSALS:
                 self.fast_fallbacks += 1
             except Exception as exc:  # a bug of the fast path: said, never hidden
@@ -337,8 +337,10 @@ class Format(ABC):
             return self.decode_bytes(data, key)
         return self.decode_object(parse_json(self.id, value), key)
 
-    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
-        """The fast path for the common message (formats with one set ``fast_path``).
+    def decode_fast(self, value: bytes, key: bytes | None = None) -> list[ChangeEvent]:
+        """The fast path for the common message (formats with one set ``fast_path``);
+        ``key``: the message's Kafka key (a format whose events read it: Debezium's key
+        columns).
 
         It raises one of :data:`FAST_REFUSALS` when it cannot promise exactly what
         :meth:`decode_slow` gives: :class:`NotFast` for a shape it leaves to the

@@ -69,7 +69,8 @@ from anycdc.errors import EncodeError, type_name
 from anycdc.event import ChangeEvent, Op, dumps
 from anycdc.formats.base import Capabilities, optional_str
 from anycdc.formats.codecs.text import optional_image, render_value
-from anycdc.formats.flow import DELETE, UPDATE, Header, Images, RowFlow, RowOp
+from anycdc.formats.events import Header, OpRule
+from anycdc.formats.flow import DELETE, UPDATE, Images, RowFlow
 from anycdc.formats.options import OptionSpec, optional_text, text
 
 # --------------------------------------------------------------------------- wire strings
@@ -101,9 +102,9 @@ CONTROL_OPS: Final = (
     "create-table", "rename-table", "drop-table", "change-columns", "add-column", "drop-column",
     "rename-column", "column-type-change",
 )  # fmt: skip
-OPS: Final[Mapping[str, RowOp]] = {
-    **{code: RowOp(op) for code, op in DATA_OPS.items()},
-    **dict.fromkeys(CONTROL_OPS, RowOp(Op.DDL)),
+OPS: Final[Mapping[str, OpRule]] = {
+    **{code: OpRule(op) for code, op in DATA_OPS.items()},
+    **dict.fromkeys(CONTROL_OPS, OpRule(Op.DDL)),
 }
 _ENCODE_OPS: Final[Mapping[Op, str]] = {op: code for code, op in DATA_OPS.items()}
 
@@ -178,7 +179,7 @@ class AwsDmsJson(RowFlow):
         return 0.95 if op in OPS else 0.55  # an unknown operation of a DMS-shaped message
 
     # ---- decoding (the flow is RowFlow's; these are its hooks)
-    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Header:
         kind = head.get(M_RECORD_TYPE)
         control = rule.op is Op.DDL
         if kind is not None and kind != (RT_CONTROL if control else RT_DATA):
@@ -208,7 +209,7 @@ class AwsDmsJson(RowFlow):
             extra=extra,
         )
 
-    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
+    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Images:
         data = self.required_image(msg, F_DATA, code)
         before = None
         if self._prefix is not None:

@@ -68,7 +68,8 @@ from anycdc.errors import OptionError, type_name
 from anycdc.event import ChangeEvent, Column, Op, Position, dumps
 from anycdc.formats.base import MAX_MESSAGE_BYTES, Cache, Capabilities
 from anycdc.formats.codecs.avro import AvroDataError, AvroReader, load_avro_schema
-from anycdc.formats.flow import DDL, DELETE, UPDATE, Header, Images, RowFlow, RowOp
+from anycdc.formats.events import Header, OpRule
+from anycdc.formats.flow import DDL, DELETE, UPDATE, Images, RowFlow
 from anycdc.formats.options import OptionSpec, optional_text, typed
 from anycdc.typemap import jdbc_type, sql_type
 from anycdc.values import (
@@ -135,11 +136,11 @@ OP_TRUNCATE: Final = "TRUNCATE"
 OP_HEARTBEAT: Final = "HEARTBEAT"
 OP_BEGIN: Final = "BEGIN"
 OP_COMMIT: Final = "COMMIT"
-OPS: Final[Mapping[str, RowOp]] = {
-    OP_INSERT: RowOp(Op.INSERT), OP_UPDATE: RowOp(Op.UPDATE), OP_DELETE: RowOp(Op.DELETE),
-    OP_DDL: RowOp(Op.DDL), OP_INIT: RowOp(Op.SNAPSHOT), OP_INIT_DDL: RowOp(Op.DDL),
-    OP_TRUNCATE: RowOp(Op.TRUNCATE), OP_HEARTBEAT: RowOp(Op.HEARTBEAT),
-    OP_BEGIN: RowOp(Op.BEGIN), OP_COMMIT: RowOp(Op.COMMIT),
+OPS: Final[Mapping[str, OpRule]] = {
+    OP_INSERT: OpRule(Op.INSERT), OP_UPDATE: OpRule(Op.UPDATE), OP_DELETE: OpRule(Op.DELETE),
+    OP_DDL: OpRule(Op.DDL), OP_INIT: OpRule(Op.SNAPSHOT), OP_INIT_DDL: OpRule(Op.DDL),
+    OP_TRUNCATE: OpRule(Op.TRUNCATE), OP_HEARTBEAT: OpRule(Op.HEARTBEAT),
+    OP_BEGIN: OpRule(Op.BEGIN), OP_COMMIT: OpRule(Op.COMMIT),
 }  # fmt: skip
 # the row message RowFlow's hooks get: one row pair, and what the record's rows share
 # (key names, type-name map, type-code map, the image fields the rows came from)
@@ -164,13 +165,13 @@ def _field_option(name: str, what: str) -> OptionSpec[tuple[tuple[str, ...], ...
     return typed(name, what, parse_field_paths, kind="fields", default=DEFAULT_FIELDS[name])
 
 
-def parse_op_codes(raw: str) -> dict[str, RowOp]:
+def parse_op_codes(raw: str) -> dict[str, OpRule]:
     """The ``op_codes`` option: CODE=OPERATION pairs, comma-separated, codes upper-cased.
 
     >>> sorted(parse_op_codes("c=insert, u=UPDATE"))
     ['C', 'U']
     """
-    out: dict[str, RowOp] = {}
+    out: dict[str, OpRule] = {}
     for pair in raw.split(","):
         if not pair.strip():
             continue
@@ -277,7 +278,7 @@ class DrsAvro(RowFlow):
         self._paths: dict[str, tuple[tuple[str, ...], ...]] = {
             name: typed_options[name] for name in DEFAULT_FIELDS
         }
-        codes: dict[str, RowOp] = self.option(OP_CODES_OPTION)
+        codes: dict[str, OpRule] = self.option(OP_CODES_OPTION)
         self.ops = {**OPS, **codes}
         self._column_types = self._schema_column_types()
         self._tz = self.options.timezone
@@ -354,7 +355,7 @@ class DrsAvro(RowFlow):
             for before, after in pairs
         ]
 
-    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Header:
         number = self._int(head, "position_field")
         return Header(
             database=self._text(head, "database_field"),
@@ -367,12 +368,12 @@ class DrsAvro(RowFlow):
             ddl=self._text(head, "ddl_field") if rule.op is DDL else None,
         )
 
-    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
+    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Images:
         before, after = msg[_ROW]
         return (before, after, ())
 
     def key_names(
-        self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
+        self, msg: dict[str, Any], head: dict[str, Any], rule: OpRule, images: Images
     ) -> list[str] | None:
         names: list[str] | None = msg[_SHARED][0]
         return names
@@ -456,7 +457,7 @@ class DrsAvro(RowFlow):
         except (ValueError, ArithmeticError):
             raise self.error(f"$.{path}", f"expected integer, got {value!r}") from None
 
-    def _op(self, record: Mapping[str, Any]) -> tuple[str, RowOp]:
+    def _op(self, record: Mapping[str, Any]) -> tuple[str, OpRule]:
         """The record's op code (upper case) and what it means; ``isDdl`` without one: DDL."""
         path, value = self._get(record, "op_field")
         _, is_ddl = self._get(record, "is_ddl_field")

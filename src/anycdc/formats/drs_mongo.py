@@ -82,7 +82,8 @@ from anycdc.formats.codecs.mongo import (
     update_patch,
 )
 from anycdc.formats.codecs.text import int_field
-from anycdc.formats.flow import DDL, DELETE, INSERT, Header, Images, RowFlow, RowOp
+from anycdc.formats.events import Header, OpRule
+from anycdc.formats.flow import DDL, DELETE, INSERT, Images, RowFlow
 
 # --------------------------------------------------------------------------- wire names
 F_ID: Final = "id"
@@ -108,9 +109,9 @@ RT_REPLACE: Final = "replace"
 RT_DOC: Final = "doc"
 DB_TYPE_MONGO: Final = "MongoDB"
 ID_FIELD: Final = "_id"
-OPS: Final[Mapping[str, RowOp]] = {
-    OP_INSERT: RowOp(Op.INSERT), OP_UPDATE: RowOp(Op.UPDATE), OP_DELETE: RowOp(Op.DELETE),
-    OP_DDL: RowOp(Op.DDL),
+OPS: Final[Mapping[str, OpRule]] = {
+    OP_INSERT: OpRule(Op.INSERT), OP_UPDATE: OpRule(Op.UPDATE), OP_DELETE: OpRule(Op.DELETE),
+    OP_DDL: OpRule(Op.DDL),
 }  # fmt: skip
 # the recordType each op implies (any other is kept in extra)
 _IMPLIED_RECORD_TYPES: Final[dict[str, frozenset[str]]] = {
@@ -181,7 +182,7 @@ class DrsMongoJson(RowFlow):
         return 0.97 if sure else 0.6
 
     # ---- decoding (the flow is RowFlow's; these are its hooks)
-    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Header:
         fid = self.id
         record_type = optional_str(fid, msg.get(F_RECORD_TYPE), P_RECORD_TYPE)
         extra: dict[str, Any] = {}
@@ -200,7 +201,7 @@ class DrsMongoJson(RowFlow):
         )
 
     def typed_images(
-        self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp
+        self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule
     ) -> tuple[Images, dict[str, Column], dict[str, Any] | None]:
         """An insert's document, a delete's ``{_id}`` (partial), and an update's
         ``where`` (``{_id}``, partial) with the new document or its operators (the patch)."""
@@ -225,7 +226,7 @@ class DrsMongoJson(RowFlow):
         return (before, None, _PARTIAL_BEFORE), before_columns, patch
 
     def key_names(
-        self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
+        self, msg: dict[str, Any], head: dict[str, Any], rule: OpRule, images: Images
     ) -> tuple[str, ...]:
         return _ID_KEY
 

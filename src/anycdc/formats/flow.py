@@ -19,14 +19,15 @@ change per JSON object) share one flow, as Apache Paimon's CDC ``RecordParser`` 
    never a crash); a format whose values carry their own types (MongoDB's BSON documents)
    reads images and columns in one pass instead (:meth:`RowFlow.typed_images`, steps 3
    and 5), with the change's ``patch`` where it gives field changes, not an after image;
-6. the event is built in one place (:meth:`RowFlow.flow`, steps 2 to 6), which a format's
+6. the event is built in one place (:meth:`RowFlow.flow`, steps 2 to 6, ending in the one
+   builder of every flow, :func:`~anycdc.formats.events.build_event`), which a format's
    fast path (:meth:`Format.decode_fast`, refusing with :class:`~anycdc.formats.base.NotFast`)
    calls too, after reading the common message's envelope its own quicker way (it may
    hand over the images it paired, and the columns of images its decode typed); a message
    carrying several rows reads its header once and hands it to the flow of each row.
 
-A format is its wire names (constants), an op table (``ops``: code -> :class:`RowOp`)
-and these hooks:
+A format is its wire names (constants), an op table (``ops``: code ->
+:class:`~anycdc.formats.events.OpRule`, the op rule of every flow) and these hooks:
 
 >>> from typing import Any
 >>> from anycdc.formats.base import Capabilities
@@ -35,15 +36,15 @@ and these hooks:
 ...     capabilities = Capabilities(Capabilities.Before.FULL, Capabilities.Types.NONE,
 ...                                 key_names=True)
 ...     op_field = "op"
-...     ops = {"c": RowOp(Op.INSERT), "d": RowOp(Op.DELETE), "t": RowOp(Op.TRUNCATE)}
+...     ops = {"c": OpRule(Op.INSERT), "d": OpRule(Op.DELETE), "t": OpRule(Op.TRUNCATE)}
 ...     @classmethod
 ...     def sniff(cls, message: Any) -> float:
 ...         return 0.0
-...     def header(self, msg: Any, head: Any, code: str, rule: RowOp) -> Header:
+...     def header(self, msg: Any, head: Any, code: str, rule: OpRule) -> Header:
 ...         return Header(table=msg.get("table"))
-...     def images(self, msg: Any, head: Any, code: str, rule: RowOp) -> Images:
+...     def images(self, msg: Any, head: Any, code: str, rule: OpRule) -> Images:
 ...         return self.one_row(rule, self.required_image(msg, "row", code))
-...     def key_names(self, msg: Any, head: Any, rule: RowOp, images: Images) -> Any:
+...     def key_names(self, msg: Any, head: Any, rule: OpRule, images: Images) -> Any:
 ...         return msg.get("pk")
 >>> [e] = Tiny().decode('{"op":"c","table":"t","pk":["id"],"row":{"id":1}}')
 >>> e.op.value, e.table, e.key, e.after
@@ -70,7 +71,7 @@ A typed format says its columns' types; values that do not parse stay as sent, m
 A format whose values carry their types reads images, columns and patch in one pass:
 
 >>> class DocTiny(Tiny):
-...     def typed_images(self, msg: Any, head: Any, code: str, rule: RowOp) -> Any:
+...     def typed_images(self, msg: Any, head: Any, code: str, rule: OpRule) -> Any:
 ...         row = self.required_image(msg, "row", code)
 ...         return self.one_row(rule, row), {"id": Column(INT64)}, msg.get("patch")
 >>> [e] = DocTiny().decode('{"op":"c","row":{"id":7},"patch":{"$set":{"n":1}}}')
@@ -82,13 +83,11 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, NoReturn
 
-import msgspec
-
-from anycdc.event import ROW_OPS, ChangeEvent, Column, Op, Position
+from anycdc.event import ROW_OPS, ChangeEvent, Column, Op
 from anycdc.formats.base import Cache, Format, expect_object, expect_str, require
+from anycdc.formats.events import Header, OpRule, build_event
 from anycdc.values import epoch_ms, parse_datetime
 
 # the ops for hooks' hot paths: ``Op.INSERT`` is an enum lookup (~65 ns), a global is not
@@ -100,20 +99,6 @@ DDL: Final = Op.DDL
 _TIMES_CACHED: Final = 1024
 
 
-@dataclass(frozen=True, slots=True)
-class RowOp:
-    """What an op code means: the canonical op, and the half of a split update it is;
-    ``rows``: whether its events carry images (the op is one of
-    :data:`anycdc.event.ROW_OPS`, importable from here too)."""
-
-    op: Op
-    split: str | None = None
-    rows: bool = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "rows", self.op in ROW_OPS)
-
-
 Images = tuple[dict[str, Any] | None, dict[str, Any] | None, tuple[str, ...]]
 """The images of a row change as the format pairs them: (before, after, the names of
 those that are partial). A plain tuple: one is built per message."""
@@ -121,28 +106,12 @@ those that are partial). A plain tuple: one is built per message."""
 NO_IMAGES: Final[Images] = (None, None, ())
 
 
-class Header(msgspec.Struct, gc=False):
-    """The event's fields a format reads from a message's metadata (any op); see
-    :class:`~anycdc.event.ChangeEvent` (a struct: built in C, one per message, untracked by
-    the garbage collector: it holds no cycle)."""
-
-    database: str | None = None
-    schema: str | None = None
-    table: str | None = None
-    ts_ms: int | None = None
-    position: Position | None = None
-    tx: str | None = None
-    row_id: str | None = None
-    ddl: str | None = None
-    extra: dict[str, Any] = msgspec.field(default_factory=dict)
-
-
 class RowFlow(Format):
     """The flow of a single-row JSON format (see the module docstring); formats fill hooks.
 
     Class attributes: ``op_field`` (the op code's wire name), ``op_noun`` (what the error of
     an unknown code calls it; None: ``op_field``), ``header_field`` (the object
-    holding it, None: the root), ``ops`` (code -> :class:`RowOp`; a format whose codes are
+    holding it, None: the root), ``ops`` (code -> :class:`OpRule`; a format whose codes are
     options sets it per instance) and ``rowless_key`` (False: events without images, such
     as DDL and markers, carry no key, not even the configured one); ``null_missing``
     (True: a null op code is a missing one, ``missing required field``, as the format's
@@ -154,7 +123,7 @@ class RowFlow(Format):
     header_field: ClassVar[str | None] = None
     rowless_key: ClassVar[bool] = True
     null_missing: ClassVar[bool] = False
-    ops: Mapping[str, RowOp]
+    ops: Mapping[str, OpRule]
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
@@ -170,18 +139,18 @@ class RowFlow(Format):
         few commit times); a hook on a hot path may look a text up here first."""
 
     # ------------------------------------------------------------------ hooks
-    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Header:
         """The event's metadata fields (names, time, position, tx, extra, ddl) of a message;
         ``head`` is the object holding the op code (``msg`` itself without ``header_field``)."""
         return Header()
 
-    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
+    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Images:
         """The images of a row change (ops in :data:`~anycdc.event.ROW_OPS`), paired and marked partial
         where they lack columns; :meth:`missing` for an image the op needs."""
         raise NotImplementedError
 
     def key_names(
-        self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
+        self, msg: dict[str, Any], head: dict[str, Any], rule: OpRule, images: Images
     ) -> Sequence[str] | None:
         """The key column names the message gives (None: it names none)."""
         return None
@@ -195,7 +164,7 @@ class RowFlow(Format):
         return None
 
     def typed_images(
-        self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp
+        self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule
     ) -> tuple[Images, Mapping[str, Column], Mapping[str, Any] | None]:
         """Instead of :meth:`images` and :meth:`columns_of`, for a format whose values
         carry their own types (reading a BSON document types it): a row change's images,
@@ -236,7 +205,7 @@ class RowFlow(Format):
         msg: dict[str, Any],
         head: dict[str, Any],
         code: str,
-        rule: RowOp,
+        rule: OpRule,
         images: Images | None = None,
         typed: Mapping[str, Column] | None = None,
         h: Header | None = None,
@@ -273,39 +242,11 @@ class RowFlow(Format):
             before = after = None
             partial = ()
         else:  # the format's rowless events carry no key
-            event = ChangeEvent(
-                op=rule.op, format=self.id, database=h.database, schema=h.schema, table=h.table,
-                ts_ms=h.ts_ms, position=h.position, tx=h.tx, ddl=h.ddl, split=rule.split,
-                row_id=h.row_id, extra=h.extra,
-            )  # fmt: skip
-            return event
+            return build_event(self.id, rule.op, h, split=rule.split)
         key = self.unnamed_key if names is None else self.primary_key(names)
-        if columns is not None:  # a typed event: 15 keywords, the rare fields after
-            event = ChangeEvent(
-                op=rule.op, format=self.id, database=h.database, schema=h.schema,
-                table=h.table, key=key, before=before, after=after, columns=columns,
-                ts_ms=h.ts_ms, position=h.position, tx=h.tx, invalid=invalid,
-                row_id=h.row_id, extra=h.extra,
-            )  # fmt: skip
-            if partial or rule.split is not None or h.ddl is not None or patch is not None:
-                event = event.with_changes(
-                    partial=partial, split=rule.split, ddl=h.ddl, patch=patch
-                )
-        elif rule.split is None and h.ddl is None:  # the common event: 14 keywords (up to
-            # 15, msgspec matches keywords fast; above, 3x slower)
-            event = ChangeEvent(
-                op=rule.op, format=self.id, database=h.database, schema=h.schema,
-                table=h.table, key=key, before=before, after=after, ts_ms=h.ts_ms,
-                position=h.position, tx=h.tx, partial=partial, row_id=h.row_id, extra=h.extra,
-            )  # fmt: skip
-        else:
-            event = ChangeEvent(
-                op=rule.op, format=self.id, database=h.database, schema=h.schema,
-                table=h.table, key=key, before=before, after=after, ts_ms=h.ts_ms,
-                position=h.position, tx=h.tx, ddl=h.ddl, partial=partial, split=rule.split,
-                row_id=h.row_id, extra=h.extra,
-            )  # fmt: skip
-        return event
+        return build_event(
+            self.id, rule.op, h, key, before, after, columns, partial, invalid, rule.split, patch
+        )
 
     # ------------------------------------------------------------------ helpers
     def missing(self, field: str, code: str) -> NoReturn:
@@ -319,7 +260,7 @@ class RowFlow(Format):
             return value
         return expect_object(self.id, value, f"{path}.{field}")
 
-    def one_row(self, rule: RowOp, row: dict[str, Any], partial: tuple[str, ...] = ()) -> Images:
+    def one_row(self, rule: OpRule, row: dict[str, Any], partial: tuple[str, ...] = ()) -> Images:
         """The images of a change carrying one row: a delete's before image, else the after."""
         return (row, None, partial) if rule.op is DELETE else (None, row, partial)
 
@@ -355,8 +296,6 @@ __all__ = [
     "NO_IMAGES",
     "ROW_OPS",
     "UPDATE",
-    "Header",
     "Images",
     "RowFlow",
-    "RowOp",
 ]

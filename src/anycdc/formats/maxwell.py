@@ -98,7 +98,8 @@ from anycdc.event import ChangeEvent, Op, Position, dumps
 from anycdc.formats.base import Capabilities, expect_str, optional_str
 from anycdc.formats.codecs.text import bounded_int
 from anycdc.formats.codecs.text import render_value as render_text_value
-from anycdc.formats.flow import DDL, UPDATE, Header, Images, RowFlow, RowOp
+from anycdc.formats.events import Header, OpRule, op_rules
+from anycdc.formats.flow import DDL, UPDATE, Images, RowFlow
 
 # --------------------------------------------------------------------------- wire strings
 F_DATABASE: Final = "database"
@@ -144,11 +145,11 @@ DDL_TYPES: Final = frozenset(
 )  # fmt: skip
 MARKER_TYPES: Final = frozenset({T_BOOTSTRAP_START, T_BOOTSTRAP_COMPLETE})
 BOOTSTRAP_TYPES: Final = MARKER_TYPES | {T_BOOTSTRAP_INSERT}
-TYPES: Final[Mapping[str, Op]] = {
+OPS: Final[Mapping[str, OpRule]] = op_rules({
     T_INSERT: Op.INSERT, T_UPDATE: Op.UPDATE, T_DELETE: Op.DELETE,
     T_BOOTSTRAP_INSERT: Op.SNAPSHOT, T_BOOTSTRAP_START: Op.HEARTBEAT,
     T_BOOTSTRAP_COMPLETE: Op.HEARTBEAT, **dict.fromkeys(DDL_TYPES, Op.DDL),
-}  # fmt: skip
+})  # fmt: skip
 _ENCODE_TYPES: Final[Mapping[Op, str]] = {
     Op.INSERT: T_INSERT, Op.UPDATE: T_UPDATE, Op.DELETE: T_DELETE, Op.SNAPSHOT: T_BOOTSTRAP_INSERT,
 }  # fmt: skip
@@ -179,9 +180,6 @@ _MAX_TS: Final = _INT64_MAX // 1000  # seconds whose milliseconds fit a BIGINT
 _TS_PATH: Final = f"$.{F_TS}"
 _XID_PATH: Final = f"$.{F_XID}"
 _XOFFSET_PATH: Final = f"$.{F_XOFFSET}"
-
-
-OPS: Final[Mapping[str, RowOp]] = {code: RowOp(op) for code, op in TYPES.items()}
 
 
 class MaxwellJson(RowFlow):
@@ -229,12 +227,12 @@ class MaxwellJson(RowFlow):
         data = message.get(F_DATA)
         timed = type(message.get(F_TS)) is int
         named = F_DATABASE in message or F_TABLE in message
-        op = TYPES.get(kind)
-        if op is None:
+        rule = OPS.get(kind)
+        if rule is None:
             # an unknown type in an otherwise Maxwell-shaped row message
             maxwell_only = any(f in message for f in (F_XID, F_XOFFSET, F_COMMIT, F_PK_COLUMNS))
             return 0.55 if isinstance(data, dict) and timed and named and maxwell_only else 0.0
-        if op is Op.DDL:
+        if rule.op is Op.DDL:
             return 0.9 if named else 0.3  # these type names are Maxwell's own
         if isinstance(data, dict):
             return 0.95 if named or timed else 0.8
@@ -271,7 +269,7 @@ class MaxwellJson(RowFlow):
                 f"encrypted by Maxwell (encrypt={scope}): decrypt it before anycdc reads it",
             )
 
-    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Header:
         # one walk of the message's keys finds both the extra fields and the row-less
         # shapes (frozenset.isdisjoint walks them all): the common message, neither
         special = not _SPECIAL_FIELDS.isdisjoint(msg)
@@ -295,7 +293,7 @@ class MaxwellJson(RowFlow):
             extra=extra,
         )
 
-    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
+    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Images:
         data = self.required_image(msg, F_DATA, code)
         if rule.op is not UPDATE:
             return self.one_row(rule, data)
@@ -309,7 +307,7 @@ class MaxwellJson(RowFlow):
         return optional_str(self.id, value, f"$.{field}") or None
 
     def key_names(
-        self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
+        self, msg: dict[str, Any], head: dict[str, Any], rule: OpRule, images: Images
     ) -> list[str] | None:
         names = msg.get(F_PK_COLUMNS)
         if names is None or (type(names) is list and all(type(n) is str for n in names)):

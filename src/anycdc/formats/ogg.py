@@ -77,7 +77,8 @@ from anycdc.errors import EncodeError
 from anycdc.event import ChangeEvent, Op, Position, dumps
 from anycdc.formats.base import Capabilities, expect_list, expect_str, optional_str
 from anycdc.formats.codecs.text import bounded_int, optional_image, render_value
-from anycdc.formats.flow import DELETE, INSERT, Header, Images, RowFlow, RowOp
+from anycdc.formats.events import Header, OpRule
+from anycdc.formats.flow import DELETE, INSERT, Images, RowFlow
 from anycdc.formats.options import OptionSpec, flag, typed
 
 # --------------------------------------------------------------------------- wire strings
@@ -172,7 +173,7 @@ class OggJson(RowFlow):
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
         keys = self.option(OP_KEYS_OPTION)
-        self.ops = {code: RowOp(op) for code, op in zip(keys, OP_ORDER, strict=True)}
+        self.ops = {code: OpRule(op) for code, op in zip(keys, OP_ORDER, strict=True)}
         self._codes: dict[Op, str] = dict(zip(OP_ORDER, keys, strict=True))
         self._compressed = self.option(COMPRESSED_OPTION)
         self.time_zone = self.options.timezone or dt.UTC
@@ -196,7 +197,7 @@ class OggJson(RowFlow):
         return 0.55 if meta >= 2 else 0.1
 
     # ---- decoding (the flow is RowFlow's; these are its hooks)
-    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Header:
         fid = self.id
         database, schema, table = split_table(optional_str(fid, msg.get(F_TABLE), f"$.{F_TABLE}"))
         return Header(
@@ -208,7 +209,7 @@ class OggJson(RowFlow):
             extra=self._extra(msg),
         )
 
-    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
+    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Images:
         before, before_flags = self._image(msg, F_BEFORE)
         after, after_flags = self._image(msg, F_AFTER)
         op = rule.op
@@ -228,7 +229,7 @@ class OggJson(RowFlow):
         return (before, after, partial)
 
     def key_names(
-        self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
+        self, msg: dict[str, Any], head: dict[str, Any], rule: OpRule, images: Images
     ) -> list[str] | None:
         raw = msg.get(F_PRIMARY_KEYS)
         if raw is None:

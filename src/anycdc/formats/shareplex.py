@@ -69,7 +69,8 @@ from anycdc.errors import EncodeError, type_name
 from anycdc.event import ChangeEvent, Op, Position, dumps
 from anycdc.formats.base import Capabilities, NotFast, optional_str
 from anycdc.formats.codecs.text import KEY_SEPARATOR, bounded_int, render_value
-from anycdc.formats.flow import DDL, UPDATE, Header, Images, RowFlow, RowOp
+from anycdc.formats.events import Header, OpRule
+from anycdc.formats.flow import DDL, UPDATE, Images, RowFlow
 from anycdc.formats.options import flag
 
 # --------------------------------------------------------------------------- wire strings
@@ -102,17 +103,17 @@ OP_UPDATE_AFTER: Final = "UPDATE AFTER"
 
 SPLIT_BEFORE: Final = "before"
 SPLIT_AFTER: Final = "after"
-OPS: Final[Mapping[str, RowOp]] = {
-    OP_INS: RowOp(Op.INSERT),
-    OP_UPD: RowOp(Op.UPDATE),
-    OP_DEL: RowOp(Op.DELETE),
-    OP_INSERT: RowOp(Op.INSERT),
-    OP_UPDATE: RowOp(Op.UPDATE),
-    OP_DELETE: RowOp(Op.DELETE),
-    OP_TRUNCATE: RowOp(Op.TRUNCATE),
-    OP_DROP_COLUMN: RowOp(Op.DDL),
-    OP_UPDATE_BEFORE: RowOp(Op.UPDATE, SPLIT_BEFORE),
-    OP_UPDATE_AFTER: RowOp(Op.UPDATE, SPLIT_AFTER),
+OPS: Final[Mapping[str, OpRule]] = {
+    OP_INS: OpRule(Op.INSERT),
+    OP_UPD: OpRule(Op.UPDATE),
+    OP_DEL: OpRule(Op.DELETE),
+    OP_INSERT: OpRule(Op.INSERT),
+    OP_UPDATE: OpRule(Op.UPDATE),
+    OP_DELETE: OpRule(Op.DELETE),
+    OP_TRUNCATE: OpRule(Op.TRUNCATE),
+    OP_DROP_COLUMN: OpRule(Op.DDL),
+    OP_UPDATE_BEFORE: OpRule(Op.UPDATE, split=SPLIT_BEFORE),
+    OP_UPDATE_AFTER: OpRule(Op.UPDATE, split=SPLIT_AFTER),
 }
 ROWID_SEPARATOR: Final = "-"  # OMS rowid: {db}.{table}-{pk values joined by U+0001}
 
@@ -150,7 +151,7 @@ class _FastMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 
 _FAST_DECODER: Final = msgspec.json.Decoder(_FastMessage, float_hook=Decimal)
-_ROW_OPS: Final[Mapping[str, RowOp]] = {code: rule for code, rule in OPS.items() if rule.rows}
+_ROW_OPS: Final[Mapping[str, OpRule]] = {code: rule for code, rule in OPS.items() if rule.rows}
 
 
 class SharePlexJson(RowFlow):
@@ -207,7 +208,7 @@ class SharePlexJson(RowFlow):
     # ---- decoding (the flow is RowFlow's; these are its hooks)
     fast_path = True
 
-    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
+    def decode_fast(self, value: bytes, key: bytes | None = None) -> list[ChangeEvent]:
         """The common row change: its envelope read by msgspec, then :meth:`RowFlow.flow`."""
         msg = _FAST_DECODER.decode(value)
         meta, data, key_image = msg.meta, msg.data, msg.key
@@ -220,7 +221,7 @@ class SharePlexJson(RowFlow):
             raise NotFast  # no op, or another one: the slow path decides
         return [self.flow({F_DATA: data, F_KEY: key_image}, meta, code, rule)]
 
-    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Header:
         data = msg.get(F_DATA)
         if type(data) is not dict:
             data = self.image(msg, F_DATA)
@@ -256,7 +257,7 @@ class SharePlexJson(RowFlow):
             extra=extra,
         )
 
-    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
+    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Images:
         data = self.required_image(msg, F_DATA, code)
         if rule.op is not UPDATE:
             return self.one_row(rule, data)
@@ -276,7 +277,7 @@ class SharePlexJson(RowFlow):
         return (key_image, merged, () if whole else ("before", "after"))
 
     def key_names(
-        self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
+        self, msg: dict[str, Any], head: dict[str, Any], rule: OpRule, images: Images
     ) -> list[str] | None:
         """Key names from an update's ``key`` when the OMS rowid proves it holds only them."""
         key_image = msg.get(F_KEY)

@@ -28,7 +28,7 @@ def test_a_bug_in_a_fast_path_is_a_decode_error_not_a_silent_fallback(
     fmt = get_format("canal-json")
     [message] = bench_messages("canal-json", 1)
 
-    def broken(value: bytes) -> Any:
+    def broken(value: bytes, key: bytes | None = None) -> Any:
         raise AttributeError("a bug")
 
     monkeypatch.setattr(fmt, "decode_fast", broken)

@@ -92,7 +92,7 @@ from anycdc.formats.base import (
 from anycdc.formats.canal.detect import DRS_ONLY, FLAT, drs_evidence, type_word
 from anycdc.formats.canal.family import CanalFamily
 from anycdc.formats.canal.fast import FlatPlan, cache_items
-from anycdc.formats.canal.rows import Envelope, Head, Pairing, RowRender
+from anycdc.formats.canal.rows import Envelope, Pairing, RowRender
 from anycdc.formats.canal.types import FlatSchema
 from anycdc.formats.canal.wire import (
     F_COLUMN_TYPE,
@@ -125,6 +125,7 @@ from anycdc.formats.canal.wire import (
 )
 from anycdc.formats.codecs.java import gson_json, java_double, plain_decimal
 from anycdc.formats.codecs.text import ValueText, int_field, render_value
+from anycdc.formats.events import Header
 from anycdc.formats.options import OptionSpec
 from anycdc.typemap import integer_range, sql_type
 from anycdc.values import (
@@ -377,7 +378,8 @@ class _DrsJsonBase(CanalFamily):
             loads,
         )
         if op_code in DDL_OPS or (op is None and msg.get(F_IS_DDL) is True):
-            return Envelope(Op.DDL, head, optional_str(fid, msg.get(F_SQL), f"$.{F_SQL}"))
+            head.ddl = optional_str(fid, msg.get(F_SQL), f"$.{F_SQL}")
+            return Envelope(Op.DDL, head)
         if op is None:
             raise self.error(f"$.{op_field}", f"unknown op {op_code!r}")
         return Envelope(op, head)
@@ -392,7 +394,7 @@ class _DrsJsonBase(CanalFamily):
         seq: int | None,
         db_type: str | None,
         loads: Iterable[str | None],
-    ) -> tuple[Op | None, Head]:
+    ) -> tuple[Op | None, Header]:
         """DRS' header rule, for both paths (:meth:`envelope` after its checks,
         :meth:`decode_fast` with its envelope's fields): the op of a row change (None for
         any other code: :meth:`envelope` decides), names kept exactly as sent ("" is no
@@ -406,8 +408,11 @@ class _DrsJsonBase(CanalFamily):
         if db_type:
             extra[F_DB_TYPE] = db_type
         position = Position((seq,)) if seq is not None else None
-        head = (database or None, schema or None, table or None, ts_ms, position, extra)
-        return ROW_KINDS.get(op_code), head
+        head = Header(
+            database or None, schema or None, table or None, ts_ms, position, None, None, extra
+        )  # positional: msgspec matches no keywords
+        rule = ROW_KINDS.get(op_code)
+        return (None if rule is None else rule.op), head
 
     def row_arrays(self, msg: dict[str, Any]) -> tuple[list[Any] | None, list[Any] | None]:
         """``data`` and ``old`` (their rows are checked as they are paired)."""
@@ -449,9 +454,9 @@ class _DrsJsonBase(CanalFamily):
 
     def schema(self, msg: dict[str, Any], env: Envelope) -> FlatSchema | None:
         """The columns of ``mysqlType`` (``columnType`` + ``dbType``) with ``sqlType`` codes."""
-        return self._columns(msg, env.head[5].get(F_DB_TYPE))
+        return self._columns(msg, env.head.extra.get(F_DB_TYPE))
 
-    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
+    def decode_fast(self, value: bytes, key: bytes | None = None) -> list[ChangeEvent]:
         """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
         msg = _DRS_DECODER.decode(value)
         op_code = msg.type

@@ -45,7 +45,6 @@ from anycdc.formats.canal.fast import (
 )
 from anycdc.formats.canal.rows import (
     Envelope,
-    Head,
     Pairing,
     RowRender,
     finish_columns,
@@ -105,6 +104,7 @@ from anycdc.formats.canal.wire import (
     TRUNCATE_OP,
     UPDATE_OP,
 )
+from anycdc.formats.events import Header, build_event
 from anycdc.formats.options import OptionSpec
 from anycdc.typemap import integer_range, jdbc_type
 from anycdc.values import (
@@ -247,13 +247,7 @@ class CanalFamily(Format):
         msg = expect_object(self.id, obj, "$")
         env = self.envelope(msg)
         if env.op not in ROW_OPS:
-            database, schema, table, ts_ms, position, extra = env.head
-            return [
-                ChangeEvent(
-                    op=env.op, format=self.id, database=database, schema=schema, table=table,
-                    ts_ms=ts_ms, position=position, ddl=env.ddl, extra=extra,
-                )
-            ]  # fmt: skip
+            return [build_event(self.id, env.op, env.head)]
         return self._row_events(msg, env)
 
     def _row_events(self, msg: dict[str, Any], env: Envelope) -> list[ChangeEvent]:
@@ -282,7 +276,7 @@ class CanalFamily(Format):
     def _events(
         self,
         op: Op,
-        head: Head,
+        head: Header,
         pk: list[str] | None,
         main: list[Any],
         overlay: list[Any] | None,
@@ -311,7 +305,7 @@ class CanalFamily(Format):
         else:
             key_names = self.primary_key(pk)
             self._last_key = (None if pk is None else list(pk), key_names)
-        database, schema_name, table, ts_ms, position, extra = head
+        fid = self.id
         events: list[ChangeEvent] = []
         invalid: tuple[str, ...] = ()
         before: dict[str, Any] | None
@@ -337,12 +331,9 @@ class CanalFamily(Format):
                 invalid = tuple(row_invalid)
                 row_invalid.clear()
             events.append(
-                ChangeEvent(
-                    op=op, format=self.id, database=database, schema=schema_name, table=table,
-                    key=key_names, before=before, after=after, columns=columns, ts_ms=ts_ms,
-                    position=position,
-                    partial=partial_images(typing, before, after) if typing is not None else (),
-                    invalid=invalid, extra=extra,
+                build_event(
+                    fid, op, head, key_names, before, after, columns,
+                    partial_images(typing, before, after) if typing is not None else (), invalid,
                 )
             )  # fmt: skip
         if typing is not None and widen:
@@ -378,7 +369,7 @@ class CanalFamily(Format):
         data_raw: msgspec.Raw,
         old_raw: msgspec.Raw,
         pk: list[str] | None,
-        head: Head,
+        head: Header,
     ) -> list[ChangeEvent]:
         """The events of a row change, the fast way: its rows decoded and typed by the
         plan of the type maps ``names``/``codes`` (and a vendor ``tag``)."""
@@ -402,7 +393,7 @@ class CanalFamily(Format):
         )  # fmt: skip
 
     # ------------------------------------------------------------------ canal's hooks
-    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
+    def decode_fast(self, value: bytes, key: bytes | None = None) -> list[ChangeEvent]:
         """The common row change, or a fast-path refusal (then :meth:`decode_slow` decides)."""
         flat = FLAT_DECODER.decode(value)
         kind = flat.type
@@ -510,9 +501,11 @@ class CanalFamily(Format):
         if op in ROW_OPS:
             return Envelope(op, head)
         sql = optional_str(fid, msg.get(F_SQL), "$.sql")
-        return Envelope(op, head, sql if op is DDL_OP or op is TRUNCATE_OP else None)
+        if op is DDL_OP or op is TRUNCATE_OP:
+            head.ddl = sql
+        return Envelope(op, head)
 
-    def canal_header(self, header: FlatMessage) -> tuple[Op, Head]:
+    def canal_header(self, header: FlatMessage) -> tuple[Op, Header]:
         """Canal's header rule, for both paths (:meth:`envelope` after checking ``type`` and
         ``isDdl``, :meth:`decode_fast` after its own checks): the op of ``type`` (a DDL when
         ``isDdl``, TRUNCATE excepted; a heartbeat when ``isHeartbeat`` is true), the names
@@ -520,7 +513,7 @@ class CanalFamily(Format):
         rollback)."""
         fid = self.id
         kind = header.type
-        op = OPS[kind]
+        op = OPS[kind].op
         if header.isDdl or header.isHeartbeat is True:
             op = HEARTBEAT_OP if header.isHeartbeat is True else _ddl_op(op)
         database, table, ts_ms = header.database, header.table, header.es
@@ -539,7 +532,9 @@ class CanalFamily(Format):
         extra: dict[str, Any] = {F_GTID: gtid} if gtid and isinstance(gtid, str) else {}
         if kind == OP_XAROLLBACK:
             extra[EXTRA_ROLLBACK] = True  # an XA transaction rolled back: a boundary, no rows
-        return op, (database or None, None, table or None, ts_ms, position, extra)
+        # positional: msgspec matches no keywords (database, schema, table, ts_ms, position,
+        # tx, row_id, extra)
+        return op, Header(database or None, None, table or None, ts_ms, position, None, None, extra)
 
     def _position(self, header: FlatMessage, es: int | None) -> Position | None:
         """The position of a header (:meth:`canal_header` builds ``(id,)`` itself): TiCDC's

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from anycdc.errors import DecodeError, type_name
-from anycdc.event import Column, Op, Position
+from anycdc.event import Column, Op
 from anycdc.formats.canal.types import RowTyping
 from anycdc.formats.canal.wire import F_PK_NAMES
+from anycdc.formats.events import Header
 from anycdc.values import (
     TIMESTAMPTZ,
     UINT64,
@@ -20,18 +21,14 @@ from anycdc.values import (
     parse_bool,
 )
 
-# the :class:`ChangeEvent` fields every event of a message shares: database, schema,
-# table, ts_ms, position, extra
-Head = tuple[str | None, str | None, str | None, int | None, Position | None, dict[str, Any]]
-
 
 @dataclass(slots=True)
 class Envelope:
-    """A message's header as a vendor reads it (:meth:`CanalFamily.envelope`)."""
+    """A message's op and header (with a DDL/TRUNCATE event's statement) as a vendor reads
+    them (:meth:`CanalFamily.envelope`)."""
 
     op: Op
-    head: Head
-    ddl: str | None = None  # the statement of a DDL/TRUNCATE event
+    head: Header
 
 
 # how the encoder renders one row of typed values as the vendor writes them

@@ -6,7 +6,8 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
-from anycdc.event import ROW_OPS, Op
+from anycdc.event import Op
+from anycdc.formats.events import OpRule, op_rules
 from anycdc.formats.options import choice
 
 # --------------------------------------------------------------------------- wire strings
@@ -70,15 +71,15 @@ OP_MHEARTBEAT: Final = "MHEARTBEAT"
 OP_HEARTBEAT: Final = "HEARTBEAT"
 OP_TIDB_WATERMARK: Final = "TIDB_WATERMARK"
 
-OPS: Final[Mapping[str, Op]] = {
+OPS: Final[Mapping[str, OpRule]] = op_rules({
     OP_INSERT: Op.INSERT, OP_UPDATE: Op.UPDATE, OP_DELETE: Op.DELETE, OP_INIT: Op.SNAPSHOT,
     OP_CREATE: Op.DDL, OP_ALTER: Op.DDL, OP_ERASE: Op.DDL, OP_QUERY: Op.DDL, OP_RENAME: Op.DDL,
     OP_CINDEX: Op.DDL, OP_DINDEX: Op.DDL, OP_DDL: Op.DDL, OP_INIT_DDL: Op.DDL,
     OP_TRUNCATE: Op.TRUNCATE, OP_GTID: Op.BEGIN, OP_XACOMMIT: Op.COMMIT, OP_XAROLLBACK: Op.COMMIT,
     OP_MHEARTBEAT: Op.HEARTBEAT, OP_HEARTBEAT: Op.HEARTBEAT, OP_TIDB_WATERMARK: Op.HEARTBEAT,
-}  # fmt: skip
+})  # fmt: skip
 # the row changes' part of the op table (DRS reads nothing else as a row change)
-ROW_KINDS: Final[Mapping[str, Op]] = {kind: op for kind, op in OPS.items() if op in ROW_OPS}
+ROW_KINDS: Final[Mapping[str, OpRule]] = {kind: rule for kind, rule in OPS.items() if rule.rows}
 ROW_TYPES: Final = frozenset(ROW_KINDS)
 # enum members bound once: ``Op.X`` is a descriptor lookup on every use
 UPDATE_OP: Final = Op.UPDATE

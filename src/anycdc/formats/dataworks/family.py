@@ -59,19 +59,23 @@ from anycdc.formats.dataworks.wire import (
     FIELD_TYPE,
     MAX_CACHED_TYPES,
     MAX_EPOCH_DIGITS,
-    RULE_DELETE,
-    RULE_INSERT,
-    RULE_NONE,
-    RULE_UPDATE_AFTER,
-    RULE_UPDATE_BEFORE,
     SCN_ABSENT,
     SPLIT_AFTER,
     SPLIT_BEFORE,
     UNKNOWN_COLUMN,
     Declared,
     Layout,
-    OpRule,
     Parser,
+)
+from anycdc.formats.events import (
+    RULE_DELETE,
+    RULE_INSERT,
+    RULE_NONE,
+    RULE_UPDATE_AFTER,
+    RULE_UPDATE_BEFORE,
+    Header,
+    OpRule,
+    build_event,
 )
 from anycdc.values import (
     UNKNOWN,
@@ -302,22 +306,14 @@ class DataWorksFamily(Format):
             extra[EXTRA_DB_TYPE] = source.db_type
         if rule.keep_code:
             extra[EXTRA_VENDOR_OP] = code
-        return ChangeEvent(
-            op=rule.op,
-            format=self.id,
-            database=source.database,
-            schema=source.schema,
-            table=source.table,
-            key=source.key,
-            before=before,
-            after=after,
-            columns=columns,
-            ts_ms=event_time[0] if event_time is not None else None,
-            position=self.position(event_time, sequence, scn_value),
-            ddl=self._ddl_text(ddl) if ddl is not None and rule.op in _DDL_TEXT_OPS else None,
-            split=split,
-            invalid=invalid,
-            extra=extra,
+        head = Header(
+            source.database, source.schema, source.table,
+            event_time[0] if event_time is not None else None,
+            self.position(event_time, sequence, scn_value), None, None, extra,
+            self._ddl_text(ddl) if ddl is not None and rule.op in _DDL_TEXT_OPS else None,
+        )  # fmt: skip
+        return build_event(
+            self.id, rule.op, head, source.key, before, after, columns, (), invalid, split
         )
 
     def _optional_object(self, value: Any, path: str) -> dict[str, Any]:
@@ -452,7 +448,7 @@ class DataWorksFamily(Format):
 
     fast_path = True
 
-    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
+    def decode_fast(self, value: bytes, key: bytes | None = None) -> list[ChangeEvent]:
         """The common row change: the envelope read by msgspec, the images typed by the
         schema's :class:`FastPlan`, then the reference path's :meth:`pair_images` and
         :meth:`event`; anything else is a refusal (then :meth:`decode_slow` decides)."""

@@ -64,9 +64,9 @@ from anycdc.formats.dataworks.wire import (
     VERSION,
     VERSIONS,
     Layout,
-    OpRule,
     Parser,
 )
+from anycdc.formats.events import OpRule
 from anycdc.formats.options import OptionSpec
 from anycdc.values import (
     BINARY,

@@ -111,12 +111,11 @@ from anycdc.formats.dataworks.wire import (
     OP_TRANSACTION_BEGIN,
     OP_TRANSACTION_END,
     OP_TRUNCATE,
-    RULE_UPDATE,
     SHARED_OPS,
     Layout,
-    OpRule,
     Parser,
 )
+from anycdc.formats.events import OpRule
 from anycdc.typemap import sql_type
 from anycdc.values import (
     BINARY,
@@ -178,7 +177,7 @@ TYPE_INTERVAL_YEAR_TO_MONTH: Final = "INTERVAL_YEAR_TO_MONTH"
 
 DATAWORKS2_OPS: Final[Mapping[str, OpRule]] = {
     **SHARED_OPS,
-    OP_UPDATE: OpRule(Op.UPDATE, RULE_UPDATE),
+    OP_UPDATE: OpRule(Op.UPDATE),  # a whole update: after required, before optional
     OP_HEARTBEAT: OpRule(Op.HEARTBEAT),
 }
 DATAWORKS2_LAYOUT: Final = Layout(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from anycdc.event import Column, Op
+from anycdc.formats.events import RULE_UPDATE_AFTER, RULE_UPDATE_BEFORE, OpRule
 from anycdc.formats.options import choice, flag
 from anycdc.values import (
     UNKNOWN,
@@ -94,31 +95,16 @@ SPLIT_AFTER: Final = "after"
 
 
 # --------------------------------------------------------------------------- op rules
-# How each op code uses the images: which one it requires and what the event becomes.
-RULE_INSERT: Final = "insert"  # after required
-RULE_DELETE: Final = "delete"  # before required
-RULE_UPDATE: Final = "update"  # after required, before optional (a whole update)
-RULE_UPDATE_AFTER: Final = "update-after"  # after required; before present -> whole, else half
-RULE_UPDATE_BEFORE: Final = "update-before"  # before required; the before half
-RULE_NONE: Final = "none"  # no row
-
-
-@dataclass(frozen=True, slots=True)
-class OpRule:
-    """What one vendor op code means: the canonical op and how the images are used."""
-
-    op: Op
-    images: str = RULE_NONE
-    keep_code: bool = False  # record the vendor code in extra["vendor_op"]
-
-
+# How each op code uses the images (:class:`~anycdc.formats.events.OpRule`'s ``images``:
+# an insert's after image, a delete's before image, by default): which one it requires
+# and what the event becomes (:meth:`DataWorksFamily.pair_images`).
 def _ddl_rules(codes: tuple[str, ...]) -> dict[str, OpRule]:
     return {code: OpRule(Op.DDL, keep_code=True) for code in codes}
 
 
 SHARED_OPS: Final[Mapping[str, OpRule]] = {
-    OP_INSERT: OpRule(Op.INSERT, RULE_INSERT),
-    OP_DELETE: OpRule(Op.DELETE, RULE_DELETE),
+    OP_INSERT: OpRule(Op.INSERT),
+    OP_DELETE: OpRule(Op.DELETE),
     OP_TRANSACTION_BEGIN: OpRule(Op.BEGIN),
     OP_TRANSACTION_END: OpRule(Op.COMMIT),
     OP_XACOMMIT: OpRule(Op.COMMIT, keep_code=True),
@@ -129,8 +115,8 @@ SHARED_OPS: Final[Mapping[str, OpRule]] = {
 }
 DATAWORKS_OPS: Final[Mapping[str, OpRule]] = {
     **SHARED_OPS,
-    OP_UPDATE_BEFORE: OpRule(Op.UPDATE, RULE_UPDATE_BEFORE),
-    OP_UPDATE_AFTER: OpRule(Op.UPDATE, RULE_UPDATE_AFTER),
+    OP_UPDATE_BEFORE: OpRule(Op.UPDATE, images=RULE_UPDATE_BEFORE),
+    OP_UPDATE_AFTER: OpRule(Op.UPDATE, images=RULE_UPDATE_AFTER),
     OP_MHEARTBEAT: OpRule(Op.HEARTBEAT),
 }
 

@@ -78,7 +78,8 @@ Decoding rules
 * Speed: the plan that types a table's values is built once per schema text and
   cached on the instance; a message that starts with the exact bytes of a recently
   seen ``{"schema":<S>,"payload":`` is parsed from its payload on (the schema part
-  is compared, not parsed again). The usual row change (``c``/``u``/``d``/``r`` with
+  is compared, not parsed again): the format's fast path, which ``Format.decode``
+  dispatches to as it does every format's. The usual row change (``c``/``u``/``d``/``r`` with
   well-typed source fields and values) is decoded in one pass with the checks inlined
   (an update's unchanged columns reuse the after image's typed values); anything else
   takes the general path, which gives the same events and reports the errors.

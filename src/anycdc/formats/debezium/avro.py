@@ -71,7 +71,7 @@ import msgspec
 
 from anycdc.errors import EncodeError, OptionError, type_name
 from anycdc.event import ROW_OPS, ChangeEvent, Column, Op
-from anycdc.formats.base import MAX_MESSAGE_BYTES, Capabilities, Format
+from anycdc.formats.base import MAX_MESSAGE_BYTES, Capabilities
 from anycdc.formats.codecs.avro import AvroDataError, AvroReader
 from anycdc.formats.debezium.avro_schemas import (
     AvroValues,
@@ -260,7 +260,8 @@ class DebeziumAvro(DebeziumJson):
             return 0.0
 
     # ------------------------------------------------------------------ decoding
-    decode = Format.decode  # binary: Format.decode_slow -> decode_bytes
+    # binary: Format.decode -> decode_slow -> decode_bytes, then the JSON format's payload flow
+    fast_path = False
 
     def decode_bytes(self, value: bytes, key: bytes | None) -> list[ChangeEvent]:
         if len(value) > MAX_MESSAGE_BYTES:

@@ -11,21 +11,14 @@ import msgspec
 from anycdc.errors import DecodeError, type_name
 from anycdc.event import ChangeEvent, Column, Op
 from anycdc.formats.base import (
-    MAX_MESSAGE_BYTES,
     Cache,
     NotFast,
     convert_values,
-    parse_json,
 )
 from anycdc.formats.debezium.detect import foreign_shape, sniff_debezium, starts_like_envelope
 from anycdc.formats.debezium.mongo import is_mongo, mongo_event
 from anycdc.formats.debezium.plans import NO_SCHEMA, EnvelopePlan, RowPlan, SchemaPlans, fast_image
-from anycdc.formats.debezium.source import (
-    CE_SOURCE_FIELDS,
-    CE_TRANSACTION_FIELDS,
-    EventMeta,
-    SourceReader,
-)
+from anycdc.formats.debezium.source import CE_SOURCE_FIELDS, CE_TRANSACTION_FIELDS, SourceReader
 from anycdc.formats.debezium.wire import (
     AFTER,
     BEFORE,
@@ -96,6 +89,7 @@ from anycdc.formats.debezium.wire import (
     X_MESSAGE,
     X_TABLE_CHANGE,
 )
+from anycdc.formats.events import Header, build_event
 from anycdc.typemap import jdbc_type, sql_type
 from anycdc.values import (
     UNKNOWN,
@@ -129,47 +123,44 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
             return 0.0
 
     # ------------------------------------------------------------------ decoding
-    def decode(
-        self, value: bytes | bytearray | memoryview | str | None, key: bytes | None = None
-    ) -> list[ChangeEvent]:
-        """Decode one message value; ``key`` (the Kafka key) names the key columns."""
-        if value is None:
-            return self.decode_tombstone(key)
-        if type(value) is bytes:
-            data = value
-        else:
-            data = (
-                value.encode("utf-8", "surrogatepass") if isinstance(value, str) else bytes(value)
-            )
-        if len(data) > MAX_MESSAGE_BYTES:
-            return self.decode_object(parse_json(self.id, data), key)  # raises: too long
-        if data.startswith(b'{"schema"') or data.startswith(b'{"payload"'):
+    # :meth:`Format.decode` dispatches: the plan of a known envelope below (the fast path),
+    # else :meth:`decode_slow` (the parsed message: :meth:`decode_object`); both end in the
+    # one payload flow, :meth:`_decode_payload`
+    fast_path = True
+
+    def decode_fast(self, value: bytes, key: bytes | None = None) -> list[ChangeEvent]:
+        """The usual message by its :class:`EnvelopePlan`: an envelope that starts like a
+        recent one (its plan found by the prefix, only the payload parsed), a new envelope
+        (its schema planned, its prefix kept), or a payload alone; ``key`` (the Kafka key)
+        names the key columns. A message the envelope reader cannot read is a refusal
+        (:class:`NotFast`): :meth:`decode_slow` parses it and reports what is wrong."""
+        if value.startswith(b'{"schema"') or value.startswith(b'{"payload"'):
             envelope_like = True
-        elif data.startswith(b'{"'):
+        elif value.startswith(b'{"'):
             envelope_like = False  # the first key is another one
         else:
-            envelope_like = starts_like_envelope(data)
+            envelope_like = starts_like_envelope(value)
         if not envelope_like:
-            # the payload alone, usually: parsed here, errors reported by parse_json
+            # the payload alone, usually
             try:
-                obj = EXACT_JSON.decode(data)
+                obj = EXACT_JSON.decode(value)
             except (msgspec.DecodeError, RecursionError, UnicodeError):
-                return self.decode_object(parse_json(self.id, data), key)
+                raise NotFast from None
             if type(obj) is not dict or OP not in obj:
                 return self.decode_object(obj, key)
             return self._decode_payload(obj, NO_SCHEMA, key, "$")
-        known = self._known_envelope(data)
+        known = self._known_envelope(value)
         if known is not None:
             return self._decode_payload(known[1], known[0], key, "$.payload")
         try:
-            envelope = ENVELOPE_DECODER.decode(data)
+            envelope = ENVELOPE_DECODER.decode(value)
         except (msgspec.DecodeError, RecursionError, UnicodeError):
-            envelope = None
-        if envelope is None or envelope.payload is msgspec.UNSET:
-            return self.decode_object(parse_json(self.id, data), key)
+            raise NotFast from None
+        if envelope.payload is msgspec.UNSET:
+            raise NotFast
         raw = bytes(envelope.schema)
         plan = self._plan_from_raw(raw)
-        self._remember_prefix(data, raw, plan)
+        self._remember_prefix(value, raw, plan)
         return self._decode_payload(envelope.payload, plan, key, "$.payload")
 
     def _known_envelope(self, data: bytes) -> tuple[EnvelopePlan, Any] | None:
@@ -276,8 +267,9 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
         """The events of a payload, however it came (JSON envelope, payload alone,
         CloudEvent, Avro record): the one flow of every rule past the envelope.
 
-        The fast path is no second decoder: it is the envelope's :class:`EnvelopePlan`
-        (cached per schema, found by the message's prefix), the typed reading of the
+        The fast path (:meth:`decode_fast`, which :meth:`Format.decode` dispatches to) is no
+        second decoder: it is the envelope's :class:`EnvelopePlan` (cached per schema,
+        found by the message's prefix), the typed reading of the
         images by that plan (:func:`fast_image`, else :meth:`_careful_image`), and this: a
         usual row change of a relational connector skips the detectors of foreign and
         MongoDB shapes. Should a rule below then refuse the message, it is decoded again
@@ -290,14 +282,14 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
         op_code = payload.get(OP)
         if op_code is None:
             return [self._decode_other(payload, plan, path)]
-        op = ROW_OP_CODES.get(op_code) if type(op_code) is str else None
+        rule = ROW_OP_CODES.get(op_code) if type(op_code) is str else None
         source = payload.get(SOURCE)
         after_raw = payload.get(AFTER)
         before_raw = payload.get(BEFORE)
         # what foreign_shape and is_mongo look for, ruled out in a few checks
         if (
             careful
-            or op is None
+            or rule is None
             or type(source) is not dict
             or (connector := source.get(SRC_CONNECTOR)) == CONNECTOR_MONGODB
             or connector == CONNECTOR_CASSANDRA
@@ -311,8 +303,8 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
             if not careful:
                 self.fast_fallbacks += 1
                 careful = True
-            op = OPS.get(op_code) if isinstance(op_code, str) else None
-            if op is None:
+            rule = OPS.get(op_code) if isinstance(op_code, str) else None
+            if rule is None:
                 raise self.error(f"{path}.op", f"unknown op {op_code!r}")
             if source is None:
                 source = {}
@@ -322,6 +314,7 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
             if foreign is not None:
                 raise self.error(path + foreign[0], foreign[1])
             connector = source.get(SRC_CONNECTOR)
+        op = rule.op
         try:
             meta = self._meta(payload, source, op_code, path)
             if op is HEARTBEAT:
@@ -331,7 +324,7 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
                 return [mongo_event(self, op, payload, meta, key_values, path)]
             event_key = self.primary_key(key_names) if key_names else self.unnamed_key
             if op is TRUNCATE:
-                return [self._event(op, meta, key=event_key)]
+                return [build_event(self.id, op, meta, event_key)]
             postgres = connector == CONNECTOR_POSTGRESQL or SRC_LSN in source
             return [
                 self._row_event(
@@ -350,7 +343,7 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
         before_raw: Any,
         after_raw: Any,
         plan: RowPlan | None,
-        meta: EventMeta,
+        meta: Header,
         key: tuple[str, ...] | None,
         key_values: dict[str, Any] | None,
         path: str,
@@ -407,33 +400,11 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
                 if image is not None and _drop_unavailable(image) and name not in partial_images:
                     partial_images.append(name)
         if partial_images or invalid:
-            return self._event(
-                op,
-                meta,
-                key=key,
-                before=before,
-                after=after,
-                columns=columns,
-                partial=tuple(p for p in (BEFORE, AFTER) if p in partial_images),
-                invalid=tuple(invalid),
+            partial = tuple(p for p in (BEFORE, AFTER) if p in partial_images)
+            return build_event(
+                self.id, op, meta, key, before, after, columns, partial, tuple(invalid)
             )
-        # the usual case, built at once (defaults left out: fewer keywords, a faster call)
-        return ChangeEvent(
-            op=op,
-            format=self.id,
-            database=meta.database,
-            schema=meta.schema,
-            table=meta.table,
-            key=key,
-            before=before,
-            after=after,
-            columns=columns,
-            ts_ms=meta.ts_ms,
-            position=meta.position,
-            tx=meta.tx,
-            row_id=meta.row_id,
-            extra=meta.extra,
-        )
+        return build_event(self.id, op, meta, key, before, after, columns)
 
     @staticmethod
     def _extra_columns(
@@ -480,21 +451,6 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
         self.fast_fallbacks += 1
         return convert_values(raw, plan.parsers, invalid)
 
-    def _event(self, op: Op, meta: EventMeta, **fields: Any) -> ChangeEvent:
-        return ChangeEvent(
-            op=op,
-            format=self.id,
-            database=meta.database,
-            schema=meta.schema,
-            table=meta.table,
-            ts_ms=meta.ts_ms,
-            position=meta.position,
-            tx=meta.tx,
-            row_id=meta.row_id,
-            extra=meta.extra,
-            **fields,
-        )
-
     # ---- Kafka key
     def _parse_key(self, key: bytes | None) -> tuple[tuple[str, ...] | None, dict[str, Any] | None]:
         """Key column names and values from the Kafka key (schema part or not); None if unusable."""
@@ -520,7 +476,7 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
             return self._transaction_marker(payload, status, path)
         if plan.name == N_HEARTBEAT or payload.keys() == {TS_MS}:
             ts_ms = self._int(payload.get(TS_MS), path, "ts_ms")
-            return ChangeEvent(op=Op.HEARTBEAT, format=self.id, ts_ms=ts_ms)
+            return build_event(self.id, HEARTBEAT, Header(ts_ms=ts_ms))
         reason = "missing required field 'op'"
         if plan.name and plan.name.endswith(KEY_SCHEMA_SUFFIXES):
             reason += f": this is a message key (schema {plan.name!r}), not a change-event value"
@@ -545,7 +501,8 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
             raise self.error(f"{path}.tableChanges", f"expected array, got {type_name(changes)}")
         if changes and len(changes) == 1:
             key, columns = self._table_change(changes[0], meta.extra, f"{path}.tableChanges[0]")
-        return self._event(Op.DDL, meta, key=self.primary_key(key), columns=columns, ddl=ddl)
+        meta.ddl = ddl
+        return build_event(self.id, Op.DDL, meta, self.primary_key(key), columns=columns)
 
     def _table_change(
         self, change: Any, extra: dict[str, Any], path: str
@@ -585,15 +542,14 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
         count = self._int(payload.get(TX_EVENT_COUNT), path, "event_count")
         if count is not None:
             extra[X_EVENT_COUNT] = count
-        return ChangeEvent(
-            op=Op.BEGIN if status == STATUS_BEGIN else Op.COMMIT,
-            format=self.id,
+        head = Header(
             ts_ms=self._int(payload.get(TS_MS), path, "ts_ms"),
             tx=self._text(payload.get(TX_ID), path, "id"),
             extra=extra,
         )
+        return build_event(self.id, Op.BEGIN if status == STATUS_BEGIN else Op.COMMIT, head)
 
-    def _message_event(self, payload: dict[str, Any], meta: EventMeta, path: str) -> ChangeEvent:
+    def _message_event(self, payload: dict[str, Any], meta: Header, path: str) -> ChangeEvent:
         message = payload.get(MESSAGE)
         if message is not None:
             if not isinstance(message, dict):
@@ -602,7 +558,7 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
                 MESSAGE_PREFIX: self._text(message.get(MESSAGE_PREFIX), path, "message.prefix"),
                 MESSAGE_CONTENT: self._text(message.get(MESSAGE_CONTENT), path, "message.content"),
             }
-        return self._event(Op.HEARTBEAT, meta)
+        return build_event(self.id, HEARTBEAT, meta)
 
 
 def _drop_unavailable(image: dict[str, Any]) -> bool:

@@ -3,7 +3,7 @@ update descriptions and patches, typed as ``drs-mongo-json`` types a document.""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
@@ -35,24 +35,25 @@ from anycdc.formats.debezium.wire import (
     PATCH_UNSET,
     SRC_CONNECTOR,
 )
-
-if TYPE_CHECKING:
-    from anycdc.formats.debezium.decode import DebeziumDecoder
-    from anycdc.formats.debezium.source import EventMeta
+from anycdc.formats.events import Header, build_event
 
 
 # --------------------------------------------------------------------------- decoding
 def mongo_event(
-    fmt: DebeziumDecoder,
+    fmt: Format,
     op: Op,
     payload: dict[str, Any],
-    meta: EventMeta,
+    meta: Header,
     key_values: dict[str, Any] | None,
     path: str,
 ) -> ChangeEvent:
+    """The event of a MongoDB connector's payload (``meta``: its header, read from
+    ``source`` by the decoder; ``key_values``: the Kafka key's), built by the one builder
+    (:func:`~anycdc.formats.events.build_event`)."""
+    fid = fmt.id
     key = fmt.primary_key((MONGO_ID,))
     if op is Op.TRUNCATE:
-        return fmt._event(op, meta, key=key)
+        return build_event(fid, op, meta, key)
     # documents are typed as drs-mongo-json types them (one Extended JSON reader)
     before, before_columns = _document(fmt, payload.get(BEFORE), f"{path}.before")
     after, columns = _document(fmt, payload.get(AFTER), f"{path}.after")
@@ -88,23 +89,14 @@ def mongo_event(
     if op in (Op.INSERT, Op.SNAPSHOT):
         if after is None:
             raise fmt.error(f"{path}.after", f"missing after image for op '{OP_CODES[op]}'")
-        return fmt._event(op, meta, key=key, after=after, columns=columns or None)
+        return build_event(fid, op, meta, key, None, after, columns or None)
     if op is Op.UPDATE:
         if after is not None:
-            return fmt._event(
-                op, meta, key=key, before=before, after=after, columns=columns or None
-            )
+            return build_event(fid, op, meta, key, before, after, columns or None)
         if patch is None:
             raise fmt.error(f"{path}.after", "update without an after document or a patch")
-        return fmt._event(
-            op,
-            meta,
-            key=key,
-            before=before,
-            after=id_image,
-            columns=columns or None,
-            patch=patch,
-            partial=(AFTER,),
+        return build_event(
+            fid, op, meta, key, before, id_image, columns or None, (AFTER,), patch=patch
         )
     if before is None:
         if id_image is None:
@@ -112,9 +104,7 @@ def mongo_event(
                 f"{path}.before", "delete without a before document, filter or Kafka key"
             )
         before, partial_images = id_image, (BEFORE,)
-    return fmt._event(
-        op, meta, key=key, before=before, columns=columns or None, partial=partial_images
-    )
+    return build_event(fid, op, meta, key, before, None, columns or None, partial_images)
 
 
 def _json_document(fmt: Format, raw: Any, path: str) -> dict[str, Any] | None:

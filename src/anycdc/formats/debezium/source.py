@@ -1,5 +1,5 @@
 """Debezium's ``source`` block and event metadata, connector by connector
-(:class:`SourceReader`, :class:`EventMeta`)."""
+(:class:`SourceReader`: an event's :class:`~anycdc.formats.events.Header`)."""
 
 from __future__ import annotations
 
@@ -71,22 +71,10 @@ from anycdc.formats.debezium.wire import (
     X_SNAPSHOT,
     X_TOTAL_ORDER,
 )
+from anycdc.formats.events import Header
 from anycdc.values import (
     parse_int,
 )
-
-
-class EventMeta(msgspec.Struct, gc=False):
-    """Event fields taken from the ``source`` block and the envelope (a Struct: cheap to build)."""
-
-    database: str | None
-    schema: str | None
-    table: str | None
-    ts_ms: int | None
-    position: Position | None
-    tx: str | None
-    row_id: str | None
-    extra: dict[str, Any]
 
 
 class SourceReader(Format):
@@ -96,7 +84,7 @@ class SourceReader(Format):
 
     def _meta(
         self, payload: dict[str, Any], source: dict[str, Any], op_code: str | None, path: str
-    ) -> EventMeta:
+    ) -> Header:
         get = source.get
         where = SOURCE_PATHS.get(path) or f"{path}.source"
         extra = source_extras(get, op_code)
@@ -134,7 +122,7 @@ class SourceReader(Format):
         if row_id is not None and type(row_id) is not str:
             row_id = self._text(row_id, where, SRC_ROW_ID)
         position = self._position(source, ts_ms, where)
-        return EventMeta(database, schema, table, ts_ms, position, tx, row_id, extra)
+        return Header(database, schema, table, ts_ms, position, tx, row_id, extra)
 
     def _legacy_ts_ms(self, get: Callable[[str], Any], where: str) -> int | None:
         """The change time of a connector older than 0.10, which had no ``source.ts_ms``:

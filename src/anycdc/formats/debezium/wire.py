@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Mapping
 from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, Final
 
 import msgspec
 
-from anycdc.event import ROW_OPS, Op
+from anycdc.event import Op
+from anycdc.formats.events import OpRule, op_rules
 from anycdc.values import EPOCH_DATE
 
 # --------------------------------------------------------------------------- wire names
@@ -142,17 +144,19 @@ OP_DELETE: Final = "d"
 OP_READ: Final = "r"
 OP_TRUNCATE: Final = "t"
 OP_MESSAGE: Final = "m"
-OPS: Final[dict[str, Op]] = {
-    OP_CREATE: Op.INSERT,
-    OP_UPDATE: Op.UPDATE,
-    OP_DELETE: Op.DELETE,
-    OP_READ: Op.SNAPSHOT,
-    OP_TRUNCATE: Op.TRUNCATE,
-    OP_MESSAGE: Op.HEARTBEAT,
-}
-# the codes of row changes, derived (a dict: the per-message lookup of a str is quicker
-# than an Op's membership in ROW_OPS, whose hash is a Python call)
-ROW_OP_CODES: Final[dict[str, Op]] = {code: op for code, op in OPS.items() if op in ROW_OPS}
+OPS: Final[Mapping[str, OpRule]] = op_rules(
+    {
+        OP_CREATE: Op.INSERT,
+        OP_UPDATE: Op.UPDATE,
+        OP_DELETE: Op.DELETE,
+        OP_READ: Op.SNAPSHOT,
+        OP_TRUNCATE: Op.TRUNCATE,
+        OP_MESSAGE: Op.HEARTBEAT,
+    }
+)
+# the codes of row changes, derived (the per-message lookup of a str is quicker than an
+# Op's membership in ROW_OPS, whose hash is a Python call)
+ROW_OP_CODES: Final[Mapping[str, OpRule]] = {code: rule for code, rule in OPS.items() if rule.rows}
 # Op members bound once (an enum attribute lookup is slow in the per-message path)
 UPDATE: Final = Op.UPDATE
 DELETE: Final = Op.DELETE

@@ -54,7 +54,8 @@ from anycdc.formats.dts_avro.wire import (
     record_reader,
     writer_schema,
 )
-from anycdc.formats.flow import DDL, DELETE, ROW_OPS, UPDATE, Header, Images, RowFlow, RowOp
+from anycdc.formats.events import Header, OpRule
+from anycdc.formats.flow import DDL, DELETE, ROW_OPS, UPDATE, Images, RowFlow
 from anycdc.typemap import MYSQL_BINLOG_TYPES
 from anycdc.values import (
     UNKNOWN,
@@ -133,7 +134,7 @@ class DtsAvro(RowFlow):
             )
         return self.flow(record, record, code, rule)
 
-    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Header:
         database, schema, table = self._object_name(msg[F_OBJECT_NAME])
         extra: dict[str, Any] = {F_SOURCE_TYPE: msg[F_SOURCE][F_SOURCE_TYPE]}
         born = msg[F_BORN_TIMESTAMP]
@@ -150,7 +151,7 @@ class DtsAvro(RowFlow):
             ddl=_ddl_text(msg) if rule.op is DDL else None, extra=extra,
         )  # fmt: skip
 
-    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
+    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Images:
         """The images by field name: an UPDATE's both, a DELETE's before, else the after."""
         names = self._names(msg)
         op = rule.op
@@ -172,7 +173,7 @@ class DtsAvro(RowFlow):
         return before, after, partial
 
     def key_names(
-        self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
+        self, msg: dict[str, Any], head: dict[str, Any], rule: OpRule, images: Images
     ) -> tuple[str, ...] | None:
         """The ``PRIMARY`` columns of ``tags["pk_uk_info"]`` (unique keys are not keys)."""
         info = msg[F_TAGS].get(TAG_PK_UK_INFO)

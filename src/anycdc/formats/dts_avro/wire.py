@@ -13,7 +13,7 @@ import fastavro
 
 from anycdc.event import Op
 from anycdc.formats.codecs.avro import AvroReader, load_avro_schema
-from anycdc.formats.flow import RowOp
+from anycdc.formats.events import OpRule
 
 # --------------------------------------------------------------------------- wire names
 RECORD_NAME: Final = "com.alibaba.dts.formats.avro.Record"
@@ -154,11 +154,11 @@ PROGRESS_OPS: Final = frozenset(
     {OP_ROLLBACK, OP_ABORT, OP_CHECKPOINT, OP_FILL, OP_FINISH, OP_CONTROL, OP_NOOP}
 )
 # COMMAND and RDB (Redis / MongoDB payloads) are absent: data anycdc cannot express
-OPS: Final[Mapping[str, RowOp]] = {
-    OP_INSERT: RowOp(Op.INSERT), OP_UPDATE: RowOp(Op.UPDATE), OP_DELETE: RowOp(Op.DELETE),
-    OP_INIT: RowOp(Op.SNAPSHOT), OP_DDL: RowOp(Op.DDL), OP_BEGIN: RowOp(Op.BEGIN),
-    OP_COMMIT: RowOp(Op.COMMIT), OP_HEARTBEAT: RowOp(Op.HEARTBEAT),
-    **{code: RowOp(Op.HEARTBEAT) for code in sorted(PROGRESS_OPS)},
+OPS: Final[Mapping[str, OpRule]] = {
+    OP_INSERT: OpRule(Op.INSERT), OP_UPDATE: OpRule(Op.UPDATE), OP_DELETE: OpRule(Op.DELETE),
+    OP_INIT: OpRule(Op.SNAPSHOT), OP_DDL: OpRule(Op.DDL), OP_BEGIN: OpRule(Op.BEGIN),
+    OP_COMMIT: OpRule(Op.COMMIT), OP_HEARTBEAT: OpRule(Op.HEARTBEAT),
+    **{code: OpRule(Op.HEARTBEAT) for code in sorted(PROGRESS_OPS)},
 }  # fmt: skip
 OP_TO_WIRE: Final[Mapping[Op, str]] = {
     Op.INSERT: OP_INSERT, Op.UPDATE: OP_UPDATE, Op.DELETE: OP_DELETE, Op.SNAPSHOT: OP_INIT,

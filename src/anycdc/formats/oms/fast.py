@@ -14,7 +14,7 @@ from anycdc.formats.base import (
     NULL_RAW,
     TypedRows,
 )
-from anycdc.formats.flow import RowOp
+from anycdc.formats.events import OpRule
 from anycdc.formats.oms.wire import LIGHT_TYPE, OPS
 
 # --------------------------------------------------------------------------- the formats
@@ -60,7 +60,7 @@ class _OmsMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 OMS_DECODER: Final = msgspec.json.Decoder(_OmsMessage, float_hook=Decimal)
 # the codes the fast paths take: the op table's row ops (derived, not restated)
-ROW_OPS: Final[Mapping[str, RowOp]] = {code: rule for code, rule in OPS.items() if rule.rows}
+ROW_OPS: Final[Mapping[str, OpRule]] = {code: rule for code, rule in OPS.items() if rule.rows}
 
 
 # DefaultExtendColumnType: the images stay raw bytes; their ``__light_type`` (the raw

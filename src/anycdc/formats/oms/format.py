@@ -36,7 +36,8 @@ from anycdc.formats.codecs.text import (
     optional_image,
     render_value,
 )
-from anycdc.formats.flow import DDL, DELETE, UPDATE, Header, Images, RowFlow, RowOp
+from anycdc.formats.events import Header, OpRule
+from anycdc.formats.flow import DDL, DELETE, UPDATE, Images, RowFlow
 from anycdc.formats.oms.fast import (
     LIGHT_DECODER,
     NO_META,
@@ -152,7 +153,7 @@ class _OmsFormat(RowFlow):
     op_noun = OP_NOUN
     ops = OPS
 
-    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
+    def decode_fast(self, value: bytes, key: bytes | None = None) -> list[ChangeEvent]:
         """The common row change: its envelope read by msgspec, then :meth:`RowFlow.flow`
         (or a fast-path refusal: then :meth:`decode_slow` decides)."""
         msg = OMS_DECODER.decode(value)
@@ -176,7 +177,7 @@ class _OmsFormat(RowFlow):
         fast = {F_META: NO_META if meta is None else meta}
         return [self.flow(fast, fast, code, rule, (before, after, ()))]
 
-    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Header:
+    def header(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Header:
         meta = msg.get(F_META)
         if type(meta) is not FastMeta:
             return self._header(msg, meta, rule)
@@ -187,7 +188,7 @@ class _OmsFormat(RowFlow):
             meta.ddlType, None,
         )  # fmt: skip
 
-    def _header(self, msg: dict[str, Any], raw_meta: Any, rule: RowOp) -> Header:
+    def _header(self, msg: dict[str, Any], raw_meta: Any, rule: OpRule) -> Header:
         """The header of a parsed message (its ``allMetaData``: ``raw_meta``), each field
         checked in the metadata's order."""
         fid = self.id
@@ -261,7 +262,7 @@ class _OmsFormat(RowFlow):
                 self._seconds.put(seconds, ts_ms)
         return ts_ms
 
-    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: RowOp) -> Images:
+    def images(self, msg: dict[str, Any], head: dict[str, Any], code: str, rule: OpRule) -> Images:
         op = rule.op  # (both images are objects or None: the header checked them)
         before = msg.get(F_PREV) if op is UPDATE or op is DELETE else None
         after = msg.get(F_POST) if op is not DELETE else None
@@ -277,7 +278,7 @@ class _OmsFormat(RowFlow):
         )
 
     def key_names(
-        self, msg: dict[str, Any], head: dict[str, Any], rule: RowOp, images: Images
+        self, msg: dict[str, Any], head: dict[str, Any], rule: OpRule, images: Images
     ) -> tuple[str, ...] | None:
         """``record_primary_key`` split on U+0001 (empty: no key; split once per text)."""
         meta = msg.get(F_META)
@@ -539,7 +540,7 @@ class OmsExtendJson(_OmsFormat):
         self._light_plans = PlanCache(self._LIGHT_PLANS)
         self._last_light: tuple[str | None, LightPlan] | None = None
 
-    def decode_fast(self, value: bytes) -> list[ChangeEvent]:
+    def decode_fast(self, value: bytes, key: bytes | None = None) -> list[ChangeEvent]:
         """The common row change, its images typed by their ``__light_type`` as msgspec
         decodes them, then :meth:`RowFlow.flow` (else a refusal: then :meth:`decode_slow`
         decides)."""

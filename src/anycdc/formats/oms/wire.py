@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from anycdc.event import Op
-from anycdc.formats.flow import RowOp
+from anycdc.formats.events import OpRule
 
 # --------------------------------------------------------------------------- wire strings
 F_META: Final = "allMetaData"
@@ -37,13 +37,13 @@ RT_DELETE: Final = "DELETE"
 RT_ROW: Final = "ROW"
 RT_HEARTBEAT: Final = "HEARTBEAT"
 RT_DDL: Final = "DDL"
-OPS: Final[Mapping[str, RowOp]] = {
-    RT_INSERT: RowOp(Op.INSERT),
-    RT_UPDATE: RowOp(Op.UPDATE),
-    RT_DELETE: RowOp(Op.DELETE),
-    RT_ROW: RowOp(Op.SNAPSHOT),
-    RT_HEARTBEAT: RowOp(Op.HEARTBEAT),
-    RT_DDL: RowOp(Op.DDL),
+OPS: Final[Mapping[str, OpRule]] = {
+    RT_INSERT: OpRule(Op.INSERT),
+    RT_UPDATE: OpRule(Op.UPDATE),
+    RT_DELETE: OpRule(Op.DELETE),
+    RT_ROW: OpRule(Op.SNAPSHOT),
+    RT_HEARTBEAT: OpRule(Op.HEARTBEAT),
+    RT_DDL: OpRule(Op.DDL),
 }
 RECORD_TYPES: Final[Mapping[Op, str]] = {rule.op: code for code, rule in OPS.items()}
 OP_NOUN: Final = "op"  # what the error of an unknown recordType calls it
