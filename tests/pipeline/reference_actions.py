@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from anycdc.event import Op
+from anycdc.spark.action_rules import TRUNCATE, UPSERT_OPS
 from anycdc.spark.actions import (
     ROW_KEY,
-    UPSERT_OPS,
     bad_cast_sql,
     checked_columns,
     row_key_sql,
@@ -74,9 +74,9 @@ def _history_actions(schema: TableSchema, events: Any, types: dict[str, str]) ->
     from pyspark.sql import functions as F
 
     rows = _row_actions(schema, events, types, None)
-    truncates = events.filter(F.col("op") == "truncate").select(
+    truncates = events.filter(F.col("op") == Op.TRUNCATE.value).select(
         F.lit(None).cast("string").alias("_key"),
-        F.lit("truncate").alias("kind"),
+        F.lit(TRUNCATE).alias("kind"),
         F.lit(None).cast("map<string,string>").alias("image"),
         F.lit(True).alias("full"),
         F.col("position"),

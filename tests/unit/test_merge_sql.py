@@ -20,8 +20,10 @@ from anycdc.spark.merge_sql import (
     ends_merge_sql,
     history_merge_sql,
     max_text_sql,
+    merge_statement,
     register_table_sql,
     rename_column_sql,
+    rewrite_sql,
     set_properties_sql,
     show_properties_sql,
     truncate_sql,
@@ -131,3 +133,46 @@ def test_the_maintenance_statements_and_the_key_bound_read() -> None:
     assert max_text_sql(T, ODD) == (
         "SELECT CAST(max(`o'dd``c`) AS STRING) AS high FROM delta.`/lake/shop/orders`"
     )
+
+
+NEWER = "(s._cdc_in_pos IS NULL OR t._cdc_position IS NULL OR s._cdc_in_pos > t._cdc_position)"
+
+
+def test_the_merge_of_an_scd1_table() -> None:
+    # the text the MERGE has always sent (its clauses now come from action_rules)
+    text = merge_statement(
+        T, "v", ["a", "b"], ["t.`a` >= 1"], {"a": True, "b": True, "x": True, "g": False}
+    )
+    assert text == (
+        f"MERGE INTO {T} t USING v s ON t.`a` <=> s.`a` AND t.`b` <=> s.`b` AND t.`a` >= 1 "
+        f"WHEN MATCHED AND s._cdc_in_kind = 'delete' AND {NEWER} THEN DELETE "
+        f"WHEN MATCHED AND s._cdc_in_kind = 'upsert' AND {NEWER} THEN UPDATE SET "
+        "`x` = CASE WHEN s._cdc_in_full OR s.`_cdc_in_has_x` THEN s.`x` ELSE t.`x` END, "
+        "`g` = CASE WHEN s.`_cdc_in_has_g` THEN s.`g` ELSE t.`g` END, "
+        "_cdc_position = s._cdc_in_pos, _cdc_ts = s._cdc_in_ts, _cdc_op = s._cdc_in_op, "
+        "_cdc_batch = s._cdc_in_batch "
+        "WHEN NOT MATCHED AND s._cdc_in_kind = 'upsert' THEN INSERT "
+        "(`a`, `b`, `x`, `g`, _cdc_position, _cdc_ts, _cdc_op, _cdc_batch) VALUES "
+        "(s.`a`, s.`b`, s.`x`, s.`g`, s._cdc_in_pos, s._cdc_in_ts, s._cdc_in_op, s._cdc_in_batch)"
+    )
+
+
+def test_the_rewrite_keeps_and_writes_what_the_merge_would() -> None:
+    row = "coalesce(t._cdc_t_present, false)"
+    applies = f"(s._cdc_in_kind IS NOT NULL AND (NOT {row} OR {NEWER}))"
+    existing = ["a", "x", "g", "other", "_cdc_position"]
+    on, kept, values = rewrite_sql(existing, ["a"], {"a": True, "x": True, "g": False})
+    assert on == "t.`a` <=> s.`a`"
+    assert kept == (
+        f"({row} AND NOT (s._cdc_in_kind <=> 'delete' AND {NEWER})) "
+        f"OR (NOT {row} AND (s._cdc_in_kind <=> 'upsert'))"
+    )
+    assert values == [
+        f"CASE WHEN {row} THEN t.`a` ELSE s.`a` END AS `a`",
+        f"CASE WHEN {applies} AND (s._cdc_in_full OR s.`_cdc_in_has_x` OR NOT {row}) "
+        "THEN s.`x` ELSE t.`x` END AS `x`",
+        f"CASE WHEN {applies} AND s.`_cdc_in_has_g` THEN s.`g` WHEN {row} THEN t.`g` "
+        "ELSE s.`g` END AS `g`",
+        "t.`other` AS `other`",
+        f"CASE WHEN {applies} THEN s._cdc_in_pos ELSE t.`_cdc_position` END AS `_cdc_position`",
+    ]

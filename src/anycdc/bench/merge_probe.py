@@ -52,6 +52,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from anycdc.spark.action_rules import Effect, merge_clauses_sql, newer_than_row, writes_column_sql
 from anycdc.spark.merge_sql import q
 
 if TYPE_CHECKING:
@@ -291,10 +292,13 @@ def table_sql(path: str, properties: dict[str, str] | None = None) -> str:
 
 
 def merge_sql(path: str, view: str) -> str:
-    """The pipeline's MERGE (``TableApplier._merge_staged``) for the probe's columns."""
-    newer = "(s._pos IS NULL OR t._cdc_position IS NULL OR s._pos > t._cdc_position)"
+    """The pipeline's MERGE (``TableApplier._merge_staged``) for the probe's columns: its
+    clauses, guard and column rule (:mod:`anycdc.spark.action_rules`) over the probe's
+    staged names."""
+    newer = newer_than_row("s._pos")
     sets = {
-        f"`{n}`": f"CASE WHEN s._full OR s.`_has_{n}` THEN s.`{n}` ELSE t.`{n}` END"
+        f"`{n}`": f"CASE WHEN {writes_column_sql('s._full', f's.`_has_{n}`', True)} "
+        f"THEN s.`{n}` ELSE t.`{n}` END"
         for n, _ in COLUMNS
         if n != "id"
     }
@@ -303,12 +307,11 @@ def merge_sql(path: str, view: str) -> str:
     inserts = {f"`{n}`": f"s.`{n}`" for n, _ in COLUMNS} | meta
     update_set = ", ".join(f"{k} = {v}" for k, v in (sets | meta).items())
     # the path is quoted by q(), the view and columns are the probe's own names
+    insert = f"INSERT ({', '.join(inserts)}) VALUES ({', '.join(inserts.values())})"  # noqa: S608
+    then = {Effect.DROP: "DELETE", Effect.UPDATE: f"UPDATE SET {update_set}", Effect.INSERT: insert}
     return (
-        f"MERGE INTO delta.{q(path)} t USING {view} s ON t.`id` <=> s.`id` "  # noqa: S608
-        f"WHEN MATCHED AND s._kind = 'delete' AND {newer} THEN DELETE "
-        f"WHEN MATCHED AND s._kind = 'upsert' AND {newer} THEN UPDATE SET {update_set} "
-        f"WHEN NOT MATCHED AND s._kind = 'upsert' THEN INSERT ({', '.join(inserts)}) "
-        f"VALUES ({', '.join(inserts.values())})"
+        f"MERGE INTO delta.{q(path)} t USING {view} s ON t.`id` <=> s.`id` "
+        f"{merge_clauses_sql('s._kind', newer, then)}"
     )
 
 

@@ -10,6 +10,11 @@ one plan that Spark analyses and compiles once, not a union of a plan per table 
 union's analysis grew with the square of the tables, and its compiled code with their
 number: ~0.7 s a table at 100 tables).
 
+Which changelog rows give which action, and what the action carries, is
+:mod:`anycdc.spark.action_rules`' (:func:`~anycdc.spark.action_rules.row_actions`,
+:data:`~anycdc.spark.action_rules.TRUNCATE_ACTION`); this module builds those actions for
+every table at once.
+
 The reference this plan is compared with builds the same actions a table at a time, SQL
 text per table, as the round did before: tests/pipeline/reference_actions.py (test code
 only), compared in tests/pipeline/test_actions.py.
@@ -21,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from anycdc.event import ROW_OPS, Op
+from anycdc.spark.action_rules import ROW_ACTION_OPS, TRUNCATE_ACTION, ops_sql, row_actions
 from anycdc.spark.key_bound import KEY_NUMBER_TYPE
 from anycdc.spark.ledger import INGEST_BATCH
 from anycdc.spark.merge_sql import lit
@@ -31,8 +36,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 ROW_KEY: Final = "_cdc_row_key"  # full-row identity for tables without a key
-UPSERT_OPS: Final = tuple(sorted(op.value for op in ROW_OPS - {Op.DELETE}))
-"""The ops whose row is the table's new state (the rest of :data:`~anycdc.event.ROW_OPS` deletes)."""
 
 _SPEC_SCHEMA: Final = (
     "_t STRING, _s_database STRING, _s_schema STRING, _s_table STRING, "
@@ -180,21 +183,17 @@ def _order_and_tail(rows: DataFrame) -> tuple[list[str], list[str]]:
 def upserts_and_deletes(
     rows: DataFrame, key_text: Callable[[str], str], carried: Sequence[str] = ()
 ) -> DataFrame:
-    """Row events -> actions: an upsert of the after image per insert, update and snapshot
-    row; a delete of the before image per delete, and per update that changed the key
-    (``key_text(image)``: SQL of the key's text in an image). ``carried``: columns kept."""
+    """Row events -> actions, by :func:`~anycdc.spark.action_rules.row_actions` (an upsert
+    of the after image per insert, update and snapshot row; a delete of the before image
+    per delete, and per update that changed the key). ``key_text(image)``: SQL of the key's
+    text in an image; ``carried``: columns kept."""
     order, tail = _order_and_tail(rows)
-    upserts = rows.where("op <> 'delete'").selectExpr(
-        f"{key_text('after')} AS _key", "'upsert' AS kind", "after AS image",
-        "NOT array_contains(partial, 'after') AS full", *order, *tail, "op", *carried,
-    )  # fmt: skip
-    changed_key = f"{key_text('before')} <> {key_text('after')}"
-    deletes = rows.where(
-        f"op = 'delete' OR (op = 'update' AND before IS NOT NULL AND {changed_key})"
-    ).selectExpr(
-        f"{key_text('before')} AS _key", "'delete' AS kind", "before AS image",
-        "true AS full", *order, *tail, "'delete' AS op", *carried,
-    )  # fmt: skip
+    upserts, deletes = (
+        rows.where(action.where).selectExpr(
+            *action.columns(), *order, *tail, action.op_column(), *carried
+        )
+        for action in row_actions(key_text)
+    )
     return upserts.unionByName(deletes)
 
 
@@ -212,9 +211,8 @@ def round_actions(spark: SparkSession, wanted: DataFrame, specs: Sequence[Action
         & (wanted["table"] == spec["_s_table"])
     )
     events = wanted.join(F.broadcast(spec), same_table, "inner")
-    ops = ", ".join(lit(op) for op in (*UPSERT_OPS, Op.DELETE.value))
     rows = events.where(
-        f"op IN ({ops}) AND coalesce(split, '') <> 'before' "
+        f"{ops_sql(ROW_ACTION_OPS)} AND coalesce(split, '') <> 'before' "
         "AND (_s_floor IS NULL OR position IS NULL OR position > _s_floor)"
     )
     rename = (
@@ -239,11 +237,9 @@ def round_actions(spark: SparkSession, wanted: DataFrame, specs: Sequence[Action
         rows, lambda image: f"to_json(transform(_s_keys, k -> element_at({image}, k)))", carried
     )
     order, tail = _order_and_tail(wanted)
-    truncates = events.where(f"_s_history AND op = {lit(Op.TRUNCATE.value)}").selectExpr(
-        "CAST(NULL AS STRING) AS _key", "'truncate' AS kind",
-        "CAST(NULL AS MAP<STRING, STRING>) AS image", "true AS full", *order, *tail, "op",
-        *carried,
-    )  # fmt: skip
+    truncates = events.where(f"_s_history AND {TRUNCATE_ACTION.where}").selectExpr(
+        *TRUNCATE_ACTION.columns(), *order, *tail, TRUNCATE_ACTION.op_column(), *carried
+    )
     actions = actions.unionByName(truncates)
     value = "element_at(image, c.name)"
     types = sorted({t for s in specs for _, t in s.checks})

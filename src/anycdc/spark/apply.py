@@ -17,8 +17,8 @@ apply round (:mod:`anycdc.spark.apply_round`) makes one applier per due table fr
 3. **fold**: per key, actions are sorted by source position (then Kafka
    partition/offset) and folded: the last full image wins, partial images are
    overlaid on what came before, a delete resets (:func:`fold_actions`);
-4. **merge**: one MERGE whose every clause requires the incoming position to be
-   greater than the row's ``_cdc_position`` (and than the key's delete
+4. **merge**: one MERGE whose every clause that meets a row requires the incoming
+   position to be greater than the row's ``_cdc_position`` (and than the key's delete
    tombstone), so replays and late older events change nothing; into a big table
    (``key_range_min_mb``) it reads only the files whose key range overlaps the
    batch's keys (:meth:`TableApplier.key_ranges`); or the batched engine's commit
@@ -26,6 +26,10 @@ apply round (:mod:`anycdc.spark.apply_round`) makes one applier per due table fr
 5. **tombstones**: the pipeline appends every table's deleted keys with their
    position to ``_anycdc/tombstones`` (:mod:`anycdc.spark.tombstones`) once
    the batch's MERGEs have committed.
+
+What each action means in steps 2 to 4 (which rows give it, the fold's step, the MERGE's
+clauses and guard, the rewrite's kept rows) is :mod:`anycdc.spark.action_rules`'; this
+module runs it.
 
 The pipeline runs schema changes and truncates first (idempotent by
 themselves), then sets ``txnAppId``/``txnVersion`` as session settings (MERGE
@@ -44,6 +48,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.config import PipelineConfig
+from anycdc.spark.action_rules import FOLD_START, FOLD_STEP, STATE, inserted_sql
 from anycdc.spark.actions import ROW_KEY
 from anycdc.spark.commit import DeltaTables, LogState
 from anycdc.spark.ledger import INGEST_BATCH
@@ -199,8 +204,9 @@ class TableApplier:
         return source.selectExpr(*projections)
 
     def inserted(self, staged: DataFrame, types: dict[str, str]) -> DataFrame:
-        """The rows an append writes: every upsert of ``staged`` (:meth:`staged`)."""
-        return staged.where(f"{STAGE_KIND} = 'upsert'").selectExpr(
+        """The rows an append writes: those ``staged`` (:meth:`staged`) inserts where no
+        row has their key (every upsert: :func:`~anycdc.spark.action_rules.inserted_sql`)."""
+        return staged.where(inserted_sql(STAGE_KIND)).selectExpr(
             *[q(self.schema.target(name)) for name in types],
             *[f"{staged} AS {name}" for name, staged in STAGED_META.items()],
         )
@@ -379,7 +385,8 @@ def with_batch(frame: DataFrame, batch_id: int) -> DataFrame:
 def fold_actions(actions: DataFrame, by: Sequence[str] = ("_key",)) -> DataFrame:
     """Per ``by`` (the key; the pipeline adds the table), fold the actions, ordered by
     source position then arrival, into one final state ``st``: the last full image
-    wins, partial images are overlaid on what came before, a delete resets."""
+    wins, partial images are overlaid on what came before, a delete resets (the step is
+    :data:`~anycdc.spark.action_rules.FOLD_STEP`)."""
     from pyspark.sql import functions as F
 
     # maps are not orderable: sort with a comparator on the ordering struct only
@@ -392,21 +399,8 @@ def fold_actions(actions: DataFrame, by: Sequence[str] = ("_key",)) -> DataFrame
             "(l, r) -> CASE WHEN l.o < r.o THEN -1 WHEN l.o > r.o THEN 1 ELSE 0 END)"
         ).alias("evs")
     )
-    empty = "cast(map() as map<string,string>)"
-    state = (
-        f"named_struct('kind', 'none', 'row', {empty}, 'full', false, 'pos', '', 'ts', "
-        "cast(null as bigint), 'op', cast(null as string))"
-    )
-    step = (
-        "(s, e) -> CASE "
-        "WHEN e.kind = 'delete' THEN named_struct('kind', 'delete', 'row', e.image, "
-        "'full', true, 'pos', e.position, 'ts', e.ts_ms, 'op', e.op) "
-        "WHEN e.full THEN named_struct('kind', 'upsert', 'row', e.image, 'full', true, "
-        "'pos', e.position, 'ts', e.ts_ms, 'op', e.op) "
-        "ELSE named_struct('kind', 'upsert', 'row', map_concat(s.row, e.image), "
-        "'full', s.full OR s.kind = 'delete', 'pos', e.position, 'ts', e.ts_ms, 'op', e.op) END"
-    )
-    return ordered.select(*by, F.expr(f"aggregate(evs, {state}, {step})").alias("st"))
+    folded = F.expr(f"aggregate(evs, {FOLD_START}, {FOLD_STEP})").alias(STATE)
+    return ordered.select(*by, folded)
 
 
 def describe(types: dict[str, str]) -> str:

@@ -29,6 +29,7 @@ from anycdc.event import Op
 from anycdc.faults import crash_point
 from anycdc.metrics import SCHEMA_CHANGE
 from anycdc.schedule import Schedule, TableIdent, qualified_name
+from anycdc.spark.action_rules import DELETE, DELETED, STATE, UPSERT
 from anycdc.spark.actions import round_actions
 from anycdc.spark.apply import (
     IncompatibleSchema,
@@ -365,11 +366,14 @@ class ApplyRound:
 
     @staticmethod
     def _deleted_keys(folded: DataFrame, tables: DataFrame) -> DataFrame:
-        """Every table's deleted keys with their position (``table``, ``_key``, ``position``)."""
+        """Every table's deleted keys with their position (``table``, ``_key``, ``position``):
+        the keys whose folded state is a delete
+        (:data:`~anycdc.spark.action_rules.DELETED`)."""
         from pyspark.sql import functions as F
 
-        deleted = folded.filter(F.col("st.kind") == "delete").select(
-            "_t", "_key", F.col("st.pos").alias("position")
+
+        deleted = folded.filter(DELETED).select(
+            "_t", "_key", F.col(f"{STATE}.pos").alias("position")
         )
         return deleted.join(F.broadcast(tables), "_t").drop("_t")
 
@@ -379,14 +383,15 @@ class ApplyRound:
         job per table costs more than the table's MERGE when batches are small)."""
         from pyspark.sql import functions as F
 
+
         ok = F.col("_bad").isNull()
-        upsert = ok & (F.col("kind") == "upsert")
+        upsert = ok & (F.col("kind") == UPSERT)
         key_number = F.when(upsert, F.col("_kv"))
         rows = (
             actions.groupBy("_t")
             .agg(
                 F.sum(ok.cast("int")).alias("n"),
-                F.sum(((F.col("kind") == "delete") & ok).cast("int")).alias("deletes"),
+                F.sum(((F.col("kind") == DELETE) & ok).cast("int")).alias("deletes"),
                 F.sum((~ok).cast("int")).alias("bad"),
                 F.max(F.when(ok, F.col("position"))).alias("pos"),
                 F.max(F.when(ok, F.col("ts_ms"))).alias("ts"),

@@ -7,9 +7,11 @@ Where it sits: source -> decode -> changelog -> plan -> **apply** -> commit. The
 statements as SQL text (a few calls into the JVM per table, whatever its width); every name
 in that text comes from messages, so it is data: it is quoted here (:func:`q`, :func:`lit`)
 and nowhere else. The MERGE of an SCD1 table (:func:`merge_statement`) and the batched
-engine's rewrite of its files (:func:`rewrite_sql`) apply one rule, the position guard
-(:func:`newer_than_row`), to the same staged source (the ``STAGE_`` columns), so both are
-built here side by side. No Spark import: text only.
+engine's rewrite of its files (:func:`rewrite_sql`) read the same staged source (the
+``STAGE_`` columns) and are built side by side here, from one meaning of the actions:
+:mod:`anycdc.spark.action_rules`' clauses (:data:`~anycdc.spark.action_rules.MERGE_CLAUSES`),
+position guard (:func:`~anycdc.spark.action_rules.newer_than_row`) and column rule
+(:func:`~anycdc.spark.action_rules.writes_column_sql`). No Spark import: text only.
 """
 
 from __future__ import annotations
@@ -17,6 +19,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final
+
+from anycdc.spark.action_rules import (
+    Effect,
+    kept_sql,
+    merge_clauses_sql,
+    newer_than_row,
+    reaches_sql,
+    writes_column_sql,
+)
 
 if TYPE_CHECKING:
     from anycdc.spark.plan import TablePlan
@@ -134,17 +145,6 @@ def delta_ref(path: str) -> str:
     return f"delta.{q(path)}"
 
 
-def newer_than_row(position: str) -> str:
-    """SQL of "the staged change at ``position`` is newer than the table's row ``t``": the
-    guard of every MERGE clause and of the rewrite, so replays and late older events change
-    nothing (a NULL on either side: the change applies).
-
-    >>> newer_than_row("s.p")
-    '(s.p IS NULL OR t._cdc_position IS NULL OR s.p > t._cdc_position)'
-    """
-    return f"({position} IS NULL OR t._cdc_position IS NULL OR {position} > t._cdc_position)"
-
-
 def key_match(keys: Sequence[str]) -> list[str]:
     """The key columns of the table ``t`` and the staged source ``s`` equal, NULL to NULL
     included (``<=>``: a key column may hold NULL)."""
@@ -154,8 +154,9 @@ def key_match(keys: Sequence[str]) -> list[str]:
 def merge_statement(
     table: str, view: str, keys: Sequence[str], ranges: Sequence[str], columns: Mapping[str, bool]
 ) -> str:
-    """The MERGE of the staged rows in ``view`` into ``table`` (a SQL reference), every
-    clause guarded by the position (:func:`newer_than_row`).
+    """The MERGE of the staged rows in ``view`` into ``table`` (a SQL reference): the
+    clauses of :data:`~anycdc.spark.action_rules.MERGE_CLAUSES`, every matched one guarded
+    by the position (:func:`~anycdc.spark.action_rules.newer_than_row`).
 
     ``keys``: the key columns (their names in the table); ``ranges``: conditions that narrow
     the files read (:meth:`~anycdc.spark.apply.TableApplier.key_ranges`); ``columns``: each
@@ -170,23 +171,21 @@ def merge_statement(
         if target in keys:
             continue
         col, has = q(target), q(STAGE_HAS + target)
-        if not current:  # dropped or renamed at the source: a change that has it
-            sets[col] = f"CASE WHEN s.{has} THEN s.{col} ELSE t.{col} END"
-            continue
-        sets[col] = f"CASE WHEN s.{STAGE_FULL} OR s.{has} THEN s.{col} ELSE t.{col} END"
+        writes = writes_column_sql(f"s.{STAGE_FULL}", f"s.{has}", current)
+        sets[col] = f"CASE WHEN {writes} THEN s.{col} ELSE t.{col} END"
     meta = {name: f"s.{staged}" for name, staged in STAGED_META.items()}
     inserts = {q(target): f"s.{q(target)}" for target in columns}
     inserts.update(meta)
     update_set = ", ".join(f"{k} = {v}" for k, v in {**sets, **meta}.items())
     insert_cols = ", ".join(inserts)
     insert_vals = ", ".join(inserts.values())
-    kind = f"s.{STAGE_KIND}"
-    return (
-        f"MERGE INTO {table} t USING {view} s ON {on} "
-        f"WHEN MATCHED AND {kind} = 'delete' AND {newer} THEN DELETE "
-        f"WHEN MATCHED AND {kind} = 'upsert' AND {newer} THEN UPDATE SET {update_set} "
-        f"WHEN NOT MATCHED AND {kind} = 'upsert' THEN INSERT ({insert_cols}) VALUES ({insert_vals})"
-    )
+    then = {
+        Effect.DROP: "DELETE",
+        Effect.UPDATE: f"UPDATE SET {update_set}",
+        Effect.INSERT: f"INSERT ({insert_cols}) VALUES ({insert_vals})",
+    }
+    clauses = merge_clauses_sql(f"s.{STAGE_KIND}", newer, then)
+    return f"MERGE INTO {table} t USING {view} s ON {on} {clauses}"
 
 
 def rewrite_sql(
@@ -197,16 +196,19 @@ def rewrite_sql(
     source ``s``: (join condition, which joined rows are kept, each of the ``existing``
     columns' value).
 
-    An action applies where no row has its key or where it is newer than the row (the same
-    guard as every MERGE clause); a delete drops the row, an upsert replaces the columns its
-    image has (all of them for a full image), an unmatched upsert is a new row, and a row no
-    newer action reaches stays as it was. ``keys`` and ``columns`` as for
-    :func:`merge_statement`.
+    The rows kept are those the MERGE's clauses leave
+    (:func:`~anycdc.spark.action_rules.kept_sql`); an action writes a kept row where no row
+    has its key or where it is newer than the row
+    (:func:`~anycdc.spark.action_rules.reaches_sql`, the MERGE's guard): an upsert replaces
+    the columns its image has (all of them for a full image), a new row takes the action's
+    values, and a row no newer action reaches stays as it was. ``keys`` and ``columns`` as
+    for :func:`merge_statement`.
     """
     on = " AND ".join(key_match(keys))
     row = "coalesce(t._cdc_t_present, false)"
     newer = newer_than_row(f"s.{STAGE_POS}")
-    applies = f"(s.{STAGE_KIND} IS NOT NULL AND (NOT {row} OR {newer}))"
+    kind = f"s.{STAGE_KIND}"
+    applies = reaches_sql(row, kind, newer)
     values = []
     for column in existing:
         mine, theirs = f"t.{q(column)}", f"s.{q(column)}"
@@ -216,21 +218,23 @@ def rewrite_sql(
             value = mine  # a column no action knows of
         elif column in keys:
             value = f"CASE WHEN {row} THEN {mine} ELSE {theirs} END"
-        elif not columns[column]:
-            # a column dropped or renamed at the source: kept, written only by a change
-            # that still carries it (one from before the DDL), filled by an insert
-            has = f"s.{q(STAGE_HAS + column)}"
-            value = (
-                f"CASE WHEN {applies} AND {has} THEN {theirs} WHEN {row} THEN {mine} "
-                f"ELSE {theirs} END"
-            )
         else:
-            given = f"(s.{STAGE_FULL} OR s.{q(STAGE_HAS + column)} OR NOT {row})"
-            value = f"CASE WHEN {applies} AND {given} THEN {theirs} ELSE {mine} END"
+            writes = writes_column_sql(
+                f"s.{STAGE_FULL}", f"s.{q(STAGE_HAS + column)}", current=columns[column]
+            )
+            if columns[column]:
+                # a new row (no row had the key) takes every column of the action's
+                given = f"({writes} OR NOT {row})"
+                value = f"CASE WHEN {applies} AND {given} THEN {theirs} ELSE {mine} END"
+            else:
+                # a column dropped or renamed at the source: kept, written only by a change
+                # that still carries it (one from before the DDL), filled by an insert
+                value = (
+                    f"CASE WHEN {applies} AND {writes} THEN {theirs} WHEN {row} THEN {mine} "
+                    f"ELSE {theirs} END"
+                )
         values.append(f"{value} AS {q(column)}")
-    upsert = f"s.{STAGE_KIND} = 'upsert'"
-    kept = f"({row} AND NOT ({applies} AND NOT {upsert})) OR (NOT {row} AND {upsert})"
-    return on, kept, values
+    return on, kept_sql(row, kind, newer), values
 
 
 # --------------------------------------------------------------------------- DDL

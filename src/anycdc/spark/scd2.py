@@ -23,7 +23,8 @@ A history row is identified by ``(_cdc_key, _cdc_seq)``. Per table and batch
 1. the batch's row actions (the SCD1 ones plus TRUNCATE events, bad casts set apart:
    :func:`~anycdc.spark.actions.round_actions`) are split into *versions* (insert,
    snapshot, update: one version each, the first arrival of a ``(key, seq)`` wins) and
-   *end markers* (deletes; truncates end every key);
+   *end markers* (deletes; truncates end every key: the kinds of
+   :data:`~anycdc.spark.action_rules.END_KINDS`);
 2. the **touched keys** (keys of the batch's versions and deletes; every key when
    the batch holds a truncate) are read back from the table and the batch's
    versions that are not there yet are added to them;
@@ -62,6 +63,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
+from anycdc.spark.action_rules import DELETE, END_KINDS, TRUNCATE, UPSERT
 from anycdc.spark.apply import BATCH_COLUMN, with_batch
 from anycdc.spark.ledger import INGEST_BATCH
 from anycdc.spark.merge_sql import (
@@ -161,10 +163,10 @@ class Scd2Applier:
         actions = with_batch(actions, batch_id)
         acts = actions.withColumn("_seq", _seq(batch_id))
         # computed once (each is read several times below); batch-sized, so cheap to hold
-        versions = self._versions(acts.filter(F.col("kind") == "upsert"), types).localCheckpoint()
+        versions = self._versions(acts.filter(F.col("kind") == UPSERT), types).localCheckpoint()
         ends = (
             _first_per(
-                acts.filter(F.col("kind").isin("delete", "truncate")).select(
+                acts.filter(F.col("kind").isin(*END_KINDS)).select(
                     "_key", "_seq", "ts_ms", "kind", BATCH_COLUMN, *ARRIVAL
                 ),
                 ["_key", "_seq", "kind"],
@@ -183,15 +185,15 @@ class Scd2Applier:
         batch_truncates, stored_truncates = (
             {
                 (r["seq"], r["ts_ms"])
-                for r in frame.filter(F.col("kind") == "truncate").select("seq", "ts_ms").collect()
+                for r in frame.filter(F.col("kind") == TRUNCATE).select("seq", "ts_ms").collect()
             }
             for frame in (ends, stored)
         )
         truncates = sorted(batch_truncates | stored_truncates, key=lambda t: t[0])
         deletes = (
-            stored.filter(F.col("kind") == "delete")
+            stored.filter(F.col("kind") == DELETE)
             .select("_key", "seq", "ts_ms")
-            .unionByName(ends.filter(F.col("kind") == "delete").select("_key", "seq", "ts_ms"))
+            .unionByName(ends.filter(F.col("kind") == DELETE).select("_key", "seq", "ts_ms"))
         )
         touched = None  # a truncate may close any key's current version: every key is touched
         if batch_truncates:
@@ -200,7 +202,7 @@ class Scd2Applier:
             touched = (
                 versions.select("_cdc_key")
                 .unionByName(
-                    ends.filter(F.col("kind") == "delete").select(F.col("_key").alias("_cdc_key"))
+                    ends.filter(F.col("kind") == DELETE).select(F.col("_key").alias("_cdc_key"))
                 )
                 .distinct()
             )

@@ -3,7 +3,8 @@
 One Delta table for the whole target, ``_anycdc/tombstones`` (``table`` — the
 source table's folder under the target, or its hash where that would be too long for a
 partition folder name —, ``_key``, ``position``, ``deleted_at``). A micro-batch appends
-the keys its deletes removed, all tables at once, after every table's MERGE has
+the keys its deletes removed (those whose folded state is a delete:
+:data:`~anycdc.spark.action_rules.DELETED`), all tables at once, after every table's MERGE has
 committed: one write of one file per batch however many tables saw deletes, and never a
 tombstone for a delete that is not applied yet (a crash in between replays the batch,
 whose MERGEs Delta then skips and whose tombstones it appends).
