@@ -371,7 +371,6 @@ class ApplyRound:
         (:data:`~anycdc.spark.action_rules.DELETED`)."""
         from pyspark.sql import functions as F
 
-
         deleted = folded.filter(DELETED).select(
             "_t", "_key", F.col(f"{STATE}.pos").alias("position")
         )
@@ -382,7 +381,6 @@ class ApplyRound:
         """Counts, newest position and time per table, for all tables in one job (a
         job per table costs more than the table's MERGE when batches are small)."""
         from pyspark.sql import functions as F
-
 
         ok = F.col("_bad").isNull()
         upsert = ok & (F.col("kind") == UPSERT)
