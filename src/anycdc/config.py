@@ -121,11 +121,19 @@ GROUPS: Final[Mapping[Group, str]] = {
 """The groups of settings, in the order ``anycdc run --help`` and the README list them."""
 
 FlagKind = Literal[
-    "value", "list", "pairs", "off", "catalog", "topic-format", "topic-option", "table-setting"
+    "value",
+    "list",
+    "pairs",
+    "off",
+    "on",
+    "catalog",
+    "topic-format",
+    "topic-option",
+    "table-setting",
 ]
 """How a flag gives its setting: ``value`` (one value), ``list`` (repeated, collected),
 ``pairs`` (repeated ``K=V``, merged into the file's mapping), ``off`` (``--no-X`` sets a
-true-by-default setting false); ``catalog``, ``topic-format``, ``topic-option`` and
+true-by-default setting false), ``on`` (the flag sets a false-by-default setting true); ``catalog``, ``topic-format``, ``topic-option`` and
 ``table-setting`` are the flags of ``table_name``, ``per_topic`` and ``tables`` that
 ``anycdc run`` combines itself."""
 
@@ -489,19 +497,23 @@ class PipelineConfig:
         "--table-freshness", "RE=DURATION", "pairs", regex=True, parse=_as_freshness_map,
     )  # fmt: skip
     apply_beside_ingest: bool = _setting(
-        True, "execution",
-        "the due tables are applied on a thread of their own while the next micro-batch "
-        "ingests (a run whose every freshness is above 0); off: inside the micro-batch, "
-        "which waits for them (the reference)",
-        "--apply-in-batch", None, "off",
-        flag_help="apply the due tables inside the micro-batch that ingests (the reference)",
+        False, "execution",
+        "apply the due tables on a thread of their own while the next micro-batch ingests "
+        "(a run whose every freshness is above 0) instead of inside the micro-batch, which "
+        "waits for them: the changelog is fresher, the tables are not, unless the driver has "
+        "cores the executors do not use",
+        "--apply-beside-ingest", None, "on",
+        flag_help="apply the due tables beside the next micro-batch's ingest",
     )  # fmt: skip
-    """An apply's time goes mostly to the driver (planning, Delta's commit per table), an
-    ingest's to the executors (decoding): side by side they share the cores instead of
-    taking turns. Exactly once holds as it does between batches: an apply covers ingest
-    batches already in the changelog, its tables' writes carry the batch it covers, and a
-    restart applies what the ledger does not show applied. ``freshness 0`` keeps its
-    meaning (every table in the batch that ingests it), so such a run applies in the batch."""
+    """Off by default: on 2 cores (driver and executors on the same cores) both sides are
+    CPU-bound, so the overlap adds no throughput; a round beside a batch took as long as the
+    two in turn, and the tables' staleness rose (docs/BENCHMARKS.md). Where the driver runs
+    on cores of its own (a cluster), its share of an apply (plans, Delta's commit per table)
+    can overlap the executors' decoding. Exactly once holds as it does between batches: an
+    apply covers ingest batches already in the changelog, its tables' writes carry the batch
+    it covers, and a restart applies what the ledger does not show applied. ``freshness 0``
+    keeps its meaning (every table in the batch that ingests it), so such a run applies in
+    the batch."""
     max_pending_rows: int = _setting(
         500_000, "execution",
         "a table with this many pending changes is applied whatever its freshness",
@@ -747,10 +759,11 @@ class PipelineConfig:
         """Due tables are applied beside the next batch's ingest (``apply_beside_ingest``)
         unless a table has ``freshness 0``, whose meaning is "in the batch that ingests it".
 
-        >>> PipelineConfig(target="t").applies_beside_ingest
+        >>> PipelineConfig(target="t", apply_beside_ingest=True).applies_beside_ingest
         True
-        >>> PipelineConfig(target="t", table_freshness={"shop\\.orders": 0}).applies_beside_ingest
-        False
+        >>> config = PipelineConfig(target="t", apply_beside_ingest=True, freshness=0)
+        >>> config.applies_beside_ingest, PipelineConfig(target="t").applies_beside_ingest
+        (False, False)
         """
         return self.apply_beside_ingest and all(t > 0 for t in self.freshness_policy.targets)
 

@@ -4,8 +4,9 @@ A simulated canal-json stream (3 partitions, duplicates, reordering) goes
 through the project's real Kafka broker; ``anycdc run`` runs as its own
 process group and is killed with SIGKILL ``ANYCDC_CHAOS_KILLS`` times (default
 10): at startup, right after a batch is planned, between the Delta commits of
-a batch (its ingest, and the tables applied beside it), right after a batch is committed,
-and during the final apply of the deferred tables. A last run finishes the stream. Then: every table equals the ground truth (``verify``), no key twice,
+a batch (ingest, then the tables due), right after a batch is committed, and
+during the final apply of the deferred tables; and, in a run that applies beside ingest,
+while its apply overlaps the next batch and before its ledger row. A last run finishes the stream. Then: every table equals the ground truth (``verify``), no key twice,
 every Kafka offset in the changelog exactly once, and no Delta table holds two
 commits for the same (appId, batch).
 """
@@ -49,8 +50,24 @@ def _logs(folder: Path) -> str:
     )
 
 
+APPLIES: dict[str, tuple[list[str], tuple[str, ...], int]] = {
+    # one table MERGEd in every batch, the others deferred to DDL, TRUNCATE and the end
+    "in-batch": (["--table-freshness", "all_types$=0"], MOMENTS, KILLS),
+    # tables due by their size (every other batch or so), DDL, TRUNCATE and the end, applied
+    # beside the next batch's ingest: a table's commit while a batch runs ("between-tables")
+    # is the apply overlapping it, "before-ledger" its round's tables committed, not its ledger
+    "beside-ingest": (
+        ["--max-pending-rows", "15", "--apply-beside-ingest"],
+        ("between-tables", "before-ledger"),
+        2,
+    ),
+}
+"""How the runs apply, with the moments they are killed at and how many kills."""
+
+
+@pytest.mark.parametrize("applies", list(APPLIES))
 def test_kill_9_and_restart_gives_the_same_tables(
-    spark: Any, kafka_bootstrap: str, kafka_topic: Any, tmp_path: Path
+    spark: Any, kafka_bootstrap: str, kafka_topic: Any, tmp_path: Path, applies: str
 ) -> None:
     from pyspark.sql import functions as F
 
@@ -69,26 +86,22 @@ def test_kill_9_and_restart_gives_the_same_tables(
         sys.executable, "-m", "anycdc", "run", "--kafka-bootstrap", kafka_bootstrap,
         "--topics", topic, "--target", str(target), "--max-offsets-per-trigger", "40",
         "--master", "local[2]", "--apply-engine", "batched",  # its own moments: written ...
-        # tables due by their size (every other batch or so), DDL, TRUNCATE and the end, each
-        # applied beside the next batch's ingest: a table's commit inside a batch
-        # ("between-tables") is the apply beside ingest overlapping it
-        "--freshness", "1h", "--max-pending-rows", "15", *small_jvm_args(),
+        "--freshness", "1h", *APPLIES[applies][0], *small_jvm_args(),
     ]  # fmt: skip
     runner = ChaosRunner(command, target=target, log_dir=logs, run_timeout=2400)
 
-    report = runner.loop(KILLS, random.Random(20261123))
+    _, moments, kills = APPLIES[applies]
+    report = runner.loop(kills, random.Random(20261123), moments_of=moments)
     print(f"\n[chaos] {report.summary()}")
-    assert report.kills >= KILLS, _logs(logs)
-    assert set(report.by_moment()) == set(MOMENTS)
+    assert report.kills >= kills, _logs(logs)
+    assert set(report.by_moment()) == set(moments)
     assert report.replayed_batches > 0, "no kill landed inside a batch"
 
     final = runner.finish()
     assert final.returncode == 0, _logs(logs)
-    # the runs applied beside ingest (the default here): the overlap is what was killed
-    assert any(
-        "tables handed to the apply beside ingest" in log.read_text(errors="replace")
-        for log in logs.glob("*")
-    ), _logs(logs)
+    handed = "tables handed to the apply beside ingest"
+    said = "\n".join(log.read_text(errors="replace") for log in logs.glob("*"))
+    assert (handed in said) == (applies == "beside-ingest"), _logs(logs)
     assert duplicate_txns(target) == []
 
     result = verify(spark, str(target), str(truth))

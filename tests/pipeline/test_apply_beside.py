@@ -32,7 +32,7 @@ def test_beside_and_in_batch_applies_give_the_same_tables(spark: Any, tmp_path: 
 
     sim = tmp_path / "sim"
     assert cli([
-        "simulate", "--format", "canal-json", "--rows", "4", "--events", "120", "--seed", "5",
+        "simulate", "--format", "canal-json", "--rows", "4", "--events", "80", "--seed", "5",
         "--partitions", "3", "--out", str(sim),
     ]) == 0  # fmt: skip
     pipelines = {}

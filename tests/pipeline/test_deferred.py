@@ -146,11 +146,7 @@ def test_truncate_and_ddl_make_their_table_due_at_once(spark: Any, tmp_path: Pat
         ev("insert", 5, _row(2, "y"), **other),
     ]))  # fmt: skip
     _in_order(src)
-    # applied in the batch that decides (the reference): beside ingest, a table's apply would
-    # land whenever the worker is free (the same decision: test_apply_beside.py)
-    history = _reports(
-        spark, src, out, max_files_per_trigger=1, freshness=HOUR, apply_beside_ingest=False
-    )
+    history = _reports(spark, src, out, max_files_per_trigger=1, freshness=HOUR)
     first, second = history[0], history[1]
     assert not first.tables and first.deferred == 2
     # the TRUNCATE is ordered now: orders (both batches' rows) applied, other still waits
@@ -340,7 +336,6 @@ def test_a_backlog_defers_freshness_until_the_stream_catches_up(
         config = PipelineConfig.from_mapping({
             "kafka_bootstrap": kafka_bootstrap, "topics": [topic], "target": str(out),
             "max_offsets_per_trigger": 2, "freshness": 0.001, "catch_up_batches": catch_up,
-            "apply_beside_ingest": False,  # each batch's decision seen in the batch itself
         })  # fmt: skip
         pipeline = Pipeline(spark, config)
         pipeline.run()

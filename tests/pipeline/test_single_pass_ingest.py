@@ -55,7 +55,6 @@ def runs(spark: Any, stream: Path) -> dict[str, Any]:
         config = PipelineConfig.from_mapping({
             "source_dir": str(stream / "sim" / "messages"), "target": str(stream / engine),
             "max_files_per_trigger": 1, "freshness": HOUR, "ingest_engine": engine,
-            "apply_beside_ingest": False,  # each batch's applies in its own counts
         })  # fmt: skip
         pipeline = Pipeline(spark, config)
         pipeline.run()

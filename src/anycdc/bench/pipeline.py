@@ -87,6 +87,9 @@ class BenchSettings:
     hot_freshness: float = 15.0
     apply_engine: str = "batched"
     """The runs' ``apply_engine`` (``batched``, the pipeline's default, or ``merge``: the two side by side)."""
+    apply_beside: bool = False
+    """The runs apply due tables beside the next batch's ingest (``apply_beside_ingest``)
+    instead of inside the micro-batch (the default)."""
     metrics: bool = False
     """Serve the runs' metrics (``metrics_port``, a free port): what they cost."""
     detect: bool = True
@@ -420,6 +423,7 @@ def sustained(
             "freshness": settings.freshness,
             "table_freshness": settings.table_freshness(),
             "apply_engine": settings.apply_engine,
+            "apply_beside_ingest": settings.apply_beside,
             **settings.format_config(),
             **settings.metrics_config(),
         }
@@ -467,6 +471,7 @@ def sustained(
             behind = falling_behind(pipeline, settings.trigger_seconds)
         finally:
             query.stop()
+            pipeline.settle()  # an apply beside the last batch's ingest ends, and is counted
         seconds = time.monotonic() - started
     latencies = batch_latencies(sent_at, ends)
     measured = Measured(
@@ -570,6 +575,7 @@ def catch_up(
                 "query_name": "anycdc-bench",
                 "freshness": freshness,
                 "apply_engine": settings.apply_engine,
+                "apply_beside_ingest": settings.apply_beside,
                 **settings.format_config(),
                 **settings.metrics_config(),
             }

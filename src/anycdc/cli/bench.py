@@ -102,6 +102,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="how the runs write their tables (`apply_engine`; default batched, as the pipeline; or merge)",
     )
     parser.add_argument(
+        "--apply-beside-ingest", dest="apply_beside", action="store_true",
+        help="the runs apply due tables beside the next batch's ingest (`apply_beside_ingest`), "
+        "not inside the micro-batch (the default): the two side by side",
+    )  # fmt: skip
+    parser.add_argument(
         "--named-format", dest="detect", action="store_false",
         help="the runs name the stream's --format (`format`); by default they leave it at "
         "auto, as a user who names none: every message's format is detected, which costs "
@@ -144,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
         hot_freshness=args.hot_freshness,
         profile=args.profile,
         apply_engine=args.apply_engine,
+        apply_beside=args.apply_beside,
         detect=args.detect,
         metrics=args.metrics,
     )

@@ -56,6 +56,8 @@ def _add_flag(group: argparse._ActionsContainer, declared: Setting, flag: Flag) 
     options: dict[str, Any] = {"help": text.replace("%", "%%")}
     if flag.kind == "off":
         options.update(dest=declared.name, action="store_false", default=None)
+    elif flag.kind == "on":
+        options.update(dest=declared.name, action="store_true", default=None)
     elif flag.kind == "catalog":
         options.update(action="store_true")
     elif declared.choices:
@@ -67,6 +69,7 @@ def _add_flag(group: argparse._ActionsContainer, declared: Setting, flag: Flag) 
     if flag.kind not in (
         "value",
         "off",
+        "on",
         "catalog",
     ):  # repeated: list, pairs, topic-*, table-setting
         options.update(action="append", default=None if flag.kind == "list" else [])
@@ -101,7 +104,7 @@ def flag_value(declared: Setting, args: argparse.Namespace) -> Any:
 
 
 def _dest(declared: Setting, flag: Flag) -> str:
-    return declared.name if flag.kind == "off" else flag.dest
+    return declared.name if flag.kind in ("off", "on") else flag.dest
 
 
 def per_topic_flags(formats: list[str], options: list[str]) -> dict[str, dict[str, Any]]:

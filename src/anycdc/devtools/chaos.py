@@ -289,10 +289,16 @@ class ChaosRunner:
                 skip = writes_of_batch(self.target, planned)
         return Outcome(moment, killed, returncode, seconds, pending, skip)
 
-    def loop(self, kills: int, rng: random.Random, max_runs: int | None = None) -> ChaosReport:
-        """Kill the run ``kills`` times (moments in rotation, shuffled), then let it finish."""
+    def loop(
+        self,
+        kills: int,
+        rng: random.Random,
+        max_runs: int | None = None,
+        moments_of: Sequence[str] = MOMENTS,
+    ) -> ChaosReport:
+        """Kill the run ``kills`` times (the ``moments_of`` in rotation, shuffled)."""
         report = ChaosReport()
-        moments = [MOMENTS[i % len(MOMENTS)] for i in range(kills)]
+        moments = [moments_of[i % len(moments_of)] for i in range(kills)]
         rng.shuffle(moments)
         # a start waits for its final apply (after the last batch) to be killed ``deferred``:
         # those kills come last, while the others still have batches to land in

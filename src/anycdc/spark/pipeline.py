@@ -271,8 +271,7 @@ class Pipeline:
                 query.stop()
             if idle is not None:
                 idle.join()
-            if self._beside is not None:  # its round in progress ends (it is cheaper whole)
-                self._beside.close()
+            self.settle()  # the round beside ingest in progress ends (it is cheaper whole)
         stopped = query.exception()
         if stopped is not None and not isinstance(self._failure, StopRequested):
             # the batch's own exception says what failed; the query's wraps it in a traceback
@@ -286,6 +285,12 @@ class Pipeline:
         except Exception as exc:
             raise RunFailed(f"the final apply failed: {one_line(exc)}") from None
         return self.history
+
+    def settle(self) -> None:
+        """Wait for the apply beside ingest in progress, if any, and start no other (after
+        the query has stopped: :meth:`run` does it before its final apply)."""
+        if self._beside is not None:
+            self._beside.close()
 
     def _await(self, query: StreamingQuery, timeout: float | None) -> None:
         """Wait until the query ends, ``timeout`` seconds pass or a stop is requested
