@@ -44,7 +44,6 @@ import os
 import sys
 import tempfile
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.spark import jars as _jars
@@ -122,10 +121,6 @@ def _jvm_already_running() -> bool:
     return SparkContext._active_spark_context is not None
 
 
-FAIR_POOLS: Final = "fair_pools.xml"
-"""The FAIR scheduler's pools of a session anycdc creates (next to this module)."""
-
-
 def base_conf(*, for_tests: bool = False, local: bool = True) -> dict[str, str]:
     """The settings anycdc wants on a session it creates itself (before the caller's)."""
     conf: dict[str, str] = {
@@ -143,10 +138,6 @@ def base_conf(*, for_tests: bool = False, local: bool = True) -> dict[str, str]:
         # (one set per table shape), so with a few dozen tables every batch compiled them
         # all again (Janino, then the JIT: ~15 s of CPU per 24 MERGEs, measured)
         "spark.sql.codegen.cache.maxEntries": str(CODEGEN_CACHE_ENTRIES),
-        # an apply beside ingest runs its jobs in a pool of their own (apply_beside.APPLY_POOL):
-        # fair between pools, so the next batch's decode tasks do not queue behind them
-        "spark.scheduler.mode": "FAIR",
-        "spark.scheduler.allocation.file": str(Path(__file__).with_name(FAIR_POOLS)),
     }
     conf.update(DELTA_SETTINGS)
     if local:
