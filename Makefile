@@ -31,6 +31,12 @@ BUILD := .build
 STEP := bash scripts/step.sh
 RUN_PYTEST := bash scripts/run-pytest.sh
 PYTEST_ARGS ?=
+# make test / test-fast run the test files on this many worker processes, each with
+# its own Spark session and Kafka broker (pytest-xdist, --dist loadfile: a file's tests stay
+# together and share their fixtures). On 2 cores, 2 workers fill the CPU a Spark test leaves
+# idle between its small jobs: the suite ran ~1.3x faster. TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 2
+WORKERS := -n $(TEST_WORKERS) --dist loadfile
 FAST_MARKERS := not spark and not kafka and not faults
 
 PY_STAMP := $(VENV)/.anycdc-installed
@@ -96,17 +102,18 @@ $(REGISTRY_STAMP): jvm/schema-registry/pom.xml $(MVN_SETTINGS)
 # --timing-by-marker prints the time spent per marker group (tests/fixtures_infra.py).
 test: setup
 	@echo "==> pytest: the whole suite but the slow tests (make test-slow)"
-	@ANYCDC_REQUIRE_INFRA=1 $(RUN_PYTEST) $(PY) -m "not slow" --timing-by-marker $(PYTEST_ARGS)
+	@ANYCDC_REQUIRE_INFRA=1 $(RUN_PYTEST) $(PY) -m "not slow" $(WORKERS) --timing-by-marker $(PYTEST_ARGS)
 
 # The long end-to-end tests, each in JVMs of its own: a standalone Spark cluster, the built
-# wheel installed outside the checkout, a kill -9 between a column rename and its rows.
+# wheel installed outside the checkout, a kill -9 between a column rename and its rows, the
+# kill -9 run that applies beside ingest.
 test-slow: setup
 	@echo "==> pytest: the slow tests (-m slow)"
 	@ANYCDC_REQUIRE_INFRA=1 $(RUN_PYTEST) $(PY) -m slow --timing-by-marker $(PYTEST_ARGS)
 
 test-fast: $(PY_STAMP)
 	@echo "==> pytest: pure tests only (-m \"$(FAST_MARKERS)\")"
-	@$(RUN_PYTEST) $(PY) -m "$(FAST_MARKERS)" --timing-by-marker $(PYTEST_ARGS)
+	@$(RUN_PYTEST) $(PY) -m "$(FAST_MARKERS)" $(WORKERS) --timing-by-marker $(PYTEST_ARGS)
 
 test-infra: setup
 	@echo "==> pytest: infrastructure tests (tests/infra)"

@@ -65,7 +65,11 @@ APPLIES: dict[str, tuple[list[str], tuple[str, ...], int]] = {
 """How the runs apply, with the moments they are killed at and how many kills."""
 
 
-@pytest.mark.parametrize("applies", list(APPLIES))
+@pytest.mark.parametrize(
+    "applies",
+    # the apply beside ingest is opt-in: its kills run with the long tests (make test-slow)
+    [pytest.param(a, marks=pytest.mark.slow) if a == "beside-ingest" else a for a in APPLIES],
+)
 def test_kill_9_and_restart_gives_the_same_tables(
     spark: Any, kafka_bootstrap: str, kafka_topic: Any, tmp_path: Path, applies: str
 ) -> None:
