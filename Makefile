@@ -35,8 +35,11 @@ PYTEST_ARGS ?=
 # its own Spark session and Kafka broker (pytest-xdist, --dist loadfile: a file's tests stay
 # together and share their fixtures). On 2 cores, 2 workers fill the CPU a Spark test leaves
 # idle between its small jobs: the suite ran ~1.3x faster. TEST_WORKERS=0 runs in one process.
+# Files go out in collection order (--no-loadscope-reorder; xdist's default sends the files
+# with most tests first): the long kill -9 test in tests/faults starts at once, the many
+# short pure tests of tests/unit fill the end.
 TEST_WORKERS ?= 2
-WORKERS := -n $(TEST_WORKERS) --dist loadfile
+WORKERS := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 FAST_MARKERS := not spark and not kafka and not faults
 
 PY_STAMP := $(VENV)/.anycdc-installed
