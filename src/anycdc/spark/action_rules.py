@@ -23,7 +23,7 @@ the rules here:
   (:func:`inserted_sql`);
 - **SCD2**: an upsert is a version, :data:`END_KINDS` end one (:mod:`anycdc.spark.scd2`);
 - **tombstones**: a key whose folded state is a delete (:data:`DELETED`) is one
-  (:mod:`anycdc.spark.apply_round`, :mod:`anycdc.spark.tombstones`).
+  (:func:`anycdc.spark.actions.deleted_keys`, :mod:`anycdc.spark.tombstones`).
 
 No Spark: text and constants, tested without a JVM (``tests/unit/test_action_rules.py``).
 

@@ -26,14 +26,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from anycdc.spark.action_rules import ROW_ACTION_OPS, TRUNCATE_ACTION, ops_sql, row_actions
+from anycdc.event import Op
+from anycdc.spark.action_rules import (
+    DELETE,
+    DELETED,
+    ROW_ACTION_OPS,
+    STATE,
+    TRUNCATE_ACTION,
+    UPSERT,
+    ops_sql,
+    row_actions,
+)
 from anycdc.spark.key_bound import KEY_NUMBER_TYPE
 from anycdc.spark.ledger import INGEST_BATCH
 from anycdc.spark.merge_sql import lit
 from anycdc.spark.sql_types import cast_sql
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame, Row, SparkSession
 
 ROW_KEY: Final = "_cdc_row_key"  # full-row identity for tables without a key
 
@@ -258,3 +268,41 @@ def round_actions(spark: SparkSession, wanted: DataFrame, specs: Sequence[Action
     return actions.selectExpr(
         "_t", *(f"`{c}`" for c in ACTION_COLUMNS), f"{reasons} AS _bad", f"{key_number} AS _kv"
     )
+
+
+def deleted_keys(folded: DataFrame, tables: DataFrame) -> DataFrame:
+    """Every table's deleted keys with their position (``table``, ``_key``, ``position``):
+    the keys whose folded state is a delete
+    (:data:`~anycdc.spark.action_rules.DELETED`)."""
+    from pyspark.sql import functions as F
+
+    deleted = folded.filter(DELETED).select("_t", "_key", F.col(f"{STATE}.pos").alias("position"))
+    return deleted.join(F.broadcast(tables), "_t").drop("_t")
+
+
+def action_stats(actions: DataFrame) -> dict[int, Row]:
+    """Counts, newest position and time per table, for all tables in one job (a
+    job per table costs more than the table's MERGE when batches are small)."""
+    from pyspark.sql import functions as F
+
+    ok = F.col("_bad").isNull()
+    upsert = ok & (F.col("kind") == UPSERT)
+    key_number = F.when(upsert, F.col("_kv"))
+    rows = (
+        actions.groupBy("_t")
+        .agg(
+            F.sum(ok.cast("int")).alias("n"),
+            F.sum(((F.col("kind") == DELETE) & ok).cast("int")).alias("deletes"),
+            F.sum((~ok).cast("int")).alias("bad"),
+            F.max(F.when(ok, F.col("position"))).alias("pos"),
+            F.max(F.when(ok, F.col("ts_ms"))).alias("ts"),
+            F.min(F.when(ok, F.col("ts_ms"))).alias("ts_min"),
+            # the key bound's inputs (a MERGE or an append: _apply_table)
+            F.min(key_number).cast("string").alias("key_low"),
+            F.max(key_number).cast("string").alias("key_high"),
+            F.sum((upsert & F.col("_kv").isNull()).cast("int")).alias("key_unknown"),
+            F.sum((upsert & (F.col("op") != Op.INSERT.value)).cast("int")).alias("not_inserts"),
+        )
+        .collect()
+    )
+    return {int(row["_t"]): row for row in rows}

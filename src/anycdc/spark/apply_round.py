@@ -25,12 +25,10 @@ from typing import TYPE_CHECKING, Final
 
 from anycdc.config import PipelineConfig
 from anycdc.errors import one_line
-from anycdc.event import Op
 from anycdc.faults import crash_point
 from anycdc.metrics import SCHEMA_CHANGE
 from anycdc.schedule import Schedule, TableIdent, qualified_name
-from anycdc.spark.action_rules import DELETE, DELETED, STATE, UPSERT
-from anycdc.spark.actions import round_actions
+from anycdc.spark.actions import action_stats, deleted_keys, round_actions
 from anycdc.spark.apply import (
     IncompatibleSchema,
     TableApplier,
@@ -44,7 +42,7 @@ from anycdc.spark.apply import (
 from anycdc.spark.batch_metrics import BatchMetrics
 from anycdc.spark.commit import DeltaTables
 from anycdc.spark.ledger import INGEST_BATCH, Applied, Ledger, WriteId, only_pending
-from anycdc.spark.maintenance import Upkeep
+from anycdc.spark.maintenance import AUTO_COMPACT, Upkeep
 from anycdc.spark.plan import summarize
 from anycdc.spark.scd2 import Scd2Applier
 from anycdc.spark.session import activate_in_thread
@@ -67,6 +65,35 @@ APPLIERS: Final[dict[str, type[TableApplier | Scd2Applier]]] = {
 """The applier of each ``mode`` (a table's: :meth:`ApplyRound.applier_kind`)."""
 APPLY_APP: Final = ":apply"
 """The app id suffix of the tables' MERGEs: their version is the ingest batch applied through."""
+
+
+MATERIALIZE_SOURCE: Final = "spark.databricks.delta.merge.materializeSource"
+
+
+@contextmanager
+def apply_settings(spark: SparkSession, config: PipelineConfig) -> Iterator[None]:
+    """What every apply needs of its session, set for the ``with`` block and put back after
+    it (an apply outside a micro-batch runs on the caller's own session)."""
+    settings = {
+        # partial images are overlaid with map_concat: the newer value of a column wins
+        "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
+        # Delta copies a MERGE source it cannot prove deterministic before merging; ours is
+        # (a pure function of the batch's offsets, folded in a total order) and already
+        # cached: the copy is a job and a local checkpoint per table per apply for nothing
+        MATERIALIZE_SOURCE: "none",
+        AUTO_COMPACT: "true" if config.auto_compact else "false",
+    }
+    before: dict[str, str | None] = {name: spark.conf.get(name, None) for name in settings}
+    for name, value in settings.items():
+        spark.conf.set(name, value)
+    try:
+        yield
+    finally:
+        for name, old in before.items():
+            if old is None:
+                spark.conf.unset(name)
+            else:
+                spark.conf.set(name, old)
 
 
 class ApplyRound:
@@ -296,7 +323,7 @@ class ApplyRound:
         actions = actions.localCheckpoint(eager=True)
         folded = None
         try:
-            stats = self._action_stats(actions)
+            stats = action_stats(actions)
             current = [table_tag(i) for i, item in enumerate(prepared) if not item.keeps_history]
             if current:  # the tables of one row per key (scd1); history tables keep every version
                 store = Tombstones(wanted.sparkSession, self.config)
@@ -341,7 +368,7 @@ class ApplyRound:
                 # (nor for one of a table that failed: its replay must still apply it)
                 ok_tags = [table_tag(i) for i, r in enumerate(results) if not r.error]
                 applied = folded.filter(F.col("_t").isin(ok_tags))
-                store.record(self._deleted_keys(applied, tables), app)
+                store.record(deleted_keys(applied, tables), app)
             return results
         except BaseException:
             for item in prepared:
@@ -363,46 +390,6 @@ class ApplyRound:
         # would be thousands of tiny tasks
         width = int(self.spark.conf.get("spark.sql.shuffle.partitions") or 4)
         return actions.coalesce(max(1, width))
-
-    @staticmethod
-    def _deleted_keys(folded: DataFrame, tables: DataFrame) -> DataFrame:
-        """Every table's deleted keys with their position (``table``, ``_key``, ``position``):
-        the keys whose folded state is a delete
-        (:data:`~anycdc.spark.action_rules.DELETED`)."""
-        from pyspark.sql import functions as F
-
-        deleted = folded.filter(DELETED).select(
-            "_t", "_key", F.col(f"{STATE}.pos").alias("position")
-        )
-        return deleted.join(F.broadcast(tables), "_t").drop("_t")
-
-    @staticmethod
-    def _action_stats(actions: DataFrame) -> dict[int, Row]:
-        """Counts, newest position and time per table, for all tables in one job (a
-        job per table costs more than the table's MERGE when batches are small)."""
-        from pyspark.sql import functions as F
-
-        ok = F.col("_bad").isNull()
-        upsert = ok & (F.col("kind") == UPSERT)
-        key_number = F.when(upsert, F.col("_kv"))
-        rows = (
-            actions.groupBy("_t")
-            .agg(
-                F.sum(ok.cast("int")).alias("n"),
-                F.sum(((F.col("kind") == DELETE) & ok).cast("int")).alias("deletes"),
-                F.sum((~ok).cast("int")).alias("bad"),
-                F.max(F.when(ok, F.col("position"))).alias("pos"),
-                F.max(F.when(ok, F.col("ts_ms"))).alias("ts"),
-                F.min(F.when(ok, F.col("ts_ms"))).alias("ts_min"),
-                # the key bound's inputs (a MERGE or an append: _apply_table)
-                F.min(key_number).cast("string").alias("key_low"),
-                F.max(key_number).cast("string").alias("key_high"),
-                F.sum((upsert & F.col("_kv").isNull()).cast("int")).alias("key_unknown"),
-                F.sum((upsert & (F.col("op") != Op.INSERT.value)).cast("int")).alias("not_inserts"),
-            )
-            .collect()
-        )
-        return {int(row["_t"]): row for row in rows}
 
     def _apply_table(
         self,

@@ -47,18 +47,25 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.config import PipelineConfig
 from anycdc.errors import RunFailed, one_line
 from anycdc.metrics import PipelineMetrics
-from anycdc.schedule import Schedule, TableIdent, backlog_seconds
+from anycdc.schedule import Schedule, backlog_seconds
 from anycdc.spark.apply import TableApplier, TablePlan
-from anycdc.spark.apply_beside import APPLY_POOL, ApplyBeside
-from anycdc.spark.apply_round import APPLIERS, APPLY_APP, TXN_APP_ID, TXN_VERSION, ApplyRound
+from anycdc.spark.apply_outside import FLUSH_APP, OutsideApplies
+from anycdc.spark.apply_round import (
+    APPLIERS,
+    APPLY_APP,
+    MATERIALIZE_SOURCE,
+    TXN_APP_ID,
+    TXN_VERSION,
+    ApplyRound,
+    apply_settings,
+)
 from anycdc.spark.batch_metrics import (
     SKIP_CONTROL,
     SKIP_EXCLUDED,
@@ -69,9 +76,7 @@ from anycdc.spark.batch_metrics import (
 )
 from anycdc.spark.ingest import CONTROL_OPS, ROW_OPS, Ingested, IngestStep, only_row
 from anycdc.spark.ledger import Ledger, WriteId
-from anycdc.spark.maintenance import AUTO_COMPACT
 from anycdc.spark.scd2 import Scd2Applier
-from anycdc.spark.session import activate_in_thread
 from anycdc.spark.source import raw_stream
 from anycdc.spark.system_tables import (
     BATCHES_SCHEMA,
@@ -119,8 +124,6 @@ class StopRequested(Exception):
     not processed, and the query ends without committing it."""
 
 
-MATERIALIZE_SOURCE: Final = "spark.databricks.delta.merge.materializeSource"
-FLUSH_APP: Final = ":flush"
 """The app id suffix of an apply outside a micro-batch's system-table writes."""
 
 
@@ -159,10 +162,8 @@ class Pipeline:
         self.applies: list[BatchMetrics] = []
         """Each apply outside a micro-batch: between batches, and the final one."""
         self._lock = threading.Lock()  # a micro-batch, or an apply that must not overlap one
-        self._apply_lock = threading.Lock()  # one apply outside a micro-batch at a time
         self._report_lock = threading.Lock()
         self._schedule: Schedule | None = None
-        self._ingested_through: int | None = None  # the last batch whose ingest ended
         self._failure: BaseException | None = None  # what stopped a batch (run-wide)
         self._query: StreamingQuery | None = None  # its progress tells a backlog
         self._stopping = threading.Event()  # request_stop: end after the batch in progress
@@ -173,8 +174,15 @@ class Pipeline:
         self._system = SystemTables(spark, self.config)
         self._ingest = IngestStep(self.config, self._system, self.schedule, keep_ledger)
         self._round = ApplyRound(spark, self.config, self._system, self.schedule, keep_ledger)
-        self._beside: ApplyBeside[TableIdent] | None = (
-            ApplyBeside(self._apply_beside) if self.applies_beside_ingest else None
+        self._outside = OutsideApplies(
+            spark,
+            self.config,
+            self._system,
+            self._round,
+            self.schedule,
+            self._lock,
+            self._report,
+            beside=self.applies_beside_ingest,
         )
         self.known: dict[str, TableState] = self._round.known
         """Per table path: what this run knows of it (schema, properties, size)."""
@@ -255,7 +263,7 @@ class Pipeline:
         idle = None
         if self.config.trigger != "available-now":
             idle = threading.Thread(
-                target=self._idle_applies, args=(query, stop), name="anycdc-idle", daemon=True
+                target=self._outside.idle, args=(query, stop), name="anycdc-idle", daemon=True
             )
             idle.start()
         try:
@@ -289,8 +297,7 @@ class Pipeline:
     def settle(self) -> None:
         """Wait for the apply beside ingest in progress, if any, and start no other (after
         the query has stopped: :meth:`run` does it before its final apply)."""
-        if self._beside is not None:
-            self._beside.close()
+        self._outside.settle()
 
     def _await(self, query: StreamingQuery, timeout: float | None) -> None:
         """Wait until the query ends, ``timeout`` seconds pass or a stop is requested
@@ -341,100 +348,7 @@ class Pipeline:
 
     def flush(self) -> BatchMetrics | None:
         """Apply every table with pending changes now (the end of a run); None if none."""
-        return self._apply_pending(ending=True)
-
-    def _apply_pending(self, ending: bool, wait: bool = True) -> BatchMetrics | None:
-        """Apply the due tables (every pending one when ``ending``) outside a micro-batch:
-        through the last batch ingested. None when nothing is due or (``wait=False``) a
-        batch or another apply is running."""
-        if not self._lock.acquire(blocking=wait):
-            return None
-        try:
-            if not self._apply_lock.acquire(blocking=wait):
-                return None
-            try:
-                schedule = self.schedule()
-                with schedule.lock:
-                    due = schedule.due(int(time.time() * 1000), ending=ending)
-                    if not due:
-                        return None
-                    through = max(max(schedule.pending[ident].batches) for ident in due)
-                metrics = self._apply_outside(due, through, ending)
-            finally:
-                self._apply_lock.release()
-        finally:
-            self._lock.release()
-        self._report(metrics)
-        return metrics
-
-    def _offer_beside(self) -> None:
-        """Hand the tables due now to the worker, through the last batch whose ingest
-        ended (a batch in progress may have entered its tables before its changelog rows
-        are committed: those wait for its own decision)."""
-        assert self._beside is not None
-        through = self._ingested_through
-        if through is None or self._beside.busy:
-            return
-        schedule = self.schedule()
-        with schedule.lock:
-            due = [
-                ident
-                for ident in schedule.due(int(time.time() * 1000))
-                if (schedule.pending[ident].oldest_batch or 0) <= through
-            ]
-        if due:
-            self._beside.offer(due, through)
-
-    def _apply_beside(self, due: Sequence[TableIdent], through: int) -> None:
-        """The worker's round (:mod:`anycdc.spark.apply_beside`): ``due`` through ingest
-        batch ``through``, while the next micro-batch ingests (a table an apply between
-        batches has applied meanwhile drops out)."""
-        sc = self.spark.sparkContext
-        activate_in_thread(self.spark)  # the worker thread's JVM thread: see there
-        sc.setLocalProperty("spark.scheduler.pool", APPLY_POOL)
-        with self._apply_lock:
-            schedule = self.schedule()
-            with schedule.lock:
-                still = [ident for ident in due if ident in schedule.pending]
-            if not still:
-                return
-            metrics = self._apply_outside(still, through, ending=False, beside=True)
-        self._report(metrics)
-
-    def _apply_outside(
-        self, due: list[TableIdent], through: int, ending: bool, beside: bool = False
-    ) -> BatchMetrics:
-        """Apply ``due`` through ingest batch ``through`` on the run's own session, with an
-        idempotent-write id of its own for the system tables (a batch's own used
-        ``(query, batch)``); the caller holds :attr:`_apply_lock`."""
-        started = time.monotonic()
-        metrics = BatchMetrics(through, flush=True, ending=ending, beside=beside)
-        app = WriteId(self.config.query_name + FLUSH_APP, int(time.time() * 1000))
-        with self._session_settings(self.spark):
-            self._round.apply(self.spark, due, through, None, None, app, metrics, ending=ending)
-        metrics.deferred = len(self.schedule().pending)
-        self._system.record_batch(self.spark, metrics, app)
-        metrics.seconds = time.monotonic() - started
-        if beside:
-            self.schedule().apply_s = metrics.phases.get("apply", 0.0) / len(due)
-        return metrics
-
-    def _idle_applies(self, query: StreamingQuery, stop: threading.Event) -> None:
-        """On an interval trigger, apply the tables that fall due while no batch comes (a
-        source gone quiet runs no micro-batch: its pending tables would wait for one)."""
-        policy = self.config.freshness_policy
-        targets = list(policy.targets)
-        tick = min(30.0, max(1.0, min(t for t in targets if t > 0) / 4 if any(targets) else 30.0))
-        while not stop.wait(tick):
-            if not query.isActive:
-                return
-            try:
-                if self._beside is not None:  # the worker applies, and no batch waits for it
-                    self._offer_beside()
-                else:
-                    self._apply_pending(ending=False, wait=False)
-            except Exception as exc:  # py4j and Spark raise several types; the next tick retries
-                log.warning("apply between batches failed, retried later: %s", exc)
+        return self._outside.pending(ending=True)
 
     def schedule(self) -> Schedule:
         """The run's schedule, read from the ledger on first use."""
@@ -444,8 +358,8 @@ class Pipeline:
                 Ledger(self.spark, self.config).load(schedule)
             # what an earlier run left pending is in the changelog: an apply may cover it
             logged = [b for state in schedule.pending.values() for b in state.batches]
-            if logged and self._ingested_through is None:
-                self._ingested_through = max(logged)
+            if logged and self._outside.ingested_through is None:
+                self._outside.ingested_through = max(logged)
             self._schedule = schedule
         return self._schedule
 
@@ -462,7 +376,7 @@ class Pipeline:
         started = time.monotonic()
         spark = raw.sparkSession
         try:
-            with self._lock, self._session_settings(spark):
+            with self._lock, apply_settings(spark, self.config):
                 metrics = self._process(spark, raw, batch_id)
         except BaseException as exc:
             self._failure = exc  # Spark hands the query a traceback of it: keep the original
@@ -472,31 +386,6 @@ class Pipeline:
         # one batch's ingest away (an apply of many tables is not what the next batch costs)
         self.schedule().lookahead_ms = int((metrics.seconds - metrics.apply_seconds) * 1000)
         self._report(metrics)
-
-    @contextmanager
-    def _session_settings(self, spark: SparkSession) -> Iterator[None]:
-        """What every apply needs of its session, set for the ``with`` block and put back
-        after it (an apply outside a batch runs on the caller's own session)."""
-        settings = {
-            # partial images are overlaid with map_concat: the newer value of a column wins
-            "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
-            # Delta copies a MERGE source it cannot prove deterministic before merging; ours
-            # is (a pure function of the batch's offsets, folded in a total order) and already
-            # cached: the copy is a job and a local checkpoint per table per apply for nothing
-            MATERIALIZE_SOURCE: "none",
-            AUTO_COMPACT: "true" if self.config.auto_compact else "false",
-        }
-        before: dict[str, str | None] = {name: spark.conf.get(name, None) for name in settings}
-        for name, value in settings.items():
-            spark.conf.set(name, value)
-        try:
-            yield
-        finally:
-            for name, old in before.items():
-                if old is None:
-                    spark.conf.unset(name)
-                else:
-                    spark.conf.set(name, old)
 
     @property
     def reports(self) -> list[BatchMetrics]:
@@ -532,7 +421,7 @@ class Pipeline:
         app = WriteId(self.config.query_name, batch_id)
         ingesting = time.monotonic()
         batch = self._ingest.ingest(spark, raw, batch_id, metrics, app)
-        self._ingested_through = batch_id  # its changelog rows are committed
+        self._outside.ingested_through = batch_id  # its changelog rows are committed
         try:
             self._apply_due(spark, batch, batch_id, metrics, app, time.monotonic() - ingesting)
         finally:
@@ -566,9 +455,9 @@ class Pipeline:
                 now_ms=batch.now_ms,
             )
             due = schedule.due(batch.now_ms)
-        if due and self._beside is not None:
+        if due and self._outside.beside:
             # this batch's rows are committed to the changelog: the round may cover them
-            metrics.handed = len(due) if self._beside.offer(due, batch_id) else 0
+            metrics.handed = len(due) if self._outside.hand_over(due, batch_id) else 0
         elif due:
             # only this batch's rows pending: its summary is the plan (and its cached rows,
             # where the engine cached them, the input)
