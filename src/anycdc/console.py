@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -38,3 +39,14 @@ def print_table(
     for row in rows:
         table.add_row(*("" if cell is None else str(cell) for cell in row))
     console.print(table)
+
+
+def utc_time(ts_ms: int | None) -> str:
+    """Unix milliseconds as a table shows a time (UTC); "" for none.
+
+    >>> utc_time(1_700_000_000_000), utc_time(None)
+    ('2023-11-14 22:13:20Z', '')
+    """
+    if not ts_ms:
+        return ""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts_ms / 1000)) + "Z"

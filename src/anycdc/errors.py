@@ -113,6 +113,12 @@ class RunFailed(AnyCdcError):
     run stops with this one line, never a traceback."""
 
 
+class ReadError(AnyCdcError):
+    """A fresh or consistent read that cannot be served as asked (no such table in the
+    target, a cut no longer readable, a history table): one line naming the table or cut
+    and why."""
+
+
 REASON_LIMIT = 400
 """The longest failure reason kept (dead letters, log lines): Spark's messages can run to
 pages of plan text."""

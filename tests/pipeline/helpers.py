@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -158,3 +159,26 @@ def accounted(spark: Any, target: Path, **expected: int) -> dict[str, Any]:
     total = report["total"]
     assert {name: total[name] for name in expected} == expected, report
     return report
+
+
+def simulated_copies(base: Path, databases: Iterable[str], events: int = 120) -> Path:
+    """The simulated rich stream (canal-json, 4 rows, seed 11, 4 partitions) once per
+    database of ``databases`` (the same seed: the same stream under another database name),
+    each partition's file holding every copy's messages of that partition, the files'
+    times in their names' order (the folder source reads oldest first): the folder."""
+    from anycdc.cli import main as cli
+
+    messages = base / "messages"
+    messages.mkdir()
+    for database in databases:
+        assert cli([
+            "simulate", "--format", "canal-json", "--rows", "4", "--events", str(events),
+            "--seed", "11", "--partitions", "4", "--database", database,
+            "--out", str(base / database),
+        ]) == 0  # fmt: skip
+        for part in sorted((base / database / "messages").iterdir()):
+            with (messages / part.name).open("ab") as handle:
+                handle.write(part.read_bytes())
+    for second, path in enumerate(sorted(messages.iterdir())):
+        os.utime(path, (1_700_000_000 + second, 1_700_000_000 + second))
+    return messages

@@ -20,12 +20,19 @@ from typing import Any
 
 import pytest
 
-from anycdc.cli import main as cli
 from anycdc.cli.status import collect
 from anycdc.config import PipelineConfig
 from anycdc.spark.maintenance import LAST_VACUUM_PROPERTY, table_properties
 from anycdc.verify import load_truth
-from tests.pipeline.helpers import encode_all, ev, rows, run, system, write_messages
+from tests.pipeline.helpers import (
+    encode_all,
+    ev,
+    rows,
+    run,
+    simulated_copies,
+    system,
+    write_messages,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -217,19 +224,8 @@ def simulated(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
     partition: one run, a batch per file, applies each copy in its mode and at its
     freshness (``0`` or deferred to the run's end, by ``tables:``)."""
     base = tmp_path_factory.mktemp("simulated")
-    messages = base / "messages"
-    messages.mkdir()
-    for database in SIMULATED.values():
-        assert cli([
-            "simulate", "--format", "canal-json", "--rows", "4", "--events", "120",
-            "--seed", "11", "--partitions", "4", "--database", database,
-            "--out", str(base / database),
-        ]) == 0  # fmt: skip
-        for part in sorted((base / database / "messages").iterdir()):
-            with (messages / part.name).open("ab") as handle:
-                handle.write(part.read_bytes())
+    messages = simulated_copies(base, SIMULATED.values())
     assert len(list(messages.iterdir())) == 4
-    _in_order(messages)
     tables = {
         f"{database}.*": {"mode": mode, "freshness": 0 if name == "now" else HOUR}
         for (mode, name), database in SIMULATED.items()

@@ -47,6 +47,8 @@ COMMAND_MODULES = (
     "simulate",
     "run",
     "status",
+    "show",
+    "cuts",
     "verify",
     "audit",
     "replay",

@@ -8,7 +8,7 @@ import time
 from typing import Any, Final
 
 from anycdc.cli.base import Command, fail
-from anycdc.console import print_table
+from anycdc.console import print_table, utc_time
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -302,7 +302,7 @@ def run(args: argparse.Namespace) -> int:
     rows = [
         [
             t["table"], t["rows"], *([t["versions"] or ""] if history else []),
-            t["events_applied"], t["last_position"] or "", _when(t["last_source_ts_ms"]),
+            t["events_applied"], t["last_position"] or "", utc_time(t["last_source_ts_ms"]),
             "" if t["freshness_s"] is None else f"{t['freshness_s']}s",
             "" if t["applied_through_batch"] is None else t["applied_through_batch"],
             t["pending_rows"], _seconds(t["staleness_s"]), _seconds(t["freshness_target_s"]),
@@ -335,12 +335,6 @@ def _ts_ms(at: Any) -> int | None:
 
 def _seconds(value: float | None) -> str:
     return "" if value is None else f"{value:g}s"
-
-
-def _when(ts_ms: int | None) -> str:
-    if not ts_ms:
-        return ""
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts_ms / 1000)) + "Z"
 
 
 COMMAND = Command(

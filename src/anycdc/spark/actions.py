@@ -270,13 +270,18 @@ def round_actions(spark: SparkSession, wanted: DataFrame, specs: Sequence[Action
     )
 
 
-def deleted_keys(folded: DataFrame, tables: DataFrame) -> DataFrame:
-    """Every table's deleted keys with their position (``table``, ``_key``, ``position``):
-    the keys whose folded state is a delete
-    (:data:`~anycdc.spark.action_rules.DELETED`)."""
+def deleted_keys(folded: DataFrame, tables: DataFrame, through: int) -> DataFrame:
+    """Every table's deleted keys with their position (``table``, ``_key``, ``position``,
+    ``through``: the ingest batch the apply covers): the keys whose folded state is a
+    delete (:data:`~anycdc.spark.action_rules.DELETED`)."""
     from pyspark.sql import functions as F
 
-    deleted = folded.filter(DELETED).select("_t", "_key", F.col(f"{STATE}.pos").alias("position"))
+    deleted = folded.filter(DELETED).select(
+        "_t",
+        "_key",
+        F.col(f"{STATE}.pos").alias("position"),
+        F.lit(int(through)).cast("bigint").alias("through"),
+    )
     return deleted.join(F.broadcast(tables), "_t").drop("_t")
 
 

@@ -211,19 +211,43 @@ class TableApplier:
             *[f"{staged} AS {name}" for name, staged in STAGED_META.items()],
         )
 
-    def rewritten(self, existing: DataFrame, staged: DataFrame, types: dict[str, str]) -> DataFrame:
+    def rewritten(
+        self,
+        existing: DataFrame,
+        staged: DataFrame,
+        types: dict[str, str],
+        broadcast: bool = False,
+    ) -> DataFrame:
         """The rows of ``existing`` (files of the table) after the staged actions: what the
         MERGE of :meth:`_merge_staged` leaves of them, as one frame in the table's columns:
         one full outer join on the key (``<=>``, as the MERGE matches), its SQL text from
         :func:`~anycdc.spark.merge_sql.rewrite_sql` (a handful of calls into the JVM per
-        table whatever its width)."""
+        table whatever its width).
+
+        ``broadcast`` (few actions, a big table: a fresh read, :mod:`anycdc.spark.reads`):
+        the same rows without a shuffle of the table. Every row meets the actions sent to
+        every task (a left outer join: the join's own rules keep or rewrite it); the actions
+        whose key no row has (found now by a scan of the key columns alone, and kept) are
+        the inserts: a query of the frame then reads the table once."""
         from pyspark.sql import functions as F
 
         keys = [self.schema.target(k) for k in self.schema.key_columns()]
         on, kept, values = rewrite_sql(existing.columns, keys, self.source_columns(types))
         table = existing.withColumn("_cdc_t_present", F.lit(True)).alias("t")
-        joined = table.join(staged.alias("s"), F.expr(on), "full_outer")
-        return joined.where(kept).selectExpr(*values)
+        if not broadcast:
+            joined = table.join(staged.alias("s"), F.expr(on), "full_outer")
+            return joined.where(kept).selectExpr(*values)
+        rows = table.join(F.broadcast(staged.alias("s")), F.expr(on), "left_outer")
+        key_columns = [F.col(q(k)) for k in keys]
+        matched = (
+            existing.select(*key_columns)
+            .alias("t")
+            .join(F.broadcast(staged.select(*key_columns).alias("s")), F.expr(on), "left_semi")
+        )
+        new = staged.alias("s").join(F.broadcast(matched.alias("t")), F.expr(on), "left_anti")
+        inserted = table.where(F.lit(False)).join(new.alias("s"), F.expr(on), "full_outer")
+        inserted = inserted.where(kept).selectExpr(*values).localCheckpoint(eager=True)
+        return rows.where(kept).selectExpr(*values).union(inserted)
 
     def commit_batched(
         self,

@@ -368,7 +368,7 @@ class ApplyRound:
                 # (nor for one of a table that failed: its replay must still apply it)
                 ok_tags = [table_tag(i) for i, r in enumerate(results) if not r.error]
                 applied = folded.filter(F.col("_t").isin(ok_tags))
-                store.record(deleted_keys(applied, tables), app)
+                store.record(deleted_keys(applied, tables, through), app)
             return results
         except BaseException:
             for item in prepared:

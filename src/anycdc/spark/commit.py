@@ -81,6 +81,17 @@ class ConcurrentCommit(Exception):
     """Another writer committed to the table between the state read and the commit."""
 
 
+@dataclass(frozen=True)
+class Commit:
+    """One commit of a table's log (:meth:`DeltaTables.commits`)."""
+
+    version: int
+    txn: int | None
+    """The version the writer asked about wrote in it (an apply's: the batch it covers)."""
+    at_ms: int | None
+    """When it was committed (its commit info's time)."""
+
+
 class DeltaTables:
     """delta-spark's ``DeltaLog`` / ``OptimisticTransaction`` over py4j, for the tables of
     one session (see the module docstring)."""
@@ -120,14 +131,46 @@ class DeltaTables:
         """The table's latest snapshot (a listing of its log; no Spark job)."""
         return self.delta_log(path).update(False, self._none, self._none)
 
+    @staticmethod
+    def transactions(snapshot: Any) -> dict[str, int]:
+        """The versions of the table's idempotent writers at ``snapshot`` (app id -> version)."""
+        return {str(k): int(v) for k, v in _scala_map_items(snapshot.transactions())}
+
+    def commits(self, path: str, start: int, end: int, app_id: str) -> list[Commit]:
+        """The table's commits ``start`` to ``end`` from its log's JSON (no Spark job): each
+        one's version, the version ``app_id`` wrote in it (None: none) and its time. Raises
+        ``LookupError`` where the log no longer holds one of them."""
+        try:
+            changes = self.delta_log(path).getChanges(start, self._none, True)
+        except Exception as exc:  # cleaned up by log retention, or unreadable
+            raise LookupError(f"{path}: its log no longer holds version {start} ({exc})") from None
+        found = []
+        expected = start
+        while changes.hasNext():
+            commit = changes.next()
+            number = int(commit._1())
+            if number > end:
+                break
+            if number != expected:
+                raise LookupError(f"{path}: its log no longer holds version {expected}")
+            txn = at_ms = None
+            for action in _iterate(commit._2()):
+                kind = _kind(action)
+                if kind == "SetTransaction" and str(action.appId()) == app_id:
+                    txn = int(action.version())
+                elif kind == "CommitInfo":
+                    at_ms = int(action.timestamp().getTime())
+            found.append(Commit(number, txn, at_ms))
+            expected = number + 1
+        return found
+
     def txn_version(self, path: str, app_id: str) -> int:
         """The last version Delta's idempotent writes of ``app_id`` committed to the table
         at ``path`` (``txnAppId``/``txnVersion``); -1 when none did or there is no table."""
         snapshot = self.snapshot(path)
         if int(snapshot.version()) < 0:
             return -1
-        txns = {str(k): int(v) for k, v in _scala_map_items(snapshot.transactions())}
-        return txns.get(app_id, -1)
+        return self.transactions(snapshot).get(app_id, -1)
 
     @staticmethod
     def change_feed(snapshot: Any) -> bool:
@@ -154,8 +197,7 @@ class DeltaTables:
 
     def _read_whole(self, snapshot: Any) -> LogState:
         files = {str(add.path()): add for add in _iterate(snapshot.allFiles().collectAsList())}
-        txns = {str(k): int(v) for k, v in _scala_map_items(snapshot.transactions())}
-        return LogState(int(snapshot.version()), files, txns)
+        return LogState(int(snapshot.version()), files, self.transactions(snapshot))
 
     def _follow(self, path: str, known: LogState, version: int) -> LogState:
         """``known`` with the actions of the commits after it, through ``version``."""

@@ -329,10 +329,19 @@ def register_table_sql(name: Sequence[str], path: str) -> str:
     return f"CREATE TABLE IF NOT EXISTS {catalog_name_sql(name)} USING delta LOCATION {lit(path)}"
 
 
+def truncated_sql(position: str) -> str:
+    """The rows a TRUNCATE at ``position`` empties (SQL): those older than it (and those
+    without a position).
+
+    >>> truncated_sql("0007")
+    "_cdc_position IS NULL OR _cdc_position < '0007'"
+    """
+    return f"_cdc_position IS NULL OR _cdc_position < {lit(position)}"
+
+
 def truncate_sql(table: str, position: str) -> str:
-    """DELETE of the rows a TRUNCATE at ``position`` empties: those older than it (and
-    those without a position)."""
-    return f"DELETE FROM {table} WHERE _cdc_position IS NULL OR _cdc_position < {lit(position)}"
+    """DELETE of the rows a TRUNCATE at ``position`` empties (:func:`truncated_sql`)."""
+    return f"DELETE FROM {table} WHERE {truncated_sql(position)}"
 
 
 # --------------------------------------------------------------------------- SCD2

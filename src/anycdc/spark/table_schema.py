@@ -112,6 +112,13 @@ class TableSchema:
         self.targets: dict[str, str] = {}
         """Source column -> its column in the table (:func:`anycdc.naming.assign_columns`)."""
         self.last_detail = TableDetail({}, 0, 0)  # as :meth:`detail` last read it
+        self.dry: list[str] | None = None
+        """When a list (:meth:`planned`): the statements the step would run, none run."""
+        self._dry_fields: list[Any] | None = None  # the table's fields, as given to planned()
+        self.carried: dict[str, str] = {}
+        """A column the step renamed -> its name before (``planned``: where its values are)."""
+        self.retyped: set[str] = set()
+        """The columns (names in the table) the step rewrote for a type Delta cannot widen."""
 
     # ------------------------------------------------------------------ names
     def table_ref(self) -> str:
@@ -121,6 +128,8 @@ class TableSchema:
     def exists(self) -> bool:
         from delta.tables import DeltaTable
 
+        if self.dry is not None:
+            return self._dry_fields is not None
         return bool(DeltaTable.isDeltaTable(self.spark, self.path))
 
     def key_columns(self) -> tuple[str, ...]:
@@ -205,7 +214,7 @@ class TableSchema:
             existing = dict(known_targets or {})
         else:
             fields = self._schema_fields()
-            current = {f.name: _ddl_type(f.dataType.simpleString().upper()) for f in fields}
+            current = {f.name: spark_ddl_type(f.dataType.simpleString().upper()) for f in fields}
             existing = {
                 source_of(f.name, f.metadata.get("comment")): f.name
                 for f in fields
@@ -246,19 +255,36 @@ class TableSchema:
                 # Delta adds the feature itself at CREATE, not for a column added later
                 features.update(TIMESTAMP_NTZ_FEATURE)
             if features:
-                self.spark.sql(set_properties_sql(self.table_ref(), features))
+                self._ddl(set_properties_sql(self.table_ref(), features))
             cols = [self._column_ddl(n, t) for n, t in additions.items()]
-            self.spark.sql(add_columns_sql(self.table_ref(), cols))
+            self._ddl(add_columns_sql(self.table_ref(), cols))
             log.info("%s: added columns %s", self.plan.qualified, ", ".join(additions))
         if changes:
-            self.spark.sql(set_properties_sql(self.table_ref(), TYPE_WIDENING))
+            self._ddl(set_properties_sql(self.table_ref(), TYPE_WIDENING))
             for name, target in changes.items():
-                self.spark.sql(alter_type_sql(self.table_ref(), self.target(name), target))
+                self._ddl(alter_type_sql(self.table_ref(), self.target(name), target))
             log.info("%s: widened %s", self.plan.qualified, changes)
         current.update(self._by_target(additions))
         current.update(self._by_target(changes))
         self.columns = dict(current)
         return {**by_source, **additions, **changes}
+
+    def planned(self, fields: list[Any] | None) -> dict[str, str]:
+        """What :meth:`ensure_schema` would make of the table whose fields (a Delta
+        version's, ``StructField`` s) are ``fields`` (None: no table), touching nothing: the
+        same return value, :attr:`columns` and :attr:`targets`, with :attr:`carried` and
+        :attr:`retyped` saying where each column's values come from and :attr:`dry` the
+        statements it would run. A fresh read (:mod:`anycdc.spark.reads`) runs it over
+        the version it reads."""
+        self.dry, self._dry_fields = [], fields
+        return self.ensure_schema(0)
+
+    def _ddl(self, statement: str) -> None:
+        """Run a statement of the step (record it, when :attr:`dry`)."""
+        if self.dry is not None:
+            self.dry.append(statement)
+        else:
+            self.spark.sql(statement)
 
     def _refuse_changes(self, by_source: dict[str, str]) -> None:
         """``schema_changes: fail``: raise :class:`IncompatibleSchema` naming the first change
@@ -293,7 +319,7 @@ class TableSchema:
         if self.last_detail is None or not all(
             self.last_detail.properties.get(k) == v for k, v in COLUMN_MAPPING.items()
         ):
-            self.spark.sql(set_properties_sql(ref, COLUMN_MAPPING))
+            self._ddl(set_properties_sql(ref, COLUMN_MAPPING))
         keys = set(self.key_columns())
         for action, old, new in wanted:
             target = existing[old]
@@ -303,7 +329,7 @@ class TableSchema:
                         "%s: key column %s dropped at the source: kept", plan.qualified, old
                     )
                     continue
-                self.spark.sql(drop_column_sql(ref, target))
+                self._ddl(drop_column_sql(ref, target))
                 del existing[old], by_source[old]
                 current.pop(target, None)
                 log.info("%s: column %s dropped (metadata only)", plan.qualified, old)
@@ -312,10 +338,11 @@ class TableSchema:
             others = {k: v for k, v in existing.items() if k != old}
             moved = assign_columns([new], others, self.column_names())[new]
             if moved != target:
-                self.spark.sql(rename_column_sql(ref, target, moved))
+                self._ddl(rename_column_sql(ref, target, moved))
+                self.carried[moved] = self.carried.pop(target, target)
             # the comment names the source column where the table's name differs from it
             comment = source_comment(new) if moved != new else ""
-            self.spark.sql(comment_column_sql(ref, moved, comment))
+            self._ddl(comment_column_sql(ref, moved, comment))
             existing[new] = moved
             del existing[old]
             by_source[new] = by_source.pop(old)
@@ -332,6 +359,14 @@ class TableSchema:
         becomes NULL). One overwrite of the table, its schema replaced."""
         from pyspark.sql import functions as F
 
+        if self.dry is not None:
+            for name, kind in types.items():
+                target = existing.get(name)
+                if target is not None and target in current:
+                    current[target] = kind
+                    self.retyped.add(target)
+            self.dry.append(f"rewrite {', '.join(types)}")
+            return
         frame = self.spark.read.format("delta").load(self.path)
         fields = {f.name: f for f in frame.schema.fields}
         for name, kind in types.items():
@@ -358,6 +393,8 @@ class TableSchema:
         return column_sql(target, spark_type, None if target == source else source_comment(source))
 
     def _schema_fields(self) -> list[Any]:
+        if self.dry is not None and self._dry_fields is not None:
+            return self._dry_fields
         return list(self.spark.read.format("delta").load(self.path).schema.fields)
 
     def _creation_properties(self, columns: dict[str, str]) -> dict[str, str]:
@@ -384,6 +421,9 @@ class TableSchema:
         statement = create_table_sql(
             self.table_ref(), cols, self.created_properties, partitioned, clustered
         )
+        if self.dry is not None:
+            self.dry.append(statement)
+            return
         self.spark.sql(statement)
         log.info("%s: created %s", self.plan.qualified, self.path)
 
@@ -501,8 +541,12 @@ def changes_of(
     return found
 
 
-def _ddl_type(simple: str) -> str:
-    """Spark's simpleString (``decimal(20,0)``, ``timestamp_ntz``) -> our DDL spelling."""
+def spark_ddl_type(simple: str) -> str:
+    """Spark's simpleString (``decimal(20,0)``, ``timestamp_ntz``) -> our DDL spelling.
+
+    >>> spark_ddl_type("decimal(20,0)"), spark_ddl_type("long"), spark_ddl_type("integer")
+    ('DECIMAL(20,0)', 'BIGINT', 'INT')
+    """
     text = simple.upper()
     return {"INTEGER": "INT", "BYTE": "TINYINT", "SHORT": "SMALLINT", "LONG": "BIGINT"}.get(
         text, text

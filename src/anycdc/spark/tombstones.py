@@ -2,7 +2,9 @@
 
 One Delta table for the whole target, ``_anycdc/tombstones`` (``table`` — the
 source table's folder under the target, or its hash where that would be too long for a
-partition folder name —, ``_key``, ``position``, ``deleted_at``). A micro-batch appends
+partition folder name —, ``_key``, ``position``, ``deleted_at``, ``through``: the
+ingest batch the apply that deleted it covered, NULL in a store written before it was
+kept). A micro-batch appends
 the keys its deletes removed (those whose folded state is a delete:
 :data:`~anycdc.spark.action_rules.DELETED`), all tables at once, after every table's MERGE has
 committed: one write of one file per batch however many tables saw deletes, and never a
@@ -18,10 +20,12 @@ keeps its layout: Delta appends to it by its own partitioning, and the ids are t
 Readers take the newest position per key among the tombstones younger than
 ``tombstone_retention_hours`` (the pipeline once per batch for all its tables,
 :meth:`Tombstones.guard`); :meth:`Tombstones.maintain` deletes the expired
-ones and compacts the small files of the per-batch appends.
+ones and compacts the small files of the per-batch appends. A read of a table as of an
+earlier cut (:mod:`anycdc.spark.reads`) takes only those of the applies its Delta version
+holds (``through``).
 
 >>> Tombstones.SCHEMA
-'table STRING, _key STRING, position STRING, deleted_at TIMESTAMP'
+'table STRING, _key STRING, position STRING, deleted_at TIMESTAMP, through BIGINT'
 """
 
 from __future__ import annotations
@@ -58,7 +62,9 @@ def table_tag(index: int) -> str:
 class Tombstones:
     """The target's tombstone table (see the module docstring)."""
 
-    SCHEMA: ClassVar[str] = "table STRING, _key STRING, position STRING, deleted_at TIMESTAMP"
+    SCHEMA: ClassVar[str] = (
+        "table STRING, _key STRING, position STRING, deleted_at TIMESTAMP, through BIGINT"
+    )
 
     def __init__(self, spark: SparkSession, config: PipelineConfig) -> None:
         self.spark = spark
@@ -77,20 +83,20 @@ class Tombstones:
 
         return bool(DeltaTable.isDeltaTable(self.spark, self.path))
 
-    def live(self) -> DataFrame | None:
+    def live(self, through: int | None = None) -> DataFrame | None:
         """The tombstones within the retention, as read now (``table``, ``_key``,
-        ``position``); None while no table has had a delete."""
+        ``position``); None while no table has had a delete. ``through``: only those of
+        the applies through that ingest batch (and those of a store that did not say)."""
         from pyspark.sql import functions as F
 
         if not self.exists():
             return None
         # expired tombstones stop counting at once, whenever maintenance deletes them
-        return (
-            self.spark.read.format("delta")
-            .load(self.path)
-            .filter(F.col("deleted_at") >= F.expr(self._cutoff()))
-            .select("table", "_key", "position")
-        )
+        frame = self.spark.read.format("delta").load(self.path)
+        frame = frame.filter(F.col("deleted_at") >= F.expr(self._cutoff()))
+        if through is not None and "through" in frame.columns:
+            frame = frame.filter(F.col("through").isNull() | (F.col("through") <= through))
+        return frame.select("table", "_key", "position")
 
     def table_ids(self, table_paths: Sequence[str]) -> DataFrame:
         """``_t`` (:func:`table_tag` of an index into ``table_paths``) -> that table's
@@ -98,14 +104,15 @@ class Tombstones:
         ids = [(table_tag(index), self.table_id(path)) for index, path in enumerate(table_paths)]
         return self.spark.createDataFrame(ids, "_t STRING, table STRING")
 
-    def guard(self, folded: DataFrame, tables: DataFrame) -> DataFrame:
+    def guard(self, folded: DataFrame, tables: DataFrame, through: int | None = None) -> DataFrame:
         """``folded`` (per ``_t`` and ``_key``, final state ``st``) without the keys whose
         final position is not after their newest live tombstone: one read of the store
         for every table of the batch instead of one inside each table's MERGE.
-        ``tables`` maps ``_t`` to the ``table`` id (:meth:`table_ids`)."""
+        ``tables`` maps ``_t`` to the ``table`` id (:meth:`table_ids`); ``through``: as
+        for :meth:`live`."""
         from pyspark.sql import functions as F
 
-        live = self.live()
+        live = self.live(through)
         if live is None:
             return folded
         newest = (
@@ -127,17 +134,25 @@ class Tombstones:
         return self.guard(tagged, self.table_ids([table_path])).drop("_t")
 
     def record(self, deleted: DataFrame, app: WriteId | None = None) -> None:
-        """Append deleted keys (``table``, ``_key``, ``position``): one write of one file,
-        stamped now; ``app``: Delta's idempotent-write (app id, version) of the write."""
+        """Append deleted keys (``table``, ``_key``, ``position``, ``through``): one write of
+        one file, stamped now; ``app``: Delta's idempotent-write (app id, version) of the
+        write."""
         from pyspark.sql import functions as F
 
         # one file: a batch's deleted keys are few next to its rows, and each file is a
         # file the readers open until maintenance compacts them
         writer = (
-            deleted.select("table", "_key", "position", F.current_timestamp().alias("deleted_at"))
+            deleted.select(
+                "table",
+                "_key",
+                "position",
+                F.current_timestamp().alias("deleted_at"),
+                F.col("through").cast("bigint").alias("through"),
+            )
             .coalesce(1)
             .write.format("delta")
             .mode("append")
+            .option("mergeSchema", "true")  # a store written before ``through`` was kept
         )
         if app is not None:
             writer = writer.options(**app.options())

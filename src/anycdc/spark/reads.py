@@ -1,0 +1,551 @@
+"""Fresh and consistent reads of a target's tables: as of the newest ingested batch, or
+every table as of one cut, pending changes included, without writing anything.
+
+Where it sits: source -> decode -> changelog -> plan -> apply -> commit, and **read**
+beside them. A table is applied when it is due, so its Delta table alone is up to
+``freshness`` behind, and two tables are each as of their own last apply. Every event is
+in the changelog (with its ingest batch) before it is applied, and each table's Delta
+commits carry the ingest batch they are applied through (Delta's idempotent-write version
+of ``<query>:apply``). A read here is a table's Delta version plus its changelog rows after
+that batch, folded by the apply's own steps without a write:
+
+1. **the version**: the newest (:meth:`TargetReads.read`), or, for a cut, the last commit
+   of an apply through that cut or before it (a later apply's schema step, TRUNCATE or
+   MERGE is not in it);
+2. **the pending rows**: the table's changelog rows after what that version and the
+   ledger (``_anycdc/applied``: an apply that failed, or wrote nothing) say is applied,
+   up to the cut;
+3. **the apply's steps, dry**: the plan (:mod:`anycdc.spark.plan`), the schema step
+   (:meth:`~anycdc.spark.table_schema.TableSchema.planned`: new, widened, renamed and
+   dropped columns, no DDL run), the TRUNCATE (the rows it empties left out), the row
+   actions (:func:`~anycdc.spark.actions.round_actions`: key changes, casts, the floor),
+   the fold (:func:`~anycdc.spark.apply.fold_actions`: positions, partial images,
+   deletes), the tombstones (those of the applies the version holds), and the table after
+   them (:meth:`~anycdc.spark.apply.TableApplier.rewritten`: the MERGE's own rules).
+
+A **cut** is the end of an ingest batch: :meth:`TargetReads.read_many` reads every table
+as of the same one, so a join never sees a change of one table that the others' source
+state did not have yet at that batch's end. A cut stays readable while each table's
+Delta version it needs is in the table's log and its files are not vacuumed
+(:meth:`TargetReads.cuts`).
+
+SCD2 history tables are read as they are applied: their fresh read is not served yet
+(:class:`~anycdc.errors.ReadError`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from anycdc.config import PipelineConfig
+from anycdc.errors import ReadError
+from anycdc.schedule import TableIdent, qualified_name
+from anycdc.spark.actions import round_actions
+from anycdc.spark.apply import TableApplier, fold_actions
+from anycdc.spark.apply_round import APPLY_APP
+from anycdc.spark.commit import Commit, DeltaTables
+from anycdc.spark.ledger import INGEST_BATCH, NAMES_A_TABLE, PENDING_OPS
+from anycdc.spark.merge_sql import delta_ref, q, truncated_sql
+from anycdc.spark.plan import IncompatibleSchema, build_plans, summarize
+from anycdc.spark.sql_types import cast_sql
+from anycdc.spark.table_schema import HISTORY_MARKER, spark_ddl_type
+from anycdc.spark.table_state import DueTable, TableState
+from anycdc.spark.tombstones import Tombstones, table_tag
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+DEFAULT_RETAIN_HOURS: Final = 168.0
+"""Delta's own default for how long a removed file is kept (VACUUM's retention)."""
+BROADCAST_ROWS: Final = 500_000
+"""Up to this many pending rows a read sends its folded actions to every task of the
+table's scan (no shuffle of the table: :meth:`TableApplier.rewritten`'s ``broadcast``)."""
+WALK_FIRST: Final = 64
+"""How many of a table's newest commits a cut's version is first looked for in."""
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A point every table of the target can be read at: the end of an ingest batch."""
+
+    batch: int
+    """The ingest batch (the cut's id)."""
+    rows: int
+    """The changelog rows the batch added."""
+    ingested_at_ms: int | None
+    """When the batch was processed (``_anycdc/batches``)."""
+    offsets: dict[str, dict[int, int]] = field(default_factory=dict)
+    """Per source (topic or folder) and partition: the last offset read through the cut."""
+    advanced: dict[str, dict[int, int]] = field(default_factory=dict)
+    """The partitions the batch itself read from, and the last offset it read of each."""
+    readable: bool = True
+    """Every table's Delta version it needs is still in its log and not vacuumed."""
+    why_not: str | None = None
+
+
+class TargetReads:
+    """Fresh and consistent reads of the tables of one target (see the module docstring).
+
+    ``config``: the run's configuration (its keys, modes and names of tables matter to a
+    read as they do to an apply); by default the defaults, with ``target``.
+    """
+
+    def __init__(
+        self, spark: SparkSession, target: str, config: PipelineConfig | None = None
+    ) -> None:
+        from delta.tables import DeltaTable
+
+        base = config or PipelineConfig(target=target)
+        if config is not None and config.target != PipelineConfig(target=target).target:
+            base = config.with_overrides(target=PipelineConfig(target=target).target)
+        self.spark = spark
+        self.config = base
+        self.changelog_path = f"{base.system_dir}/changelog"
+        if not DeltaTable.isDeltaTable(spark, self.changelog_path):
+            raise ReadError(f"no anycdc run found under {target} (missing _anycdc/changelog)")
+        self.app_id = base.query_name + APPLY_APP
+        self._delta = DeltaTables(spark)
+        self._walks: dict[str, list[Commit]] = {}
+
+    # ------------------------------------------------------------------ what is there
+    def changelog(self) -> DataFrame:
+        return self.spark.read.format("delta").load(self.changelog_path)
+
+    def tables(self) -> list[TableIdent]:
+        """Every table the changelog has row changes or DDL of, that the run applies."""
+        from pyspark.sql import functions as F
+
+        rows = (
+            self.changelog()
+            .filter(F.expr(NAMES_A_TABLE) & F.col("op").isin(*PENDING_OPS))
+            .select("database", "schema", "table")
+            .distinct()
+            .collect()
+        )
+        found = [(r["database"], r["schema"], r["table"]) for r in rows]
+        return sorted(
+            (i for i in found if self.config.wants_table(qualified_name(i))),
+            key=lambda i: [p or "" for p in i],
+        )
+
+    def resolve(self, name: str, known: Sequence[TableIdent] | None = None) -> TableIdent:
+        """The table called ``name`` (``db.table``, ``db.schema.table``, or the table's
+        own name where only one table has it)."""
+        known = self.tables() if known is None else known
+        exact = [i for i in known if qualified_name(i) == name]
+        if not exact:
+            exact = [i for i in known if qualified_name(i).lower() == name.lower()]
+        if not exact:
+            exact = [i for i in known if i[2] == name]
+        if len(exact) == 1:
+            return exact[0]
+        names = ", ".join(qualified_name(i) for i in (exact or known)[:8]) or "none"
+        if exact:
+            raise ReadError(f"{name}: more than one table has that name ({names})")
+        raise ReadError(f"{name}: no such table in {self.config.target} (tables: {names})")
+
+    def newest_cut(self) -> int | None:
+        """The newest ingest batch the changelog holds (None: none yet): the version of the
+        run's idempotent appends to it (no Spark job), else its rows' newest batch."""
+        from pyspark.sql import functions as F
+
+        snapshot = self._delta.snapshot(self.changelog_path)
+        txns = self._delta.transactions(snapshot)
+        if self.config.query_name in txns:
+            return txns[self.config.query_name]
+        row = self.changelog().agg(F.max(INGEST_BATCH).alias("b")).first()
+        return None if row is None or row["b"] is None else int(row["b"])
+
+    # ------------------------------------------------------------------ reads
+    def read(self, name: str | TableIdent, at: int | None = None) -> DataFrame:
+        """The table ``name`` as of the newest ingested batch (``at``: as of the cut
+        ``at``), its pending changes folded in; the columns of the Delta table."""
+        ident = name if isinstance(name, tuple) else self.resolve(name)
+        if at is None:
+            return self._read(ident, None, self.newest_cut())
+        cut = self.cut(at)
+        return self._read(ident, cut, cut)
+
+    def read_many(
+        self, names: Iterable[str | TableIdent] | None = None, at: int | None = None
+    ) -> dict[str, DataFrame]:
+        """Every table of ``names`` (None: all of the target's) as of the same cut: ``at``,
+        or the newest. Keyed by each table's qualified name."""
+        known = self.tables()
+        wanted = known if names is None else [
+            n if isinstance(n, tuple) else self.resolve(n, known) for n in names
+        ]  # fmt: skip
+        cut = self.cut(at)
+        return {qualified_name(i): self._read(i, cut, cut) for i in wanted}
+
+    def cut(self, at: int | None) -> int:
+        """The cut ``at`` names (None: the newest), checked: one the changelog holds."""
+        newest = self.newest_cut()
+        if newest is None:
+            raise ReadError(f"nothing ingested yet under {self.config.target}: no cut to read")
+        if at is None:
+            return newest
+        if not 0 <= at <= newest:
+            raise ReadError(f"cut {at}: the cuts are 0 to {newest} (anycdc cuts lists them)")
+        return at
+
+    def _read(self, ident: TableIdent, cut: int | None, stamp: int | None) -> DataFrame:
+        """``ident`` at ``cut`` (None: its newest version and every pending row);
+        ``stamp``: the ingest batch its folded rows carry as ``_cdc_batch``."""
+        from pyspark.sql import functions as F
+
+        config = self.config
+        qualified = qualified_name(ident)
+        if config.table_settings(ident).mode == "scd2":
+            raise ReadError(
+                f"{qualified}: a history table (mode scd2): read it as applied "
+                "(fresh reads serve scd1 tables)"
+            )
+        path = config.table_path(*ident)
+        version, txn = self._version(path, cut)
+        existing = None
+        if version is not None:
+            existing = self.spark.read.format("delta").option("versionAsOf", version).load(path)
+            if HISTORY_MARKER in existing.columns:
+                raise ReadError(f"{qualified}: a history table (written in scd2 mode)")
+        start = max(txn, self._ledger_through(ident, cut))
+        same = (
+            F.col("database").eqNullSafe(F.lit(ident[0]))
+            & F.col("schema").eqNullSafe(F.lit(ident[1]))
+            & (F.col("table") == F.lit(ident[2]))
+            & (F.col(INGEST_BATCH) > F.lit(start))
+        )
+        if cut is not None:
+            same = same & (F.col(INGEST_BATCH) <= F.lit(cut))
+        # the messages stay behind (a dead letter is the apply's, not a read's); the slice is
+        # kept while the plan job and the fold both read it
+        pending = self.changelog().filter(same).drop("raw", "kafka_key").persist()
+        try:
+            return self._fold(ident, pending, existing, version, path, cut, start, stamp)
+        finally:
+            pending.unpersist()
+
+    def _fold(
+        self,
+        ident: TableIdent,
+        pending: DataFrame,
+        existing: DataFrame | None,
+        version: int | None,
+        path: str,
+        cut: int | None,
+        start: int,
+        stamp: int | None,
+    ) -> DataFrame:
+        """``existing`` (the table at ``version``, None: none) with the ``pending`` rows
+        folded in (see the module docstring, steps 3)."""
+        from pyspark.sql import functions as F
+
+        config = self.config
+        qualified = qualified_name(ident)
+        summaries = summarize(pending)
+        plans = build_plans(summaries, config)
+        plan = plans.get(ident)
+        if plan is None or not config.wants_table(plan.qualified):
+            if existing is None:
+                raise ReadError(f"{qualified}: no rows of it were applied or are pending")
+            return existing
+        applier = TableApplier(self.spark, config, plan)
+        schema = applier.schema
+        try:
+            types = schema.planned(list(existing.schema.fields) if existing is not None else None)
+        except IncompatibleSchema:
+            # the apply dead-letters these events: the table stays as it is
+            if existing is None:
+                raise ReadError(f"{qualified}: its pending changes cannot make a table") from None
+            return existing
+        if existing is None and not plan.has_rows:
+            raise ReadError(f"{qualified}: no rows of it were applied or are pending")
+        floor = schema.truncate_position(self._properties(path, version))
+        table = self._as_planned(existing, schema)
+        if plan.truncate_position and (floor is None or plan.truncate_position > floor):
+            table = table.where(f"NOT ({truncated_sql(plan.truncate_position)})")
+            floor = plan.truncate_position
+        spec = DueTable(applier, TableState(schema.columns), types, floor=floor).action_spec(
+            table_tag(0)
+        )
+        actions = round_actions(self.spark, pending, [spec])
+        good = actions.filter(F.col("_bad").isNull()).drop("_bad")
+        store = Tombstones(self.spark, config)
+        folded = store.guard(
+            fold_actions(good, by=("_t", "_key")),
+            store.table_ids([path]),
+            through=None if cut is None else start,
+        ).drop("_t")
+        staged = applier.staged(folded, types, stamp if stamp is not None else start, True)
+        small = sum(s.rows for s in summaries if s.ident == ident) <= BROADCAST_ROWS
+        if small:
+            # folded once, now: the read's plan meets the actions three times (the rows,
+            # the keys they match, the inserts), each a recomputation of the fold otherwise
+            staged = staged.localCheckpoint(eager=True)
+        return applier.rewritten(table, staged, types, broadcast=small)
+
+    def _as_planned(self, existing: DataFrame | None, schema: Any) -> DataFrame:
+        """The rows of ``existing`` (None: no table yet) in the columns the dry schema step
+        left (:meth:`~anycdc.spark.table_schema.TableSchema.planned`): renamed, widened or
+        rewritten through their text, new ones NULL, dropped ones gone."""
+        if existing is None:
+            columns = [
+                f"CAST(NULL AS {kind}) AS {q(name)}" for name, kind in schema.columns.items()
+            ]
+            return self.spark.range(0).selectExpr(*columns)
+        had = {f.name: spark_ddl_type(f.dataType.simpleString()) for f in existing.schema.fields}
+        columns = []
+        for name, kind in schema.columns.items():
+            origin = schema.carried.get(name, name)
+            if origin not in had:
+                value = f"CAST(NULL AS {kind})"
+            elif name in schema.retyped:
+                value = cast_sql(f"CAST({q(origin)} AS STRING)", kind)
+            elif had[origin] != spark_ddl_type(kind):
+                value = f"CAST({q(origin)} AS {kind})"
+            else:
+                value = q(origin)
+            columns.append(f"{value} AS {q(name)}")
+        return existing.selectExpr(*columns)
+
+    # ------------------------------------------------------------------ versions
+    def _ledger_through(self, ident: TableIdent, cut: int | None) -> int:
+        """The ingest batch the ledger says ``ident`` is applied through, at ``cut``."""
+        from delta.tables import DeltaTable
+        from pyspark.sql import functions as F
+
+        path = f"{self.config.system_dir}/applied"
+        if not DeltaTable.isDeltaTable(self.spark, path):
+            return -1
+        frame = (
+            self.spark.read.format("delta")
+            .load(path)
+            .filter(
+                (F.col("query") == self.config.query_name)
+                & F.col("database").eqNullSafe(F.lit(ident[0]))
+                & F.col("schema").eqNullSafe(F.lit(ident[1]))
+                & (F.col("source_table") == F.lit(ident[2]))
+            )
+        )
+        if cut is not None:
+            frame = frame.filter(F.col("through") <= cut)
+        row = frame.agg(F.max("through").alias("t")).first()
+        return -1 if row is None or row["t"] is None else int(row["t"])
+
+    def _version(self, path: str, cut: int | None) -> tuple[int | None, int]:
+        """The version of the table at ``path`` a read at ``cut`` starts from, and the
+        ingest batch it is applied through (-1: none); (None, -1) where it has no such
+        version (no table yet, or none applied through the cut)."""
+        snapshot = self._delta.snapshot(path)
+        newest = int(snapshot.version())
+        if newest < 0:
+            return None, -1
+        if cut is None:
+            txns = self._delta.transactions(snapshot)
+            return newest, txns.get(self.app_id, -1)
+        commits = self._walk(path, newest, cut)
+        applies = [c for c in commits if c.txn is not None]
+        before = [c for c in applies if c.txn is not None and c.txn <= cut]
+        if not before:
+            return None, -1
+        last = before[-1]
+        return last.version, int(last.txn or -1)
+
+    def _walk(self, path: str, newest: int, cut: int) -> list[Commit]:
+        """The table's commits from the newest back to (at least) the last apply through
+        ``cut`` or the first commit, oldest first (from its log's JSON: no Spark job)."""
+        known = self._walks.get(path)
+        if known and known[-1].version == newest and self._settled(known, cut):
+            return known
+        start = max(0, newest - WALK_FIRST)
+        while True:
+            commits = self._commits(path, start, newest)
+            if start == 0 or self._settled(commits, cut):
+                self._walks[path] = commits
+                return commits
+            start = max(0, start - 4 * (newest - start + 1))
+
+    def _settled(self, commits: list[Commit], cut: int) -> bool:
+        """Whether ``commits`` (a window of the newest) hold the last apply through ``cut``."""
+        return any(c.txn is not None and c.txn <= cut for c in commits)
+
+    def _commits(self, path: str, start: int, newest: int) -> list[Commit]:
+        """Versions ``start`` to ``newest``: each one's apply batch and commit time."""
+        try:
+            return self._delta.commits(path, start, newest, self.app_id)
+        except LookupError as exc:
+            raise ReadError(str(exc)) from None
+
+    def _properties(self, path: str, version: int | None) -> dict[str, str]:
+        """The table's properties at ``version`` (none before it exists)."""
+        if version is None:
+            return {}
+        rows = self.spark.sql(f"SHOW TBLPROPERTIES {delta_ref(f'{path}@v{version}')}").collect()
+        return {str(r["key"]): str(r["value"]) for r in rows}
+
+    # ------------------------------------------------------------------ cuts
+    def cuts(self, tables: Sequence[TableIdent] | None = None) -> list[Cut]:
+        """Every cut the changelog holds, oldest first, with whether it is still readable
+        (each table's Delta version for it in its log, and not superseded longer ago than
+        the VACUUM retention: ``vacuum_retain_hours``, else Delta's 7 days)."""
+        from delta.tables import DeltaTable
+        from pyspark.sql import functions as F
+
+        log = self.changelog().filter(F.col(INGEST_BATCH).isNotNull())
+        per_partition = (
+            log.groupBy(INGEST_BATCH, "source", "partition")
+            .agg(F.count(F.lit(1)).alias("rows"), F.max("offset").alias("offset"))
+            .collect()
+        )
+        rows: dict[int, int] = {}
+        ends: dict[int, dict[tuple[str, int], int]] = {}
+        for r in per_partition:
+            batch = int(r[INGEST_BATCH])
+            rows[batch] = rows.get(batch, 0) + int(r["rows"])
+            ends.setdefault(batch, {})[(str(r["source"]), int(r["partition"]))] = int(r["offset"])
+        processed: dict[int, int] = {}
+        batches = f"{self.config.system_dir}/batches"
+        if DeltaTable.isDeltaTable(self.spark, batches):
+            for r in (
+                self.spark.read.format("delta").load(batches)
+                .filter(F.col("table").isNull())
+                .select("batch_id", "processed_at")
+                .collect()
+            ):  # fmt: skip
+                if r["processed_at"] is not None:
+                    processed[int(r["batch_id"])] = int(r["processed_at"].timestamp() * 1000)
+        idents = self.tables() if tables is None else list(tables)
+        retain_ms = (self.config.vacuum_retain_hours or DEFAULT_RETAIN_HOURS) * 3600 * 1000
+        now_ms = time.time() * 1000
+        found = []
+        through: dict[tuple[str, int], int] = {}
+        for batch in sorted(rows):
+            for key, offset in ends[batch].items():
+                through[key] = max(offset, through.get(key, -1))
+            why = self._unreadable(idents, batch, retain_ms, now_ms)
+            found.append(
+                Cut(
+                    batch,
+                    rows[batch],
+                    processed.get(batch),
+                    _by_source(through),
+                    _by_source(ends[batch]),
+                    why is None,
+                    why,
+                )
+            )
+        return found
+
+    def _unreadable(
+        self, idents: Sequence[TableIdent], cut: int, retain_ms: float, now_ms: float
+    ) -> str | None:
+        """Why the cut can no longer be read (None: it can)."""
+        for ident in idents:
+            path = self.config.table_path(*ident)
+            try:
+                version, _ = self._version(path, cut)
+            except ReadError as exc:
+                return f"{qualified_name(ident)}: {exc}"
+            if version is None:
+                continue
+            commits = self._walks.get(path, [])
+            later = [c for c in commits if c.version == version + 1]
+            if later and later[0].at_ms is not None and now_ms - later[0].at_ms > retain_ms:
+                return f"{qualified_name(ident)}: version {version} may be vacuumed"
+        return None
+
+    # ------------------------------------------------------------------ SQL
+    def register_views(
+        self,
+        tables: Iterable[str | TableIdent] | None = None,
+        fresh: bool = True,
+        cut: int | None = None,
+    ) -> dict[str, str]:
+        """Temporary views of the tables (None: all of the target's): as of one cut (``cut``,
+        else the newest) when ``fresh`` or ``cut`` is given, else as applied. Each view is
+        named after its table (``database_table`` where two tables share a name); returns
+        view name -> table."""
+        known = self.tables()
+        wanted = known if tables is None else [
+            t if isinstance(t, tuple) else self.resolve(t, known) for t in tables
+        ]  # fmt: skip
+        if fresh or cut is not None:
+            frames = self.read_many(wanted, cut)
+        else:
+            frames = {
+                qualified_name(i): self.spark.read.format("delta").load(self.config.table_path(*i))
+                for i in wanted
+            }
+        counts: dict[str, int] = {}
+        for ident in wanted:
+            counts[ident[2]] = counts.get(ident[2], 0) + 1
+        views = {}
+        for ident in wanted:
+            name = ident[2] if counts[ident[2]] == 1 else "_".join(p for p in ident if p)
+            frames[qualified_name(ident)].createOrReplaceTempView(q(name))
+            views[name] = qualified_name(ident)
+        return views
+
+
+def _by_source(offsets: dict[tuple[str, int], int]) -> dict[str, dict[int, int]]:
+    """``{(source, partition): offset}`` -> ``{source: {partition: offset}}``, in order.
+
+    >>> _by_source({("t", 1): 9, ("t", 0): 4})
+    {'t': {0: 4, 1: 9}}
+    """
+    nested: dict[str, dict[int, int]] = {}
+    for (source, part), offset in sorted(offsets.items()):
+        nested.setdefault(source, {})[part] = offset
+    return nested
+
+
+def read(
+    spark: SparkSession,
+    target: str,
+    table: str,
+    at: int | None = None,
+    config: PipelineConfig | None = None,
+) -> DataFrame:
+    """The table ``table`` of the target as of the newest ingested batch (``at``: a cut),
+    its pending changes folded in (:meth:`TargetReads.read`).
+
+    >>> from anycdc.spark import read
+    >>> read.__doc__.split()[:3]
+    ['The', 'table', '``table``']
+    """
+    return TargetReads(spark, target, config).read(table, at)
+
+
+def read_consistent(
+    spark: SparkSession,
+    target: str,
+    tables: Iterable[str] | None = None,
+    at: int | None = None,
+    config: PipelineConfig | None = None,
+) -> dict[str, DataFrame]:
+    """The tables (None: all) as of one cut, the newest by default
+    (:meth:`TargetReads.read_many`)."""
+    return TargetReads(spark, target, config).read_many(tables, at)
+
+
+def register_views(
+    spark: SparkSession,
+    target: str,
+    tables: Iterable[str] | None = None,
+    fresh: bool = True,
+    cut: int | None = None,
+    config: PipelineConfig | None = None,
+) -> dict[str, str]:
+    """Temporary views of the target's tables (:meth:`TargetReads.register_views`)."""
+    return TargetReads(spark, target, config).register_views(tables, fresh, cut)
+
+
+def cuts(spark: SparkSession, target: str, config: PipelineConfig | None = None) -> list[Cut]:
+    """The target's cuts (:meth:`TargetReads.cuts`)."""
+    return TargetReads(spark, target, config).cuts()
+
+
+__all__ = ["Cut", "TargetReads", "cuts", "read", "read_consistent", "register_views"]
