@@ -258,12 +258,12 @@ class TableSchema:
                 self._ddl(set_properties_sql(self.table_ref(), features))
             cols = [self._column_ddl(n, t) for n, t in additions.items()]
             self._ddl(add_columns_sql(self.table_ref(), cols))
-            log.info("%s: added columns %s", self.plan.qualified, ", ".join(additions))
+            self._said("%s: added columns %s", self.plan.qualified, ", ".join(additions))
         if changes:
             self._ddl(set_properties_sql(self.table_ref(), TYPE_WIDENING))
             for name, target in changes.items():
                 self._ddl(alter_type_sql(self.table_ref(), self.target(name), target))
-            log.info("%s: widened %s", self.plan.qualified, changes)
+            self._said("%s: widened %s", self.plan.qualified, changes)
         current.update(self._by_target(additions))
         current.update(self._by_target(changes))
         self.columns = dict(current)
@@ -278,6 +278,11 @@ class TableSchema:
         the version it reads."""
         self.dry, self._dry_fields = [], fields
         return self.ensure_schema(0)
+
+    def _said(self, message: str, *args: object) -> None:
+        """Log what the step did (nothing, when :attr:`dry`: it did nothing)."""
+        if self.dry is None:
+            log.info(message, *args)
 
     def _ddl(self, statement: str) -> None:
         """Run a statement of the step (record it, when :attr:`dry`)."""
@@ -332,7 +337,7 @@ class TableSchema:
                 self._ddl(drop_column_sql(ref, target))
                 del existing[old], by_source[old]
                 current.pop(target, None)
-                log.info("%s: column %s dropped (metadata only)", plan.qualified, old)
+                self._said("%s: column %s dropped (metadata only)", plan.qualified, old)
                 continue
             assert new is not None
             others = {k: v for k, v in existing.items() if k != old}
@@ -347,7 +352,7 @@ class TableSchema:
             del existing[old]
             by_source[new] = by_source.pop(old)
             current[moved] = current.pop(target)
-            log.info("%s: column %s renamed to %s (metadata only)", plan.qualified, old, new)
+            self._said("%s: column %s renamed to %s (metadata only)", plan.qualified, old, new)
             crash_point("renamed")  # the fault suite's moment: renamed, rows not yet written
 
     def _rewrite(
