@@ -165,9 +165,9 @@ class TargetReads:
         ``at``), its pending changes folded in; the columns of the Delta table."""
         ident = name if isinstance(name, tuple) else self.resolve(name)
         if at is None:
-            return self._read(ident, None, self.newest_cut())
+            return self._read(ident, None, self.newest_cut(), self._ledger_through(None))
         cut = self.cut(at)
-        return self._read(ident, cut, cut)
+        return self._read(ident, cut, cut, self._ledger_through(cut))
 
     def read_many(
         self, names: Iterable[str | TableIdent] | None = None, at: int | None = None
@@ -179,7 +179,8 @@ class TargetReads:
             n if isinstance(n, tuple) else self.resolve(n, known) for n in names
         ]  # fmt: skip
         cut = self.cut(at)
-        return {qualified_name(i): self._read(i, cut, cut) for i in wanted}
+        ledger = self._ledger_through(cut)
+        return {qualified_name(i): self._read(i, cut, cut, ledger) for i in wanted}
 
     def cut(self, at: int | None) -> int:
         """The cut ``at`` names (None: the newest), checked: one the changelog holds."""
@@ -192,9 +193,16 @@ class TargetReads:
             raise ReadError(f"cut {at}: the cuts are 0 to {newest} (anycdc cuts lists them)")
         return at
 
-    def _read(self, ident: TableIdent, cut: int | None, stamp: int | None) -> DataFrame:
+    def _read(
+        self,
+        ident: TableIdent,
+        cut: int | None,
+        stamp: int | None,
+        ledger: dict[TableIdent, int],
+    ) -> DataFrame:
         """``ident`` at ``cut`` (None: its newest version and every pending row);
-        ``stamp``: the ingest batch its folded rows carry as ``_cdc_batch``."""
+        ``stamp``: the ingest batch its folded rows carry as ``_cdc_batch``; ``ledger``:
+        what the ledger says each table is applied through (:meth:`_ledger_through`)."""
         from pyspark.sql import functions as F
 
         config = self.config
@@ -211,7 +219,7 @@ class TargetReads:
             existing = self.spark.read.format("delta").option("versionAsOf", version).load(path)
             if HISTORY_MARKER in existing.columns:
                 raise ReadError(f"{qualified}: a history table (written in scd2 mode)")
-        start = max(txn, self._ledger_through(ident, cut))
+        start = max(txn, ledger.get(ident, -1))
         same = (
             F.col("database").eqNullSafe(F.lit(ident[0]))
             & F.col("schema").eqNullSafe(F.lit(ident[1]))
@@ -312,28 +320,26 @@ class TargetReads:
         return existing.selectExpr(*columns)
 
     # ------------------------------------------------------------------ versions
-    def _ledger_through(self, ident: TableIdent, cut: int | None) -> int:
-        """The ingest batch the ledger says ``ident`` is applied through, at ``cut``."""
+    def _ledger_through(self, cut: int | None) -> dict[TableIdent, int]:
+        """The ingest batch the ledger says each table is applied through, at ``cut`` (one
+        read of the ledger for every table a read takes)."""
         from delta.tables import DeltaTable
         from pyspark.sql import functions as F
 
         path = f"{self.config.system_dir}/applied"
         if not DeltaTable.isDeltaTable(self.spark, path):
-            return -1
+            return {}
         frame = (
             self.spark.read.format("delta")
             .load(path)
-            .filter(
-                (F.col("query") == self.config.query_name)
-                & F.col("database").eqNullSafe(F.lit(ident[0]))
-                & F.col("schema").eqNullSafe(F.lit(ident[1]))
-                & (F.col("source_table") == F.lit(ident[2]))
-            )
+            .filter((F.col("query") == self.config.query_name) & F.col("source_table").isNotNull())
         )
         if cut is not None:
             frame = frame.filter(F.col("through") <= cut)
-        row = frame.agg(F.max("through").alias("t")).first()
-        return -1 if row is None or row["t"] is None else int(row["t"])
+        rows = frame.groupBy("database", "schema", "source_table").agg(F.max("through").alias("t"))
+        return {
+            (r["database"], r["schema"], r["source_table"]): int(r["t"]) for r in rows.collect()
+        }
 
     def _version(self, path: str, cut: int | None) -> tuple[int | None, int]:
         """The version of the table at ``path`` a read at ``cut`` starts from, and the
