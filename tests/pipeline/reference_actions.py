@@ -14,15 +14,9 @@ from typing import Any
 
 from anycdc.event import Op
 from anycdc.spark.action_rules import TRUNCATE, UPSERT_OPS
-from anycdc.spark.actions import (
-    ROW_KEY,
-    bad_cast_sql,
-    checked_columns,
-    row_key_sql,
-    upserts_and_deletes,
-)
+from anycdc.spark.actions import checked_columns, upserts_and_deletes
 from anycdc.spark.ledger import INGEST_BATCH
-from anycdc.spark.merge_sql import lit
+from anycdc.spark.merge_sql import ROW_KEY, bad_cast_sql, lit, row_key_sql
 from anycdc.spark.table_schema import TableSchema
 
 

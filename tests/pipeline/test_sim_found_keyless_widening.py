@@ -4,7 +4,7 @@ or update of a row written before a column's type widened missed that row.
 A keyless row is identified by a hash of its image (``_cdc_row_key``). After ``price`` widened
 from DECIMAL(12,2) to DECIMAL(14,4), the delete's before image carried ``8462274.8500`` where
 the row was written as ``8462274.85``: another hash, no row deleted. The identity now reads
-each value by its column type's family (``actions.identity_value_sql``), so it is the same
+each value by its column type's family (``merge_sql.identity_value_sql``), so it is the same
 before and after every widening the apply allows (``sql_types.widened``): one case each.
 """
 

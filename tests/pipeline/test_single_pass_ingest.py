@@ -129,7 +129,7 @@ def test_the_decode_tasks_tally_what_the_reference_aggregates_say(
     from pyspark.sql import functions as F
 
     from anycdc.spark.decode import decode_frame
-    from anycdc.spark.ledger import NAMES_A_TABLE
+    from anycdc.spark.merge_sql import NAMES_A_TABLE
     from anycdc.spark.plan import TableSummary, summarize
     from anycdc.spark.tally import TALLY_OP, BatchTally
 

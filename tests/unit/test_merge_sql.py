@@ -176,3 +176,96 @@ def test_the_rewrite_keeps_and_writes_what_the_merge_would() -> None:
         "t.`other` AS `other`",
         f"CASE WHEN {applies} THEN s._cdc_in_pos ELSE t.`_cdc_position` END AS `_cdc_position`",
     ]
+
+
+# --------------------------------------------------------------------------- fragments
+
+
+def test_a_fragment_quotes_every_name_from_a_message() -> None:
+    from anycdc.spark.merge_sql import (
+        as_text_sql,
+        converted_sql,
+        has_null_sql,
+        image_value_sql,
+        key_range_sql,
+        named_sql,
+    )
+
+    assert image_value_sql("image", ODD, "BIGINT") == (
+        "try_cast(element_at(image, 'o\\'dd`c') AS BIGINT)"
+    )
+    assert named_sql("1", ODD) == "1 AS `o'dd``c`"
+    assert as_text_sql(ODD) == "CAST(`o'dd``c` AS STRING)"
+    assert converted_sql(ODD, "DECIMAL(12,4)") == "CAST(`o'dd``c` AS DECIMAL(12,4))"
+    assert has_null_sql(ODD) == "bool_or(`o'dd``c` IS NULL)"
+    assert key_range_sql(ODD, "1", "9") == ["t.`o'dd``c` >= 1", "t.`o'dd``c` <= 9"]
+
+
+def test_the_staged_source_of_a_merge() -> None:
+    from anycdc.spark.merge_sql import inserted_columns_sql, staged_columns_sql
+
+    assert staged_columns_sql({ODD: "INT"}, {ODD: "renamed"}, "_cdc_batch") == [
+        "st.kind AS _cdc_in_kind",
+        "st.full AS _cdc_in_full",
+        "try_cast(element_at(st.row, 'o\\'dd`c') AS INT) AS `renamed`",
+        "map_contains_key(st.row, 'o\\'dd`c') AS `_cdc_in_has_renamed`",
+        "nullif(st.pos, '') AS _cdc_in_pos",
+        "timestamp_millis(st.ts) AS _cdc_in_ts",
+        "st.op AS _cdc_in_op",
+        "_cdc_batch AS _cdc_in_batch",
+    ]
+    assert inserted_columns_sql([ODD]) == [
+        "`o'dd``c`",
+        "_cdc_in_pos AS _cdc_position",
+        "_cdc_in_ts AS _cdc_ts",
+        "_cdc_in_op AS _cdc_op",
+        "_cdc_in_batch AS _cdc_batch",
+    ]
+
+
+def test_the_fold_orders_by_position_then_arrival_and_steps_by_the_rules() -> None:
+    from anycdc.spark.action_rules import FOLD_START, FOLD_STEP
+    from anycdc.spark.merge_sql import FOLD_STATE_SQL, fold_events_sql
+
+    text = fold_events_sql("ingest_batch")
+    assert text.startswith("array_sort(collect_list(struct(struct(coalesce(position, '') AS p, ")
+    assert "coalesce(ingest_batch, -1) AS b, source, partition, offset, event_index) AS o" in text
+    assert FOLD_STATE_SQL == f"aggregate(evs, {FOLD_START}, {FOLD_STEP})"
+
+
+def test_the_round_actions_fragments() -> None:
+    from anycdc.spark.merge_sql import (
+        bad_reasons_sql,
+        history_truncates_sql,
+        key_number_sql,
+        key_text_sql,
+        keyless_image_sql,
+        round_rows_sql,
+    )
+
+    assert round_rows_sql("op IN ('c')") == (
+        "op IN ('c') AND coalesce(split, '') <> 'before' "
+        "AND (_s_floor IS NULL OR position IS NULL OR position > _s_floor)"
+    )
+    assert key_text_sql("before") == "to_json(transform(_s_keys, k -> element_at(before, k)))"
+    assert history_truncates_sql("op = 't'") == "_s_history AND op = 't'"
+    assert keyless_image_sql("after").startswith("CASE WHEN _s_keyless THEN CASE WHEN after IS")
+    assert bad_reasons_sql([]) == "CAST(NULL AS STRING)"
+    reasons = bad_reasons_sql(["DATE", "INT"])
+    assert "WHEN 'DATE' THEN CASE WHEN element_at(image, c.name) IS NOT NULL" in reasons
+    assert "WHEN 'INT' THEN" in reasons
+    assert key_number_sql("DECIMAL(38,0)") == (
+        "CASE WHEN _s_bound IS NULL THEN CAST(NULL AS DECIMAL(38,0)) "
+        "ELSE CAST(element_at(image, _s_bound) AS DECIMAL(38,0)) END"
+    )
+
+
+def test_expired_rows_are_deleted_by_their_age() -> None:
+    from anycdc.spark.merge_sql import delete_expired_sql, expiry_sql, optimize_sql
+
+    assert expiry_sql(0.5) == "current_timestamp() - make_interval(0, 0, 0, 0, 0, 0, 1800)"
+    assert delete_expired_sql(T, "deleted_at", 2) == (
+        f"DELETE FROM {T} WHERE `deleted_at` < current_timestamp() - "
+        "make_interval(0, 0, 0, 0, 0, 0, 7200)"
+    )
+    assert optimize_sql(T) == f"OPTIMIZE {T}"

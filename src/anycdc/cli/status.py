@@ -225,7 +225,7 @@ def _table_facts(spark: Any, path: str) -> tuple[int, int | None, dict[str, str]
     from pyspark.sql import functions as F
 
     from anycdc.naming import source_of
-    from anycdc.spark.actions import ROW_KEY
+    from anycdc.spark.merge_sql import ROW_KEY
     from anycdc.spark.table_schema import HISTORY_MARKER
 
     if not DeltaTable.isDeltaTable(spark, path):

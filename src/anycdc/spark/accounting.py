@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.event import CONTROL_OPS
-from anycdc.spark.ledger import INGEST_BATCH, NAMES_A_TABLE
+from anycdc.spark.ledger import INGEST_BATCH
+from anycdc.spark.merge_sql import NAMES_A_TABLE_OR_FALSE, QUALIFIED_NAME_SQL
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -131,14 +132,12 @@ def account(spark: SparkSession, target: str, query_name: str = "anycdc") -> Acc
     changelog = load("changelog")
     if changelog is None:
         raise FileNotFoundError(f"no anycdc run found under {target} (missing _anycdc/changelog)")
-    qualified = F.expr(
-        "array_join(filter(array(`database`, `schema`, `table`), x -> x <> ''), '.')"
-    )
+    qualified = F.expr(QUALIFIED_NAME_SQL)
     ingest = F.col(INGEST_BATCH) if INGEST_BATCH in changelog.columns else F.lit(None)
     rows = changelog.select(
         "source", "partition", "offset", "event_index", "op", "database", "schema", "table",
         qualified.alias("qualified"), ingest.cast("bigint").alias("ingest"),
-        F.expr(f"coalesce({NAMES_A_TABLE}, false)").alias("named"),
+        F.expr(NAMES_A_TABLE_OR_FALSE).alias("named"),
     )  # fmt: skip
     dead_all = load("dead_letter")
     decode_dead = 0

@@ -39,13 +39,22 @@ from anycdc.spark.action_rules import (
 )
 from anycdc.spark.key_bound import KEY_NUMBER_TYPE
 from anycdc.spark.ledger import INGEST_BATCH
-from anycdc.spark.merge_sql import lit
-from anycdc.spark.sql_types import cast_sql
+from anycdc.spark.merge_sql import (
+    ROW_KEY,
+    bad_reasons_sql,
+    history_truncates_sql,
+    key_number_sql,
+    key_text_sql,
+    keyless_image_sql,
+    named_sql,
+    null_of_sql,
+    q,
+    renamed_image_sql,
+    round_rows_sql,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
-
-ROW_KEY: Final = "_cdc_row_key"  # full-row identity for tables without a key
 
 _SPEC_SCHEMA: Final = (
     "_t STRING, _s_database STRING, _s_schema STRING, _s_table STRING, "
@@ -53,6 +62,8 @@ _SPEC_SCHEMA: Final = (
     "_s_renames ARRAY<STRUCT<old: STRING, new: STRING, pos: STRING>>, _s_history BOOLEAN, "
     "_s_checks ARRAY<STRUCT<name: STRING, type: STRING>>"
 )
+IMAGES: Final = ("before", "after")
+"""An event's two images (maps of column texts)."""
 ACTION_COLUMNS: Final = (
     "_key", "kind", "image", "full", "position", "partition", "offset", "event_index",
     INGEST_BATCH, "ts_ms", "source", "format", "op",
@@ -113,79 +124,9 @@ def checked_columns(types: dict[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple((n, t) for n, t in types.items() if t != "STRING" and n != ROW_KEY)
 
 
-def bad_cast_sql(text: str, name: str, target_sql: str, target: str) -> str:
-    """SQL: why the value ``text`` of column ``name`` (SQL) cannot be cast to ``target``
-    (named by ``target_sql`` in the reason), or NULL when it can.
-
-    >>> print(bad_cast_sql("v", "'id'", "'INT'", "INT"))  # doctest: +NORMALIZE_WHITESPACE
-    CASE WHEN v IS NOT NULL AND try_cast(v AS INT) IS NULL
-    THEN 'id' || ': cannot cast ' || substr(v, 1, 80) || ' to ' || 'INT' END
-    """
-    return (
-        f"CASE WHEN {text} IS NOT NULL AND {cast_sql(text, target)} IS NULL "
-        f"THEN {name} || ': cannot cast ' || substr({text}, 1, 80) || ' to ' || {target_sql} END"
-    )
-
-
-_NUMERIC_TYPES: Final = r"^(TINYINT|SMALLINT|INT|BIGINT|FLOAT|DOUBLE|DECIMAL)"
-_TEMPORAL_TYPES: Final = r"^(DATE|TIMESTAMP_NTZ)$"
-
-
-def identity_value_sql(value: str, type_sql: str) -> str:
-    """SQL: the text ``value`` as the full-row identity reads it, for a column of the Spark
-    type ``type_sql`` (SQL; NULL for an untyped or text column).
-
-    The one rule of what "the same row" means for a table without a key. The identity must
-    not change when a column widens (``sql_types.widened``), or a delete whose before image
-    was written after the widening finds no row written before it. So a value is read by
-    its type's family, not by its type:
-
-    - numbers (every integer, FLOAT/DOUBLE, DECIMAL): a plain decimal text loses its
-      fraction's trailing zeros (``8462274.8500`` and ``8462274.85``, ``5.00`` and ``5``:
-      a DECIMAL's scale growing, an integer column becoming a DECIMAL);
-    - DATE and TIMESTAMP_NTZ: a fraction loses its trailing zeros and a midnight time is
-      dropped (``2024-01-02`` and ``2024-01-02T00:00:00.000``: DATE -> TIMESTAMP_NTZ);
-    - anything else (text, a value in exponent form) is its text as sent.
-
-    >>> print(identity_value_sql("v", "t"))  # doctest: +ELLIPSIS
-    CASE WHEN t RLIKE '^(TINYINT|...)' AND v RLIKE '^-?[0-9]+[.][0-9]+$' THEN ...
-    """
-    trimmed = f"regexp_replace(regexp_replace({value}, '0+$', ''), '[.]$', '')"
-    temporal = (
-        f"regexp_replace(regexp_replace(regexp_replace({value}, '([.][0-9]*?)0+$', '$1'), "
-        "'[.]$', ''), '[T ]00:00:00$', '')"
-    )
-    return (
-        f"CASE WHEN {type_sql} RLIKE '{_NUMERIC_TYPES}' AND {value} RLIKE '^-?[0-9]+[.][0-9]+$' "
-        f"THEN {trimmed} WHEN {type_sql} RLIKE '{_TEMPORAL_TYPES}' THEN {temporal} "
-        f"ELSE {value} END"
-    )
-
-
-def row_key_sql(image: str, types: str) -> str:
-    """SQL: the map ``image`` with its full-row identity :data:`ROW_KEY` added (a table
-    without a key): a hash of its sorted non-null entries, each value read by
-    :func:`identity_value_sql` for its column's type in ``types`` (SQL: a map column ->
-    Spark type, the table's typed columns). So the same row hashes the same whatever the
-    column order of its message, before and after an ADD COLUMN, and before and after a
-    column's type widens.
-
-    The identity is stored in the table (column :data:`ROW_KEY`, written with the row) and
-    compared with the identity of a delete's before image. As the rule reads a value by
-    its type's family only, an identity stored before a widening equals the one computed
-    after it, and no stored identity has to be recomputed when the schema changes."""
-    values = f"map_filter({image}, (k, v) -> v IS NOT NULL)"
-    read = identity_value_sql("v", f"element_at({types}, k)")
-    content = f"to_json(array_sort(map_entries(transform_values({values}, (k, v) -> {read}))))"
-    return (
-        f"CASE WHEN {image} IS NULL THEN {image} "
-        f"ELSE map_concat({image}, map({lit(ROW_KEY)}, sha2({content}, 256))) END"
-    )
-
-
 def _order_and_tail(rows: DataFrame) -> tuple[list[str], list[str]]:
     """An action's columns from its event: its order (position, then arrival) and the rest."""
-    batch = INGEST_BATCH if INGEST_BATCH in rows.columns else "CAST(NULL AS BIGINT)"
+    batch = INGEST_BATCH if INGEST_BATCH in rows.columns else null_of_sql("BIGINT")
     order = ["position", "partition", "offset", "event_index", f"{batch} AS {INGEST_BATCH}"]
     return order, ["ts_ms", "source", "format"]
 
@@ -221,52 +162,22 @@ def round_actions(spark: SparkSession, wanted: DataFrame, specs: Sequence[Action
         & (wanted["table"] == spec["_s_table"])
     )
     events = wanted.join(F.broadcast(spec), same_table, "inner")
-    rows = events.where(
-        f"{ops_sql(ROW_ACTION_OPS)} AND coalesce(split, '') <> 'before' "
-        "AND (_s_floor IS NULL OR position IS NULL OR position > _s_floor)"
-    )
-    rename = (
-        "aggregate(_s_renames, {image}, (acc, r) -> CASE WHEN position < r.pos "
-        "AND map_contains_key(acc, r.old) THEN map_concat(map_filter(acc, (k, v) -> k <> r.old), "
-        "map(r.new, element_at(acc, r.old))) ELSE acc END)"
-    )
-    rows = rows.withColumns(
-        {image: F.expr(rename.format(image=image)) for image in ("before", "after")}
-    )
-    rows = rows.withColumns(
-        {
-            image: F.expr(
-                f"CASE WHEN _s_keyless THEN {row_key_sql(image, 'map_from_entries(_s_checks)')} "
-                f"ELSE {image} END"
-            )
-            for image in ("before", "after")
-        }
-    )
+    rows = events.where(round_rows_sql(ops_sql(ROW_ACTION_OPS)))
+    rows = rows.withColumns({image: F.expr(renamed_image_sql(image)) for image in IMAGES})
+    rows = rows.withColumns({image: F.expr(keyless_image_sql(image)) for image in IMAGES})
     carried = ("_t", "_s_bound", "_s_checks")
-    actions = upserts_and_deletes(
-        rows, lambda image: f"to_json(transform(_s_keys, k -> element_at({image}, k)))", carried
-    )
+    actions = upserts_and_deletes(rows, key_text_sql, carried)
     order, tail = _order_and_tail(wanted)
-    truncates = events.where(f"_s_history AND {TRUNCATE_ACTION.where}").selectExpr(
+    truncates = events.where(history_truncates_sql(TRUNCATE_ACTION.where)).selectExpr(
         *TRUNCATE_ACTION.columns(), *order, *tail, TRUNCATE_ACTION.op_column(), *carried
     )
     actions = actions.unionByName(truncates)
-    value = "element_at(image, c.name)"
     types = sorted({t for s in specs for _, t in s.checks})
-    branches = " ".join(
-        f"WHEN {lit(t)} THEN {bad_cast_sql(value, 'c.name', 'c.type', t)}" for t in types
-    )
-    reasons = (
-        f"nullif(concat_ws('; ', transform(_s_checks, c -> CASE c.type {branches} END)), '')"
-        if types
-        else "CAST(NULL AS STRING)"
-    )
-    key_number = (
-        f"CASE WHEN _s_bound IS NULL THEN CAST(NULL AS {KEY_NUMBER_TYPE}) "
-        f"ELSE CAST(element_at(image, _s_bound) AS {KEY_NUMBER_TYPE}) END"
-    )
     return actions.selectExpr(
-        "_t", *(f"`{c}`" for c in ACTION_COLUMNS), f"{reasons} AS _bad", f"{key_number} AS _kv"
+        "_t",
+        *(q(c) for c in ACTION_COLUMNS),
+        named_sql(bad_reasons_sql(types), "_bad"),
+        named_sql(key_number_sql(KEY_NUMBER_TYPE), "_kv"),
     )
 
 

@@ -48,27 +48,28 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.config import PipelineConfig
-from anycdc.spark.action_rules import FOLD_START, FOLD_STEP, STATE, inserted_sql
-from anycdc.spark.actions import ROW_KEY
+from anycdc.spark.action_rules import STATE, inserted_sql
 from anycdc.spark.commit import DeltaTables, LogState
 from anycdc.spark.ledger import INGEST_BATCH
 from anycdc.spark.merge_sql import (
-    STAGE_BATCH,
-    STAGE_FULL,
-    STAGE_HAS,
+    FOLD_STATE_SQL,
+    ROW_KEY,
     STAGE_KIND,
-    STAGE_OP,
-    STAGE_POS,
-    STAGE_TS,
-    STAGED_META,
+    converted_sql,
+    fold_events_sql,
     has_exact_bounds,
+    has_null_sql,
+    inserted_columns_sql,
+    key_range_sql,
     lit,
     merge_statement,
+    named_sql,
     q,
     range_bound_sql,
     range_text_sql,
     rewrite_sql,
     set_properties_sql,
+    staged_columns_sql,
     table_condition,
     truncate_sql,
 )
@@ -79,7 +80,6 @@ from anycdc.spark.plan import (
     build_plans,
     settled_types,
 )
-from anycdc.spark.sql_types import cast_sql
 from anycdc.spark.table_schema import TRUNCATE_PROPERTY, TableSchema
 from anycdc.spark.tombstones import Tombstones
 
@@ -189,26 +189,14 @@ class TableApplier:
         source = with_batch(source, batch_id)
         # one SQL projection (a call into the JVM per table, not per column): the values
         # under their names in the table (source names are the images' keys)
-        projections = [f"st.kind AS {STAGE_KIND}", f"st.full AS {STAGE_FULL}"]
-        for name, spark_type in types.items():
-            text = f"element_at(st.row, {lit(name)})"
-            target = self.schema.target(name)
-            projections.append(f"{cast_sql(text, spark_type)} AS {q(target)}")
-            projections.append(f"map_contains_key(st.row, {lit(name)}) AS {q(STAGE_HAS + target)}")
-        projections += [
-            f"nullif(st.pos, '') AS {STAGE_POS}",
-            f"timestamp_millis(st.ts) AS {STAGE_TS}",
-            f"st.op AS {STAGE_OP}",
-            f"{BATCH_COLUMN} AS {STAGE_BATCH}",
-        ]
-        return source.selectExpr(*projections)
+        targets = {name: self.schema.target(name) for name in types}
+        return source.selectExpr(*staged_columns_sql(types, targets, BATCH_COLUMN))
 
     def inserted(self, staged: DataFrame, types: dict[str, str]) -> DataFrame:
         """The rows an append writes: those ``staged`` (:meth:`staged`) inserts where no
         row has their key (every upsert: :func:`~anycdc.spark.action_rules.inserted_sql`)."""
         return staged.where(inserted_sql(STAGE_KIND)).selectExpr(
-            *[q(self.schema.target(name)) for name in types],
-            *[f"{staged} AS {name}" for name, staged in STAGED_META.items()],
+            *inserted_columns_sql([self.schema.target(name) for name in types])
         )
 
     def rewritten(
@@ -301,7 +289,7 @@ class TableApplier:
         staged = self.staged(folded, types, batch_id, guarded=True)
         rows = self.inserted(staged, types).selectExpr(
             *[
-                f"CAST({q(name)} AS {spark_type}) AS {q(name)}"
+                named_sql(converted_sql(name, spark_type), name)
                 for name, spark_type in self.schema.columns.items()
             ]
         )
@@ -363,7 +351,7 @@ class TableApplier:
             for end in ("min", "max"):
                 text = range_text_sql(spark_type, f"{end}({q(key)})")
                 aggregates.append(F.expr(text).alias(f"{end}{index}"))
-            aggregates.append(F.expr(f"bool_or({q(key)} IS NULL)").alias(f"null{index}"))
+            aggregates.append(F.expr(has_null_sql(key)).alias(f"null{index}"))
         found = staged.agg(*aggregates).first()
         if found is None:
             return []
@@ -374,8 +362,7 @@ class TableApplier:
                 continue
             bounds = range_bound_sql(spark_type, low), range_bound_sql(spark_type, high)
             if bounds[0] is not None and bounds[1] is not None:
-                conditions.append(f"t.{q(key)} >= {bounds[0]}")
-                conditions.append(f"t.{q(key)} <= {bounds[1]}")
+                conditions += key_range_sql(key, bounds[0], bounds[1])
         return conditions
 
     # ------------------------------------------------------------------ truncate
@@ -413,17 +400,8 @@ def fold_actions(actions: DataFrame, by: Sequence[str] = ("_key",)) -> DataFrame
     :data:`~anycdc.spark.action_rules.FOLD_STEP`)."""
     from pyspark.sql import functions as F
 
-    # maps are not orderable: sort with a comparator on the ordering struct only
-    ordered = actions.groupBy(*by).agg(
-        F.expr(
-            "array_sort(collect_list(struct(struct(coalesce(position, '') AS p, "
-            f"coalesce({INGEST_BATCH}, -1) AS b, source, "
-            "partition, offset, event_index) AS o, kind, image, full, ts_ms, op, "
-            "coalesce(position, '') AS position)), "
-            "(l, r) -> CASE WHEN l.o < r.o THEN -1 WHEN l.o > r.o THEN 1 ELSE 0 END)"
-        ).alias("evs")
-    )
-    folded = F.expr(f"aggregate(evs, {FOLD_START}, {FOLD_STEP})").alias(STATE)
+    ordered = actions.groupBy(*by).agg(F.expr(fold_events_sql(INGEST_BATCH)).alias("evs"))
+    folded = F.expr(FOLD_STATE_SQL).alias(STATE)
     return ordered.select(*by, folded)
 
 

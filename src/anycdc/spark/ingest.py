@@ -39,7 +39,8 @@ from anycdc.schedule import Schedule, qualified_name
 from anycdc.source.routing import AUTO, DetectionAdvice
 from anycdc.spark.batch_metrics import SKIP_CONTROL, SKIP_NO_TABLE, BatchMetrics
 from anycdc.spark.decode import decode_frame
-from anycdc.spark.ledger import INGEST_BATCH, NAMES_A_TABLE, WriteId
+from anycdc.spark.ledger import INGEST_BATCH, WriteId
+from anycdc.spark.merge_sql import NAMES_A_TABLE, NAMES_A_TABLE_OR_FALSE
 from anycdc.spark.plan import TableSummary, summarize
 from anycdc.spark.system_tables import SystemTables, dead_letter_rows
 from anycdc.spark.tally import TALLY_OP, BatchTally
@@ -283,7 +284,7 @@ class IngestStep:
                         (
                             F.col("error").isNull()
                             & ~F.col("op").isin(*CONTROL_OPS)
-                            & ~F.expr(f"coalesce({NAMES_A_TABLE}, false)")
+                            & ~F.expr(NAMES_A_TABLE_OR_FALSE)
                         ).cast("int")
                     ).alias(SKIP_NO_TABLE),
                     *([formats.alias("formats")] if advice is not None else []),

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, ClassVar, Final, NamedTuple
 from anycdc.config import PipelineConfig
 from anycdc.event import TABLE_OPS
 from anycdc.schedule import Schedule, TableIdent, qualified_name
+from anycdc.spark.merge_sql import NAMES_A_TABLE
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -37,9 +38,7 @@ INGEST_BATCH: Final = "ingest_batch"
 """The changelog column of the micro-batch that ingested a row (NULL: applied on ingest by a
 ``replay-dead-letters`` run, or written before deferred applies existed)."""
 PENDING_OPS: Final = tuple(sorted(op.value for op in TABLE_OPS))
-NAMES_A_TABLE: Final = "`table` IS NOT NULL AND `table` <> ''"
-"""The changelog rows some table takes (SQL): a DDL may name no table (``CREATE DATABASE``);
-such a row, like a heartbeat, is counted as skipped (:mod:`anycdc.spark.accounting`)."""
+"""The ops of the changelog rows an apply takes: row changes, DDL and TRUNCATE."""
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from anycdc.spark.action_rules import (
+    FOLD_START,
+    FOLD_STEP,
     Effect,
     kept_sql,
     merge_clauses_sql,
@@ -28,9 +30,19 @@ from anycdc.spark.action_rules import (
     reaches_sql,
     writes_column_sql,
 )
+from anycdc.spark.sql_types import cast_sql
 
-if TYPE_CHECKING:
-    from anycdc.spark.plan import TablePlan
+
+class SourceTable(Protocol):
+    """A source table by its names (a :class:`~anycdc.spark.plan.TablePlan`)."""
+
+    @property
+    def database(self) -> str | None: ...
+    @property
+    def schema(self) -> str | None: ...
+    @property
+    def table(self) -> str: ...
+
 
 # The staged MERGE source holds the target's columns under their target names next to
 # these: all in anycdc's ``_cdc_`` namespace, which no target column of a source takes.
@@ -113,7 +125,7 @@ def range_bound_sql(spark_type: str, text: str) -> str | None:
     return f"CAST({lit(text)} AS {spark_type})"
 
 
-def table_condition(plan: TablePlan) -> str:
+def table_condition(plan: SourceTable) -> str:
     """SQL of "the event is of ``plan``'s source table" over changelog rows.
 
     >>> from anycdc.spark.plan import TablePlan
@@ -408,3 +420,307 @@ def vacuum_sql(table: str, retain_hours: float | None = None) -> str:
 def max_text_sql(table: str, column: str) -> str:
     """The greatest value of ``column`` as text (``high``): a key bound's read."""
     return f"SELECT CAST(max({q(column)}) AS STRING) AS high FROM {table}"
+
+
+# --------------------------------------------------------------------------- fragments
+# The expressions the stages' frames are built of (``F.expr``, ``selectExpr``, ``where``):
+# built here as the statements are, with the same quoting, so that a frame's module holds
+# the plan and this one its SQL text.
+
+NAMES_A_TABLE: Final = "`table` IS NOT NULL AND `table` <> ''"
+"""The changelog rows some table takes (SQL): a DDL may name no table (``CREATE DATABASE``);
+such a row, like a heartbeat, is counted as skipped (:mod:`anycdc.spark.accounting`)."""
+NAMES_A_TABLE_OR_FALSE: Final = f"coalesce({NAMES_A_TABLE}, false)"
+""":data:`NAMES_A_TABLE`, false where it is NULL (a filter's negation keeps those rows)."""
+QUALIFIED_NAME_SQL: Final = (
+    "array_join(filter(array(`database`, `schema`, `table`), x -> x <> ''), '.')"
+)
+"""A changelog row's table as ``db.schema.table``, its empty parts left out."""
+KAFKA_SOURCE_COLUMNS: Final = (
+    "topic AS source", "partition", "offset", "key", "value",
+    "unix_millis(timestamp) AS produced_ms",
+)  # fmt: skip
+"""The columns the pipeline reads of a Kafka record."""
+NOW_SQL: Final = "SELECT current_timestamp() AS now"
+"""The session's clock, as one row ``now``."""
+ROW_KEY: Final = "_cdc_row_key"
+"""The full-row identity column of a table without a key (:func:`row_key_sql`)."""
+
+
+def null_of_sql(spark_type: str) -> str:
+    """A NULL of ``spark_type``.
+
+    >>> null_of_sql("DECIMAL(9,2)")
+    'CAST(NULL AS DECIMAL(9,2))'
+    """
+    return f"CAST(NULL AS {spark_type})"
+
+
+def as_text_sql(column: str) -> str:
+    """The column ``column``'s value as text (a value re-read through its new type).
+
+    >>> as_text_sql("a`b")
+    'CAST(`a``b` AS STRING)'
+    """
+    return f"CAST({q(column)} AS STRING)"
+
+
+def converted_sql(column: str, spark_type: str) -> str:
+    """The column ``column``'s value cast to ``spark_type`` (a widening Spark casts exactly).
+
+    >>> converted_sql("n", "BIGINT")
+    'CAST(`n` AS BIGINT)'
+    """
+    return f"CAST({q(column)} AS {spark_type})"
+
+
+def named_sql(value: str, name: str) -> str:
+    """``value`` under the column name ``name``.
+
+    >>> named_sql("1", "x y")
+    '1 AS `x y`'
+    """
+    return f"{value} AS {q(name)}"
+
+
+def image_value_sql(image: str, name: str, spark_type: str) -> str:
+    """The typed value of column ``name`` in the map ``image`` (SQL of a map of texts).
+
+    >>> image_value_sql("image", "id", "INT")
+    "try_cast(element_at(image, 'id') AS INT)"
+    """
+    return cast_sql(f"element_at({image}, {lit(name)})", spark_type)
+
+
+def timestamp_of_millis_sql(millis: str) -> str:
+    """The timestamp of ``millis`` (SQL of milliseconds since the epoch)."""
+    return f"timestamp_millis({millis})"
+
+
+def millis_of_timestamp_sql(timestamp: str) -> str:
+    """The milliseconds since the epoch of ``timestamp`` (SQL of a timestamp)."""
+    return f"unix_millis({timestamp})"
+
+
+def bad_cast_sql(text: str, name: str, target_sql: str, target: str) -> str:
+    """SQL: why the value ``text`` of column ``name`` (SQL) cannot be cast to ``target``
+    (named by ``target_sql`` in the reason), or NULL when it can.
+
+    >>> print(bad_cast_sql("v", "'id'", "'INT'", "INT"))  # doctest: +NORMALIZE_WHITESPACE
+    CASE WHEN v IS NOT NULL AND try_cast(v AS INT) IS NULL
+    THEN 'id' || ': cannot cast ' || substr(v, 1, 80) || ' to ' || 'INT' END
+    """
+    return (
+        f"CASE WHEN {text} IS NOT NULL AND {cast_sql(text, target)} IS NULL "
+        f"THEN {name} || ': cannot cast ' || substr({text}, 1, 80) || ' to ' || {target_sql} END"
+    )
+
+
+_NUMERIC_TYPES: Final = r"^(TINYINT|SMALLINT|INT|BIGINT|FLOAT|DOUBLE|DECIMAL)"
+_TEMPORAL_TYPES: Final = r"^(DATE|TIMESTAMP_NTZ)$"
+
+
+def identity_value_sql(value: str, type_sql: str) -> str:
+    """SQL: the text ``value`` as the full-row identity reads it, for a column of the Spark
+    type ``type_sql`` (SQL; NULL for an untyped or text column).
+
+    The one rule of what "the same row" means for a table without a key. The identity must
+    not change when a column widens (``sql_types.widened``), or a delete whose before image
+    was written after the widening finds no row written before it. So a value is read by
+    its type's family, not by its type:
+
+    - numbers (every integer, FLOAT/DOUBLE, DECIMAL): a plain decimal text loses its
+      fraction's trailing zeros (``8462274.8500`` and ``8462274.85``, ``5.00`` and ``5``:
+      a DECIMAL's scale growing, an integer column becoming a DECIMAL);
+    - DATE and TIMESTAMP_NTZ: a fraction loses its trailing zeros and a midnight time is
+      dropped (``2024-01-02`` and ``2024-01-02T00:00:00.000``: DATE -> TIMESTAMP_NTZ);
+    - anything else (text, a value in exponent form) is its text as sent.
+
+    >>> print(identity_value_sql("v", "t"))  # doctest: +ELLIPSIS
+    CASE WHEN t RLIKE '^(TINYINT|...)' AND v RLIKE '^-?[0-9]+[.][0-9]+$' THEN ...
+    """
+    trimmed = f"regexp_replace(regexp_replace({value}, '0+$', ''), '[.]$', '')"
+    temporal = (
+        f"regexp_replace(regexp_replace(regexp_replace({value}, '([.][0-9]*?)0+$', '$1'), "
+        "'[.]$', ''), '[T ]00:00:00$', '')"
+    )
+    return (
+        f"CASE WHEN {type_sql} RLIKE '{_NUMERIC_TYPES}' AND {value} RLIKE '^-?[0-9]+[.][0-9]+$' "
+        f"THEN {trimmed} WHEN {type_sql} RLIKE '{_TEMPORAL_TYPES}' THEN {temporal} "
+        f"ELSE {value} END"
+    )
+
+
+def row_key_sql(image: str, types: str) -> str:
+    """SQL: the map ``image`` with its full-row identity :data:`ROW_KEY` added (a table
+    without a key): a hash of its sorted non-null entries, each value read by
+    :func:`identity_value_sql` for its column's type in ``types`` (SQL: a map column ->
+    Spark type, the table's typed columns). So the same row hashes the same whatever the
+    column order of its message, before and after an ADD COLUMN, and before and after a
+    column's type widens.
+
+    The identity is stored in the table (column :data:`ROW_KEY`, written with the row) and
+    compared with the identity of a delete's before image. As the rule reads a value by
+    its type's family only, an identity stored before a widening equals the one computed
+    after it, and no stored identity has to be recomputed when the schema changes."""
+    values = f"map_filter({image}, (k, v) -> v IS NOT NULL)"
+    read = identity_value_sql("v", f"element_at({types}, k)")
+    content = f"to_json(array_sort(map_entries(transform_values({values}, (k, v) -> {read}))))"
+    return (
+        f"CASE WHEN {image} IS NULL THEN {image} "
+        f"ELSE map_concat({image}, map({lit(ROW_KEY)}, sha2({content}, 256))) END"
+    )
+
+
+def round_rows_sql(ops: str) -> str:
+    """The changelog rows of a round that give row actions (their op in ``ops``, SQL), the
+    second half of a split update aside, not older than their table's TRUNCATE floor
+    (``_s_floor``, a column of :class:`~anycdc.spark.actions.ActionSpec`'s frame)."""
+    return (
+        f"{ops} AND coalesce(split, '') <> 'before' "
+        "AND (_s_floor IS NULL OR position IS NULL OR position > _s_floor)"
+    )
+
+
+def renamed_image_sql(image: str) -> str:
+    """The map ``image`` with the table's renames (``_s_renames``) of a later position
+    applied: an older event's column under the name it has now."""
+    return (
+        f"aggregate(_s_renames, {image}, (acc, r) -> CASE WHEN position < r.pos "
+        "AND map_contains_key(acc, r.old) THEN map_concat(map_filter(acc, (k, v) -> k <> r.old), "
+        "map(r.new, element_at(acc, r.old))) ELSE acc END)"
+    )
+
+
+def keyless_image_sql(image: str) -> str:
+    """The map ``image`` with its full-row identity (:func:`row_key_sql`) where its table
+    has no key (``_s_keyless``), its values read by the table's typed columns."""
+    return (
+        f"CASE WHEN _s_keyless THEN {row_key_sql(image, 'map_from_entries(_s_checks)')} "
+        f"ELSE {image} END"
+    )
+
+
+def key_text_sql(image: str) -> str:
+    """An action's key: the values of the table's key columns (``_s_keys``) in ``image``,
+    as JSON text.
+
+    >>> key_text_sql("after")
+    'to_json(transform(_s_keys, k -> element_at(after, k)))'
+    """
+    return f"to_json(transform(_s_keys, k -> element_at({image}, k)))"
+
+
+def history_truncates_sql(truncate_rows: str) -> str:
+    """The TRUNCATE events (``truncate_rows``, SQL) of history tables (``_s_history``)."""
+    return f"_s_history AND {truncate_rows}"
+
+
+def bad_reasons_sql(types: Sequence[str]) -> str:
+    """Why an action's values cannot be cast to their columns' types (``_s_checks``: each
+    checked column and its Spark type, one of ``types``), as one text; NULL when they all
+    can (:func:`bad_cast_sql`)."""
+    if not types:
+        return null_of_sql("STRING")
+    value = "element_at(image, c.name)"
+    branches = " ".join(
+        f"WHEN {lit(t)} THEN {bad_cast_sql(value, 'c.name', 'c.type', t)}" for t in types
+    )
+    return f"nullif(concat_ws('; ', transform(_s_checks, c -> CASE c.type {branches} END)), '')"
+
+
+def key_number_sql(number_type: str) -> str:
+    """The number of the table's key bound column (``_s_bound``) in an action's image, as
+    ``number_type``; NULL for a table without a key bound."""
+    return (
+        f"CASE WHEN _s_bound IS NULL THEN {null_of_sql(number_type)} "
+        f"ELSE CAST(element_at(image, _s_bound) AS {number_type}) END"
+    )
+
+
+def fold_events_sql(batch_column: str) -> str:
+    """A key's actions as one array, in the order the fold takes them: source position,
+    then arrival (the ingest batch ``batch_column``, then the Kafka coordinates). Maps are
+    not orderable, so the sort compares the ordering struct only."""
+    return (
+        "array_sort(collect_list(struct(struct(coalesce(position, '') AS p, "
+        f"coalesce({batch_column}, -1) AS b, source, "
+        "partition, offset, event_index) AS o, kind, image, full, ts_ms, op, "
+        "coalesce(position, '') AS position)), "
+        "(l, r) -> CASE WHEN l.o < r.o THEN -1 WHEN l.o > r.o THEN 1 ELSE 0 END)"
+    )
+
+
+FOLD_STATE_SQL: Final = f"aggregate(evs, {FOLD_START}, {FOLD_STEP})"
+"""A key's final state from its ordered actions ``evs`` (:func:`fold_events_sql`), by
+:data:`~anycdc.spark.action_rules.FOLD_STEP`."""
+
+
+def staged_columns_sql(
+    types: Mapping[str, str], targets: Mapping[str, str], batch_column: str
+) -> list[str]:
+    """The staged MERGE source's columns from a folded state ``st``: its kind and
+    fullness, each column's typed value (``types``: source name -> Spark type) under its
+    target name (``targets``) with whether the image carried it, then the state's
+    position, time, op and the batch (``batch_column``).
+
+    >>> staged_columns_sql({"id": "INT"}, {"id": "id"}, "b")[2:4]
+    ["try_cast(element_at(st.row, 'id') AS INT) AS `id`", "map_contains_key(st.row, 'id') AS `_cdc_in_has_id`"]
+    """
+    columns = [f"st.kind AS {STAGE_KIND}", f"st.full AS {STAGE_FULL}"]
+    for name, spark_type in types.items():
+        target = targets[name]
+        columns.append(named_sql(image_value_sql("st.row", name, spark_type), target))
+        columns.append(named_sql(f"map_contains_key(st.row, {lit(name)})", STAGE_HAS + target))
+    return [
+        *columns,
+        f"nullif(st.pos, '') AS {STAGE_POS}",
+        f"{timestamp_of_millis_sql('st.ts')} AS {STAGE_TS}",
+        f"st.op AS {STAGE_OP}",
+        f"{batch_column} AS {STAGE_BATCH}",
+    ]
+
+
+def inserted_columns_sql(targets: Sequence[str]) -> list[str]:
+    """The columns an append writes from staged rows: the table's ``targets``, then its
+    ``_cdc_`` columns from their staged ones (:data:`STAGED_META`)."""
+    return [*(q(t) for t in targets), *(f"{s} AS {n}" for n, s in STAGED_META.items())]
+
+
+def has_null_sql(column: str) -> str:
+    """Whether any row's ``column`` is NULL (an aggregate).
+
+    >>> has_null_sql("id")
+    'bool_or(`id` IS NULL)'
+    """
+    return f"bool_or({q(column)} IS NULL)"
+
+
+def key_range_sql(column: str, low: str, high: str) -> list[str]:
+    """The table's (``t``) ``column`` between the constants ``low`` and ``high``
+    (:func:`range_bound_sql`): a MERGE's key range, which Delta compares with its files'
+    statistics.
+
+    >>> key_range_sql("id", "1", "9")
+    ['t.`id` >= 1', 't.`id` <= 9']
+    """
+    return [f"t.{q(column)} >= {low}", f"t.{q(column)} <= {high}"]
+
+
+def expiry_sql(hours: float) -> str:
+    """The time before which a row of ``hours``' retention has expired (SQL of a timestamp).
+
+    >>> expiry_sql(1.5)
+    'current_timestamp() - make_interval(0, 0, 0, 0, 0, 0, 5400)'
+    """
+    return f"current_timestamp() - make_interval(0, 0, 0, 0, 0, 0, {hours * 3600:.0f})"
+
+
+def delete_expired_sql(table: str, column: str, hours: float) -> str:
+    """DELETE of the rows of ``table`` whose ``column`` is older than ``hours`` ago."""
+    return f"DELETE FROM {table} WHERE {q(column)} < {expiry_sql(hours)}"
+
+
+def optimize_sql(table: str) -> str:
+    """OPTIMIZE: ``table``'s small files compacted."""
+    return f"OPTIMIZE {table}"

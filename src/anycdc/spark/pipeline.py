@@ -76,6 +76,7 @@ from anycdc.spark.batch_metrics import (
 )
 from anycdc.spark.ingest import CONTROL_OPS, ROW_OPS, Ingested, IngestStep, only_row
 from anycdc.spark.ledger import Ledger, WriteId
+from anycdc.spark.merge_sql import NOW_SQL
 from anycdc.spark.scd2 import Scd2Applier
 from anycdc.spark.source import raw_stream
 from anycdc.spark.system_tables import (
@@ -529,7 +530,7 @@ def replay_dead_letters(spark: SparkSession, config: PipelineConfig) -> tuple[in
         [(r["source"], r["partition"], r["offset"], r["kafka_key"], r["raw"]) for r in fixed],
         "source STRING, partition INT, offset BIGINT, key BINARY, value BINARY",
     )
-    started = only_row(spark.sql("SELECT current_timestamp() AS now"))["now"]
+    started = only_row(spark.sql(NOW_SQL))["now"]
     replay = config.with_overrides(query_name=f"{config.query_name}-replay")
     # a fresh, increasing version: each replay is a new idempotent unit of work
     try:

@@ -47,8 +47,8 @@ from anycdc.spark.actions import round_actions
 from anycdc.spark.apply import TableApplier, fold_actions
 from anycdc.spark.apply_round import APPLY_APP
 from anycdc.spark.commit import Commit, DeltaTables
-from anycdc.spark.ledger import INGEST_BATCH, NAMES_A_TABLE, PENDING_OPS
-from anycdc.spark.merge_sql import delta_ref, q, truncated_sql
+from anycdc.spark.ledger import INGEST_BATCH, PENDING_OPS
+from anycdc.spark.merge_sql import NAMES_A_TABLE, delta_ref, q, truncated_sql
 from anycdc.spark.plan import IncompatibleSchema, build_plans, summarize
 from anycdc.spark.sql_types import cast_sql
 from anycdc.spark.table_schema import HISTORY_MARKER, spark_ddl_type

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from anycdc.config import PipelineConfig
 from anycdc.source.files import LINE_SUFFIXES, TOMBSTONE
+from anycdc.spark.merge_sql import KAFKA_SOURCE_COLUMNS
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -38,10 +39,7 @@ def kafka_stream(spark: SparkSession, config: PipelineConfig) -> DataFrame:
         reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
     for key, value in config.kafka_options.items():
         reader = reader.option(key, value)
-    return reader.load().selectExpr(
-        "topic AS source", "partition", "offset", "key", "value",
-        "unix_millis(timestamp) AS produced_ms",
-    )  # fmt: skip
+    return reader.load().selectExpr(*KAFKA_SOURCE_COLUMNS)
 
 
 def file_stream(spark: SparkSession, config: PipelineConfig) -> DataFrame:

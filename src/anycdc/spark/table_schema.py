@@ -32,11 +32,12 @@ from anycdc.naming import (
     source_comment,
     source_of,
 )
-from anycdc.spark.actions import ROW_KEY
 from anycdc.spark.maintenance import LAST_VACUUM_PROPERTY, TableDetail, table_detail
 from anycdc.spark.merge_sql import (
+    ROW_KEY,
     add_columns_sql,
     alter_type_sql,
+    as_text_sql,
     catalog_name_sql,
     cluster_by_sql,
     column_sql,
@@ -45,7 +46,6 @@ from anycdc.spark.merge_sql import (
     create_table_sql,
     delta_ref,
     drop_column_sql,
-    q,
     register_table_sql,
     rename_column_sql,
     set_properties_sql,
@@ -378,7 +378,7 @@ class TableSchema:
             target = existing.get(name)
             if target is None or target not in fields:
                 continue
-            text = f"CAST({q(target)} AS STRING)"
+            text = as_text_sql(target)
             frame = frame.withColumn(
                 target, F.expr(cast_sql(text, kind)).alias(target, metadata=fields[target].metadata)
             )

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, ClassVar, Final
 
 from anycdc.config import PipelineConfig
 from anycdc.naming import partition_value
-from anycdc.spark.merge_sql import delta_ref
+from anycdc.spark.merge_sql import delete_expired_sql, delta_ref, expiry_sql, optimize_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -93,7 +93,7 @@ class Tombstones:
             return None
         # expired tombstones stop counting at once, whenever maintenance deletes them
         frame = self.spark.read.format("delta").load(self.path)
-        frame = frame.filter(F.col("deleted_at") >= F.expr(self._cutoff()))
+        frame = frame.filter(F.col("deleted_at") >= F.expr(expiry_sql(self._hours())))
         if through is not None and "through" in frame.columns:
             frame = frame.filter(F.col("through").isNull() | (F.col("through") <= through))
         return frame.select("table", "_key", "position")
@@ -164,12 +164,11 @@ class Tombstones:
         if not self.exists():
             return
         table = delta_ref(self.path)
-        self.spark.sql(f"DELETE FROM {table} WHERE deleted_at < {self._cutoff()}")
-        self.spark.sql(f"OPTIMIZE {table}")
+        self.spark.sql(delete_expired_sql(table, "deleted_at", self._hours()))
+        self.spark.sql(optimize_sql(table))
 
-    def _cutoff(self) -> str:
-        seconds = float(self.config.tombstone_retention_hours) * 3600
-        return f"current_timestamp() - make_interval(0, 0, 0, 0, 0, 0, {seconds:.0f})"
+    def _hours(self) -> float:
+        return float(self.config.tombstone_retention_hours)
 
 
 __all__ = ["MAINTENANCE_EVERY", "Tombstones"]
