@@ -295,8 +295,12 @@ class DataWorksFamily(Format):
         else:
             if type(timestamp) is not dict:
                 timestamp = expect_object(self.id, timestamp, "$.payload.timestamp")
-            event_time = epoch_ms_ns(
-                self.id, timestamp.get(FIELD_EVENT_TIME), "$.payload.timestamp.eventTime"
+            millis = timestamp.get(FIELD_EVENT_TIME)
+            # the common value (epoch_ms_ns' first case) without the call: once per event
+            event_time = (
+                (millis, 0)
+                if type(millis) is int and millis >= 0
+                else epoch_ms_ns(self.id, millis, "$.payload.timestamp.eventTime")
             )
         scn_value = None if scn is None else scn_text(self.id, scn)
         extra: dict[str, Any] = {EXTRA_SCN: scn_value} if scn_value is not None else {}
