@@ -115,8 +115,7 @@ class RunFailed(AnyCdcError):
 
 class ReadError(AnyCdcError):
     """A fresh or consistent read that cannot be served as asked (no such table in the
-    target, a cut no longer readable, a history table): one line naming the table or cut
-    and why."""
+    target, a cut no longer readable): one line naming the table or cut and why."""
 
 
 REASON_LIMIT = 400

@@ -240,3 +240,107 @@ def test_a_cut_never_shows_a_payment_without_its_order(spark: Any, tmp_path: Pat
         orders, paid = tables["shop.orders"], tables["shop.payments"]
         assert orphans(orders, paid) == 0, cut
         assert orders.count() == [3, 5, 5][cut] and paid.count() == [3, 5, 5][cut]
+
+
+# ------------------------------------------------------------------ SCD2 history tables
+HIST_NOW, HIST_LATER = "hist_now", "hist_later"
+T0 = 1_700_000_000_000  # ev()'s commit time of position 0
+
+
+def _order_row(i: int, name: str, qty: int = 1) -> dict[str, Any]:
+    return {"id": i, "name": name, "qty": qty, "price": Decimal("1.00")}
+
+
+def _history_batches(database: str) -> list[list[Any]]:
+    """Key 1 changed in every batch (its last by a partial image), key 2 by a partial
+    image, key 3 deleted then updated late (before its delete), a TRUNCATE (which makes
+    the deferred copy due: applied through batch 2), key 4 updated late (before the
+    TRUNCATE), key 5 deleted in the last batch (pending in the deferred copy)."""
+
+    def e(op: str, pos: int, row: dict[str, Any] | None, **kw: Any) -> Any:
+        return ev(op, pos, row, database=database, **kw)
+
+    return [
+        [e("insert", 10, _order_row(1, "a")), e("insert", 20, _order_row(2, "x")),
+         e("insert", 30, _order_row(3, "m"))],
+        [e("update", 40, _order_row(1, "b", 2)),
+         e("update", 50, {"id": 2, "qty": 7}, partial=("after",)),
+         e("delete", 60, _order_row(3, "m"))],
+        [e("update", 70, _order_row(1, "c", 3)), e("insert", 80, _order_row(4, "p")),
+         e("truncate", 90, None, key=None), e("insert", 100, _order_row(1, "d", 4)),
+         e("insert", 110, _order_row(5, "q"))],
+        [e("update", 45, _order_row(3, "late")), e("update", 85, _order_row(4, "late")),
+         e("update", 120, _order_row(1, "e", 5)), e("delete", 130, _order_row(5, "q")),
+         e("update", 140, {"id": 1, "name": "f"}, partial=("after",))],
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def history_stream(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The stream of :func:`_history_batches` in two SCD2 copies, a file (a cut) per batch:
+    one applied every batch, one deferred (applied by its TRUNCATE only)."""
+    from anycdc.spark.pipeline import Pipeline
+
+    base = tmp_path_factory.mktemp("history_reads")
+    src, out = base / "in", base / "out"
+    copies = [_history_batches(d) for d in (HIST_NOW, HIST_LATER)]
+    for n, (now, later) in enumerate(zip(*copies, strict=True)):
+        write_messages(src, f"{n:03}.jsonl", encode_all("canonical-json", [*now, *later]))
+        os.utime(src / f"{n:03}.jsonl", (1_700_000_000 + n, 1_700_000_000 + n))
+    config = PipelineConfig.from_mapping({
+        "source_dir": str(src), "target": str(out), "max_files_per_trigger": 1, "mode": "scd2",
+        "freshness": HOUR, "tables": {f"{HIST_NOW}.*": {"freshness": 0}},
+    })  # fmt: skip
+    Pipeline(spark, config).start().awaitTermination()
+    return {"target": str(out), "config": config}
+
+
+def _files(root: Path) -> set[str]:
+    return {str(p) for p in root.rglob("*")} if root.exists() else set()
+
+
+def test_every_cut_of_a_deferred_history_table_reads_as_the_one_applied_every_batch(
+    spark: Any, history_stream: dict[str, Any]
+) -> None:
+    from anycdc.spark.reads import TargetReads
+
+    target, config = history_stream["target"], history_stream["config"]
+    written = {p: _files(Path(target) / p) for p in (HIST_LATER, f"_anycdc/scd2_ends/{HIST_LATER}")}
+    reads = TargetReads(spark, target, config)
+    later, now = f"{HIST_LATER}.orders", f"{HIST_NOW}.orders"
+    assert reads.newest_cut() == 3
+    path = config.table_path(*reads.resolve(later))
+    # the deferred copy: no table through cuts 0 and 1, applied through 2 (its TRUNCATE)
+    assert [reads._version(path, cut)[1] for cut in range(4)] == [-1, -1, 2, 2]
+    for cut in range(4):
+        deferred = reads.read_many([later], at=cut)[later]
+        applied = reads.read_many([now], at=cut)[now]
+        assert _content(deferred) == _content(applied), cut
+    newest = reads.read(later)
+    stored = spark.read.format("delta").load(config.table_path(*reads.resolve(now)))
+    assert _content(newest) == _content(stored)
+    assert newest.count() == 13  # every version: 1 a-f, 2 x+qty, 3 m+late, 4 p+late, 5 q
+    # a read writes nothing: not the table, not its end markers
+    assert {p: _files(Path(target) / p) for p in written} == written
+
+
+def test_a_pending_delete_closes_the_key_in_a_history_read(
+    spark: Any, history_stream: dict[str, Any]
+) -> None:
+    from anycdc.spark.reads import TargetReads
+
+    target, config = history_stream["target"], history_stream["config"]
+    reads = TargetReads(spark, target, config)
+    name = f"{HIST_LATER}.orders"
+    columns = ("name", "_cdc_is_current", f"unix_millis(_cdc_valid_to) - {T0}")
+
+    def key5(frame: Any) -> list[tuple[Any, ...]]:
+        return [tuple(r) for r in frame.filter("id = 5").selectExpr(*columns).collect()]
+
+    # applied through batch 2: key 5 current; its delete (position 130) is pending
+    assert key5(spark.read.format("delta").load(config.table_path(*reads.resolve(name)))) == [
+        ("q", True, None)
+    ]
+    assert key5(reads.read(name)) == [("q", False, 130)]
+    # the cut before the delete still shows it current
+    assert key5(reads.read(name, at=2)) == [("q", True, None)]

@@ -29,8 +29,13 @@ state did not have yet at that batch's end. A cut stays readable while each tabl
 Delta version it needs is in the table's log and its files are not vacuumed
 (:meth:`TargetReads.cuts`).
 
-SCD2 history tables are read as they are applied: their fresh read is not served yet
-(:class:`~anycdc.errors.ReadError`).
+An SCD2 history table (``mode: scd2``) is read the same way, with its apply's steps
+(:class:`~anycdc.spark.scd2.Scd2Applier`): the version, the dry schema step, the pending
+rows' versions and end markers (their TRUNCATEs among them: a history table has no floor,
+nothing is left out), and the version with the touched keys' rows replaced by their
+history recomputed (:meth:`~anycdc.spark.scd2.Scd2Applier.history`, the frame the apply
+MERGEs from) with the end markers its applies stored (``_anycdc/scd2_ends``; for a cut,
+those of the applies through it). Nothing is written: no MERGE, no end marker, no table.
 """
 
 from __future__ import annotations
@@ -44,14 +49,15 @@ from anycdc.config import PipelineConfig
 from anycdc.errors import ReadError
 from anycdc.schedule import TableIdent, qualified_name
 from anycdc.spark.actions import round_actions
-from anycdc.spark.apply import TableApplier, fold_actions
-from anycdc.spark.apply_round import APPLY_APP
+from anycdc.spark.apply import fold_actions
+from anycdc.spark.apply_round import APPLIERS, APPLY_APP
 from anycdc.spark.commit import Commit, DeltaTables
 from anycdc.spark.ledger import INGEST_BATCH, PENDING_OPS
 from anycdc.spark.merge_sql import NAMES_A_TABLE, delta_ref, q, truncated_sql
 from anycdc.spark.plan import IncompatibleSchema, build_plans, summarize
+from anycdc.spark.scd2 import ENDS_SCHEMA, Scd2Applier
 from anycdc.spark.sql_types import cast_sql
-from anycdc.spark.table_schema import HISTORY_MARKER, spark_ddl_type
+from anycdc.spark.table_schema import spark_ddl_type
 from anycdc.spark.table_state import DueTable, TableState
 from anycdc.spark.tombstones import Tombstones, table_tag
 
@@ -206,19 +212,11 @@ class TargetReads:
         from pyspark.sql import functions as F
 
         config = self.config
-        qualified = qualified_name(ident)
-        if config.table_settings(ident).mode == "scd2":
-            raise ReadError(
-                f"{qualified}: a history table (mode scd2): read it as applied "
-                "(fresh reads serve scd1 tables)"
-            )
         path = config.table_path(*ident)
         version, txn = self._version(path, cut)
         existing = None
         if version is not None:
             existing = self.spark.read.format("delta").option("versionAsOf", version).load(path)
-            if HISTORY_MARKER in existing.columns:
-                raise ReadError(f"{qualified}: a history table (written in scd2 mode)")
         start = max(txn, ledger.get(ident, -1))
         same = (
             F.col("database").eqNullSafe(F.lit(ident[0]))
@@ -260,7 +258,7 @@ class TargetReads:
             if existing is None:
                 raise ReadError(f"{qualified}: no rows of it were applied or are pending")
             return existing
-        applier = TableApplier(self.spark, config, plan)
+        applier = APPLIERS[config.table_settings(ident).mode](self.spark, config, plan)
         schema = applier.schema
         try:
             types = schema.planned(list(existing.schema.fields) if existing is not None else None)
@@ -271,6 +269,9 @@ class TargetReads:
             return existing
         if existing is None and not plan.has_rows:
             raise ReadError(f"{qualified}: no rows of it were applied or are pending")
+        if isinstance(applier, Scd2Applier):
+            at = stamp if stamp is not None else start
+            return self._fold_history(applier, pending, existing, types, cut, at)
         floor = schema.truncate_position(self._properties(path, version))
         table = self._as_planned(existing, schema)
         if plan.truncate_position and (floor is None or plan.truncate_position > floor):
@@ -294,6 +295,47 @@ class TargetReads:
             # the keys they match, the inserts), each a recomputation of the fold otherwise
             staged = staged.localCheckpoint(eager=True)
         return applier.rewritten(table, staged, types, broadcast=small)
+
+    def _fold_history(
+        self,
+        applier: Scd2Applier,
+        pending: DataFrame,
+        existing: DataFrame | None,
+        types: dict[str, str],
+        cut: int | None,
+        stamp: int,
+    ) -> DataFrame:
+        """An SCD2 history table: ``existing`` with the touched keys' rows replaced by their
+        history recomputed (:meth:`~anycdc.spark.scd2.Scd2Applier.history`, the apply's own)
+        from the ``pending`` rows' versions and end markers (the TRUNCATEs among them) and
+        the stored end markers (through ``cut``: later applies add to them); ``stamp``:
+        the ``_cdc_batch`` of the versions the read adds."""
+        from pyspark.sql import functions as F
+
+        schema = applier.schema
+        table = self._as_planned(existing, schema)
+        spec = DueTable(applier, TableState(schema.columns), types).action_spec(table_tag(0))
+        actions = round_actions(self.spark, pending, [spec])
+        good = actions.filter(F.col("_bad").isNull()).drop("_t", "_bad")
+        changes = applier.changes(good, types, stamp)
+        history = applier.history(table, changes, self._stored_ends(applier, cut), types)
+        columns = [q(c) for c in history.columns]
+        rows = history.rows.select(*columns)
+        if history.touched is None:  # a truncate among them: every key's history is there
+            return rows
+        kept = table.join(history.touched, "_cdc_key", "left_anti").select(*columns)
+        return kept.unionByName(rows)
+
+    def _stored_ends(self, applier: Scd2Applier, cut: int | None) -> DataFrame:
+        """The end markers the table's applies stored (through ``cut``); none before the
+        table's first apply."""
+        from delta.tables import DeltaTable
+        from pyspark.sql import functions as F
+
+        if not DeltaTable.isDeltaTable(self.spark, applier.ends_path):
+            return self.spark.createDataFrame([], ENDS_SCHEMA)
+        ends = self.spark.read.format("delta").load(applier.ends_path)
+        return ends if cut is None else ends.filter(F.col("batch") <= F.lit(cut))
 
     def _as_planned(self, existing: DataFrame | None, schema: Any) -> DataFrame:
         """The rows of ``existing`` (None: no table yet) in the columns the dry schema step

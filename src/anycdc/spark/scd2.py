@@ -32,7 +32,9 @@ A history row is identified by ``(_cdc_key, _cdc_seq)``. Per table and batch
    ``_cdc_seq``: partial versions are re-filled from the version before them
    (a late older update changes what a later partial update inherits), and each
    version ends at the next row of the key's timeline (versions + deletes) or
-   at the first truncate after it, whichever comes first;
+   at the first truncate after it, whichever comes first (:meth:`Scd2Applier.history`,
+   a frame: a fresh read, :mod:`anycdc.spark.reads`, lays it over a version of the
+   table, without a write);
 4. one MERGE on ``(_cdc_key, _cdc_seq)`` inserts the new versions and updates
    the existing ones whose interval or filled values changed -- nothing else is
    written, so a replayed batch (whose versions are all present) changes nothing;
@@ -60,6 +62,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from anycdc.config import PipelineConfig
@@ -94,6 +97,10 @@ SCD2_META: Final = (
 )
 ENDS_SCHEMA: Final = "_key STRING, seq STRING, ts_ms BIGINT, kind STRING, batch BIGINT"
 ARRIVAL: Final = ("source", "partition", "offset", "event_index")
+IN_NEW: Final = "_cdc_in_new"
+"""A recomputed history row's column: a version the table does not hold yet."""
+IN_CHANGED: Final = "_cdc_in_changed"
+"""A recomputed history row's column: its interval or filled values differ from the table's."""
 
 
 class Scd2Schema(TableSchema):
@@ -124,12 +131,41 @@ class Scd2Schema(TableSchema):
         """
         types = super().ensure_schema(batch_id, known, known_targets)
         if known is None:
-            self.spark.sql(create_table_of_sql(delta_ref(self.ends_path), ENDS_SCHEMA))
+            statement = create_table_of_sql(delta_ref(self.ends_path), ENDS_SCHEMA)
+            if self.dry is not None:  # planned: recorded, not run
+                self.dry.append(statement)
+            else:
+                self.spark.sql(statement)
         return types
 
     def truncate_position(self, properties: dict[str, str] | None = None) -> str | None:
         """No truncate floor: older events are slotted into history, not dropped."""
         return None
+
+
+@dataclass(frozen=True)
+class Scd2Changes:
+    """The versions and end markers of some row actions (:meth:`Scd2Applier.changes`)."""
+
+    versions: DataFrame
+    """One row per ``(_cdc_key, _cdc_seq)``, in the history table's columns."""
+    ends: DataFrame
+    """The deletes and truncates, once each: ``_key, seq, ts_ms, kind, batch``."""
+
+
+@dataclass(frozen=True)
+class Scd2History:
+    """The touched keys' recomputed history (:meth:`Scd2Applier.history`)."""
+
+    rows: DataFrame
+    """Every version of the touched keys, recomputed: :attr:`columns`, then :data:`IN_NEW`
+    and :data:`IN_CHANGED`."""
+    touched: DataFrame | None
+    """The touched keys (``_cdc_key``); None: every key (a truncate among the changes)."""
+    truncated: bool
+    """The changes hold a truncate."""
+    columns: list[str]
+    """The history table's columns, in order."""
 
 
 class Scd2Applier:
@@ -160,9 +196,25 @@ class Scd2Applier:
         """Add the batch's versions and end markers; recompute the touched keys' history."""
         from pyspark.sql import functions as F
 
+        changes = self.changes(actions, types, batch_id)
+        stored = self.spark.read.format("delta").load(self.ends_path)
+        table = self.spark.read.format("delta").load(self.path)
+        history = self.history(table, changes, stored, types)
+        # only what is new or changed is written: a replayed batch changes nothing
+        staged = history.rows.filter(F.col(IN_NEW) | F.col(IN_CHANGED)).drop(IN_CHANGED)
+        self._write_history(staged, history.columns, types)
+        if has_deletes or history.truncated:
+            self._record_ends(changes.ends, batch_id)
+
+    def changes(self, actions: DataFrame, types: dict[str, str], batch_id: int) -> Scd2Changes:
+        """The versions and end markers of the row actions ``actions`` (step 1 of the module
+        docstring), computed once each (each is read several times by :meth:`history`);
+        ``batch_id``: the ``_cdc_batch`` of the versions (unless ``actions`` carry one)."""
+        from pyspark.sql import functions as F
+
         actions = with_batch(actions, batch_id)
         acts = actions.withColumn("_seq", _seq(batch_id))
-        # computed once (each is read several times below); batch-sized, so cheap to hold
+        # batch-sized, so cheap to hold
         versions = self._versions(acts.filter(F.col("kind") == UPSERT), types).localCheckpoint()
         ends = (
             _first_per(
@@ -180,8 +232,20 @@ class Scd2Applier:
             )
             .localCheckpoint()
         )
+        return Scd2Changes(versions, ends)
+
+    def history(
+        self, table: DataFrame, changes: Scd2Changes, stored: DataFrame, types: dict[str, str]
+    ) -> Scd2History:
+        """The touched keys' history recomputed from scratch (steps 2 and 3 of the module
+        docstring) out of ``table`` (the history table, or a read's version of it), the
+        ``changes`` and the end markers ``stored`` before them (:data:`ENDS_SCHEMA`). The
+        apply MERGEs its new and changed rows; a fresh read (:mod:`anycdc.spark.reads`) lays
+        it over the table's version."""
+        from pyspark.sql import functions as F
+
+        versions, ends = changes.versions, changes.ends
         # truncates are few: taken to the driver, they end versions without a join
-        stored = self.spark.read.format("delta").load(self.ends_path)
         batch_truncates, stored_truncates = (
             {
                 (r["seq"], r["ts_ms"])
@@ -197,7 +261,8 @@ class Scd2Applier:
         )
         touched = None  # a truncate may close any key's current version: every key is touched
         if batch_truncates:
-            log.info("%s: TRUNCATE in the batch: recomputing every key", self.plan.qualified)
+            if self.schema.dry is None:
+                log.info("%s: TRUNCATE in the batch: recomputing every key", self.plan.qualified)
         else:
             touched = (
                 versions.select("_cdc_key")
@@ -207,11 +272,15 @@ class Scd2Applier:
                 .distinct()
             )
             deletes = deletes.join(touched, deletes["_key"] == touched["_cdc_key"], "left_semi")
-        self._merge_history(
-            versions, touched, deletes.dropDuplicates(["_key", "seq"]), truncates, types
+        columns = self.columns(types)
+        rows = self._recompute(
+            table, versions, touched, deletes.dropDuplicates(["_key", "seq"]), truncates, types
         )
-        if has_deletes or batch_truncates:
-            self._record_ends(ends, batch_id)
+        return Scd2History(rows, touched, bool(batch_truncates), columns)
+
+    def columns(self, types: dict[str, str]) -> list[str]:
+        """The history table's columns, in order, for the source's columns ``types``."""
+        return [*(self.schema.target(n) for n in types), *(name for name, _ in SCD2_META)]
 
     def _versions(self, upserts: DataFrame, types: dict[str, str]) -> DataFrame:
         """The batch's versions, typed, one per ``(key, seq)`` (first arrival wins)."""
@@ -241,32 +310,32 @@ class Scd2Applier:
             .alias("_cdc_partial"),
         )
 
-    def _merge_history(
+    def _recompute(
         self,
+        table: DataFrame,
         versions: DataFrame,
         touched: DataFrame | None,
         deletes: DataFrame,
         truncates: list[tuple[str, int]],
         types: dict[str, str],
-    ) -> None:
-        """Recompute the touched keys' history (every key when ``touched`` is None);
-        MERGE the new and the changed versions. ``deletes``: those of the touched keys."""
+    ) -> DataFrame:
+        """Recompute the touched keys' history (every key when ``touched`` is None) from
+        their rows in ``table`` and the ``versions`` not there yet: the table's columns,
+        then :data:`IN_NEW` and :data:`IN_CHANGED`. ``deletes``: those of the touched keys."""
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
-        columns = [*(self.schema.target(n) for n in types), *(name for name, _ in SCD2_META)]
-        table = (
-            self.spark.read.format("delta").load(self.path).select(*[F.col(q(c)) for c in columns])
-        )
+        columns = self.columns(types)
+        table = table.select(*[F.col(q(c)) for c in columns])
         existing = table if touched is None else table.join(touched, "_cdc_key", "left_semi")
         existing = existing.localCheckpoint()  # one scan of the table, read twice below
         fresh = versions.join(
             existing.select("_cdc_key", "_cdc_seq"), ["_cdc_key", "_cdc_seq"], "left_anti"
         )
         timeline = (
-            existing.withColumn("_cdc_in_new", F.lit(False))
+            existing.withColumn(IN_NEW, F.lit(False))
             .unionByName(
-                fresh.select(*[F.col(q(c)) for c in columns]).withColumn("_cdc_in_new", F.lit(True))
+                fresh.select(*[F.col(q(c)) for c in columns]).withColumn(IN_NEW, F.lit(True))
             )
             .withColumn("_cdc_in_end", F.lit(0))
         )
@@ -331,15 +400,14 @@ class Scd2Applier:
             "_cdc_valid_to": new_to,
             "_cdc_is_current": F.col("_cdc_in_stop").isNull(),
         }
-        staged = rows.select(
+        return rows.select(
             *[
                 recomputed[name].alias(name) if name in recomputed else F.col(q(name))
                 for name in columns
             ],
-            F.col("_cdc_in_new"),
-            _changed(recomputed).alias("_cdc_in_changed"),
-        ).filter(F.col("_cdc_in_new") | F.col("_cdc_in_changed"))
-        self._write_history(staged.drop("_cdc_in_changed"), columns, types)
+            F.col(IN_NEW),
+            _changed(recomputed).alias(IN_CHANGED),
+        )
 
     def _write_history(self, staged: DataFrame, columns: list[str], types: dict[str, str]) -> None:
         """One MERGE on ``(_cdc_key, _cdc_seq)``: insert new versions, update changed ones."""
@@ -419,4 +487,7 @@ def _changed(recomputed: dict[str, Any]) -> Column:
     return ~same
 
 
-__all__: Sequence[str] = ["SCD2_META", "Scd2Applier", "Scd2Schema"]
+__all__: Sequence[str] = [
+    "ENDS_SCHEMA", "IN_CHANGED", "IN_NEW", "SCD2_META", "Scd2Applier", "Scd2Changes",
+    "Scd2History", "Scd2Schema",
+]  # fmt: skip
