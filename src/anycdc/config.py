@@ -552,6 +552,12 @@ class PipelineConfig:
         "VACUUM each table (targets and `_anycdc`) at most this often; 0: never",
         "--vacuum-every-hours", "H", minimum=0,
     )  # fmt: skip
+    hold_open_transactions: int = _setting(
+        100, "execution",
+        "a read of a cut leaves out a source transaction whose BEGIN is in the changelog "
+        "and whose COMMIT is not, for up to this many batches after its BEGIN; `0`: never",
+        "--hold-open-transactions", "BATCHES", minimum=0,
+    )  # fmt: skip
     vacuum_retain_hours: float | None = _setting(
         None, "execution",
         "how long VACUUM keeps files no current version needs; below the table's own it "

@@ -21,7 +21,7 @@ import pytest
 
 from anycdc.cli import main as cli
 from anycdc.config import PipelineConfig
-from anycdc.event import Column
+from anycdc.event import ChangeEvent, Column, Op, Position
 from anycdc.values import INT64, decimal_type
 from tests.pipeline.helpers import encode_all, ev, simulated_copies, write_messages
 
@@ -194,10 +194,20 @@ PAYMENT = {
 }
 
 
+def _marker(op: str, pos: int, tx: str) -> Any:
+    return ChangeEvent(
+        op=Op(op), format="canonical-json", database="shop", tx=tx,
+        ts_ms=1_700_000_000_000 + pos, position=Position((pos,)),
+    )  # fmt: skip
+
+
 def test_a_cut_never_shows_a_payment_without_its_order(spark: Any, tmp_path: Path) -> None:
     """Each source transaction inserts an order and its payment (deletes them, the payment
     first); payments are applied every batch, orders only at the run's end. Read plainly, the
-    tables show payments of orders they lack; read as of any cut, never."""
+    tables show payments of orders they lack; read as of any cut, never. The last
+    transaction (BEGIN and COMMIT markers) is split by a cut: its payment is applied at
+    that cut, its order and COMMIT come in the next batch; read as of the cut, neither is
+    there (the payments table is read from its version before the transaction)."""
     from anycdc.spark.pipeline import Pipeline
     from anycdc.spark.reads import TargetReads
 
@@ -218,6 +228,11 @@ def test_a_cut_never_shows_a_payment_without_its_order(spark: Any, tmp_path: Pat
             ev("insert", next(pos), _order(6)),
             ev("insert", next(pos), _payment(16, 6), table="payments", columns=PAYMENT),
         ],
+        [
+            _marker("begin", next(pos), "t7"),
+            ev("insert", next(pos), _payment(17, 7), table="payments", columns=PAYMENT, tx="t7"),
+        ],
+        [ev("insert", next(pos), _order(7), tx="t7"), _marker("commit", next(pos), "t7")],
     ]  # fmt: skip
     for n, events in enumerate(batches):
         write_messages(src, f"{n:03}.jsonl", encode_all("canonical-json", events))
@@ -233,13 +248,18 @@ def test_a_cut_never_shows_a_payment_without_its_order(spark: Any, tmp_path: Pat
 
     # read plainly: every payment applied, not one of their orders (all pending)
     assert not (out / "shop" / "orders").exists()
-    assert spark.read.format("delta").load(str(out / "shop" / "payments")).count() == 5
+    assert spark.read.format("delta").load(str(out / "shop" / "payments")).count() == 6
     reads = TargetReads(spark, str(out))
-    for cut in range(3):
+    assert reads.open_transactions(3)[0] == {"t7"} and reads.open_transactions(4)[0] == set()
+    for cut in range(5):
         tables = reads.read_many(["shop.orders", "shop.payments"], at=cut)
         orders, paid = tables["shop.orders"], tables["shop.payments"]
         assert orphans(orders, paid) == 0, cut
-        assert orders.count() == [3, 5, 5][cut] and paid.count() == [3, 5, 5][cut]
+        assert orders.count() == [3, 5, 5, 5, 6][cut] and paid.count() == [3, 5, 5, 5, 6][cut]
+    # transactions not held back: the cut shows the payment of an order it lacks
+    split = TargetReads(spark, str(out), config.with_overrides(hold_open_transactions=0))
+    tables = split.read_many(["shop.orders", "shop.payments"], at=3)
+    assert orphans(tables["shop.orders"], tables["shop.payments"]) == 1
 
 
 # ------------------------------------------------------------------ SCD2 history tables

@@ -119,7 +119,7 @@ def test_every_configuration_key_has_a_flag(tmp_path: Path) -> None:
         "--schema-changes", "evolve",
         "--freshness", "15m", "--table-freshness", "shop\\.orders=10s", "--max-pending-rows", "9",
         "--apply-engine", "merge", "--ingest-engine", "cached", "--rewrite-max-mb", "16",
-        "--catch-up-batches", "3", "--apply-beside-ingest",
+        "--catch-up-batches", "3", "--apply-beside-ingest", "--hold-open-transactions", "5",
         "--metrics-port", "9108", "--metrics-address", "0.0.0.0", "--metrics-max-tables", "50",
         "--table-setting", "shop.*:mode=scd1",
     ])  # fmt: skip

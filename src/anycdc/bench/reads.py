@@ -12,8 +12,13 @@ A B A B for ``--rounds`` rounds in one session (after one untimed read each), an
 their ratio. It then checks the fresh read against the table once the pending rows are
 applied.
 
+``--tables N`` (N > 1): a consistent read instead, of N tables of ``--rows`` rows each
+with ``--pending`` of their rows pending (the first fraction given): every table as of
+one cut (:meth:`~anycdc.spark.reads.TargetReads.read_many`, made and scanned), against a
+plain read of the N Delta tables, and a query of every table of a read made once.
+
 Run: ``python -m anycdc.bench.reads [--rows 1000000] [--pending 0.01 0.1] [--rounds 3]
-[--work-dir var/bench-reads]``
+[--tables 1] [--work-dir var/bench-reads]``
 """
 
 from __future__ import annotations
@@ -90,6 +95,99 @@ def side_by_side(
     return plain_s, fresh_s, query_s
 
 
+def consistent_side_by_side(
+    spark: SparkSession, target: Path, names: list[str], rounds: int
+) -> tuple[list[float], list[float], list[float]]:
+    """Seconds of plain reads of every table, a consistent read of them all (made and
+    scanned) and a query of each table of a consistent read made once, alternating."""
+    from anycdc.spark.reads import TargetReads
+
+    paths = [str(target / Path(*name.split("."))) for name in names]
+
+    def scan(frame: Any) -> None:
+        frame.write.format("noop").mode("overwrite").save()
+
+    def plain() -> None:
+        for path in paths:
+            scan(spark.read.format("delta").load(path))
+
+    def consistent() -> None:
+        for frame in TargetReads(spark, str(target)).read_many(names).values():
+            scan(frame)
+
+    built: dict[str, Any] = {}
+
+    def query() -> None:
+        for frame in built.values():
+            scan(frame)
+
+    plain_s: list[float] = []
+    consistent_s: list[float] = []
+    query_s: list[float] = []
+    plain()
+    consistent()
+    built.update(TargetReads(spark, str(target)).read_many(names))
+    for number in range(rounds):
+        order = [(plain, plain_s), (consistent, consistent_s), (query, query_s)]
+        for action, times in order if number % 2 == 0 else reversed(order):
+            times.append(_seconds(action))
+    return plain_s, consistent_s, query_s
+
+
+def consistent_main(
+    spark: SparkSession, work: Path, tables: int, rows: int, files: int, fraction: float,
+    rounds: int, rng: random.Random,
+) -> int:  # fmt: skip
+    """The ``--tables`` bench (see the module docstring)."""
+    from msgspec.structs import replace
+
+    from anycdc.spark.pipeline import Pipeline
+    from anycdc.spark.reads import TargetReads
+
+    source, target = work / "messages", work / "lake"
+    config = _config(source, target)
+    names = [f"bench.t{n:03}" for n in range(tables)]
+    first = change(Op.INSERT, -1, 2, "first")
+    write_round(source, 0, [replace(first, table=n.split(".")[1]) for n in names])
+    Pipeline(spark, config).run()  # creates the tables (its final apply)
+    for name in names:
+        load_table(spark, target / Path(*name.split(".")), rows, files)
+    wanted = int(rows * fraction)
+    updates = []
+    for name in names:
+        keys = rng.sample(range(rows), wanted)
+        updates += [
+            replace(change(Op.UPDATE, k, 10 + i, "u"), table=name.split(".")[1])
+            for i, k in enumerate(keys)
+        ]
+    write_round(source, 1, updates)
+    Pipeline(spark, config).start().awaitTermination()  # ingested, left pending
+    plain_s, made_s, query_s = consistent_side_by_side(spark, target, names, rounds)
+    base = statistics.median(plain_s)
+    print(
+        f"{tables} tables of {rows:,} rows, {fraction:.0%} pending ({wanted:,} updates each): "
+        f"plain reads {base:.2f} s; a consistent read {statistics.median(made_s):.2f} s = "
+        f"{statistics.median(made_s) / base:.2f}x; a query of every table of it once made "
+        f"{statistics.median(query_s):.2f} s = {statistics.median(query_s) / base:.2f}x\n"
+        f"  each: plain {_list(plain_s)}; consistent {_list(made_s)}; query {_list(query_s)}"
+    )
+    read = {
+        name: frame.select(*COLUMNS).cache()
+        for name, frame in TargetReads(spark, str(target)).read_many(names).items()
+    }
+    for frame in read.values():
+        frame.count()
+    Pipeline(spark, config).run()  # applies what is pending
+    differ = 0
+    for name, frame in read.items():
+        stored = spark.read.format("delta").load(str(target / Path(*name.split("."))))
+        stored = stored.select(*COLUMNS)
+        differ += frame.exceptAll(stored).count() + stored.exceptAll(frame).count()
+        frame.unpersist()
+    print(f"  the consistent read vs the tables once applied: {differ} differences")
+    return 1 if differ else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m anycdc.bench.reads", description=__doc__,
@@ -100,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pending", type=float, nargs="+", default=[0.01, 0.1])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--tables", type=int, default=1, help="> 1: a consistent read")
     parser.add_argument("--work-dir", type=Path, default=Path("var/bench-reads"))
     args = parser.parse_args(argv)
 
@@ -110,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(work, ignore_errors=True)
     spark = get_spark("anycdc-bench-reads")
     rng = random.Random(args.seed)
+    if args.tables > 1:
+        return consistent_main(
+            spark, work, args.tables, args.rows, args.files, min(args.pending), args.rounds, rng
+        )
     stored = fresh = None
     for number, fraction in enumerate(sorted(args.pending), start=1):
         # a target per fraction: a run that finds rows pending applies them first

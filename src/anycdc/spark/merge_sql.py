@@ -351,6 +351,15 @@ def truncated_sql(position: str) -> str:
     return f"_cdc_position IS NULL OR _cdc_position < {lit(position)}"
 
 
+def after_truncate_sql(position: str) -> str:
+    """The rows a TRUNCATE at ``position`` keeps (SQL): those after it.
+
+    >>> after_truncate_sql("0007")
+    "NOT (_cdc_position IS NULL OR _cdc_position < '0007')"
+    """
+    return f"NOT ({truncated_sql(position)})"
+
+
 def truncate_sql(table: str, position: str) -> str:
     """DELETE of the rows a TRUNCATE at ``position`` empties (:func:`truncated_sql`)."""
     return f"DELETE FROM {table} WHERE {truncated_sql(position)}"

@@ -25,7 +25,12 @@ that batch, folded by the apply's own steps without a write:
 
 A **cut** is the end of an ingest batch: :meth:`TargetReads.read_many` reads every table
 as of the same one, so a join never sees a change of one table that the others' source
-state did not have yet at that batch's end. A cut stays readable while each table's
+state did not have yet at that batch's end. Their pending rows are one slice of the
+changelog, planned by one job and folded by one plan for all the tables, as an apply
+round's. A source transaction open at the cut (its BEGIN marker in the changelog, not its
+COMMIT: :meth:`TargetReads.open_transactions`) is left out of every table: its rows are not
+folded, and each table is read from its last apply before the first of them
+(:meth:`TargetReads.point`), since an apply does not wait for a transaction's end. A cut stays readable while each table's
 Delta version it needs is in the table's log and its files are not vacuumed
 (:meth:`TargetReads.cuts`).
 
@@ -47,13 +52,24 @@ from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.config import PipelineConfig
 from anycdc.errors import ReadError
+from anycdc.event import Op
 from anycdc.schedule import TableIdent, qualified_name
-from anycdc.spark.actions import round_actions
+from anycdc.spark.actions import ActionSpec, round_actions
 from anycdc.spark.apply import fold_actions
 from anycdc.spark.apply_round import APPLIERS, APPLY_APP
 from anycdc.spark.commit import Commit, DeltaTables
 from anycdc.spark.ledger import INGEST_BATCH, PENDING_OPS
-from anycdc.spark.merge_sql import NAMES_A_TABLE, delta_ref, q, truncated_sql
+from anycdc.spark.merge_sql import (
+    NAMES_A_TABLE,
+    after_truncate_sql,
+    as_text_sql,
+    converted_sql,
+    delta_ref,
+    named_sql,
+    null_of_sql,
+    q,
+    show_properties_sql,
+)
 from anycdc.spark.plan import IncompatibleSchema, build_plans, summarize
 from anycdc.spark.scd2 import ENDS_SCHEMA, Scd2Applier
 from anycdc.spark.sql_types import cast_sql
@@ -69,6 +85,8 @@ DEFAULT_RETAIN_HOURS: Final = 168.0
 BROADCAST_ROWS: Final = 500_000
 """Up to this many pending rows a read sends its folded actions to every task of the
 table's scan (no shuffle of the table: :meth:`TableApplier.rewritten`'s ``broadcast``)."""
+TRANSACTION_MARKERS: Final = (Op.BEGIN.value, Op.COMMIT.value)
+"""The ``op`` of the changelog rows that mark a source transaction's boundaries."""
 WALK_FIRST: Final = 64
 """How many of a table's newest commits a cut's version is first looked for in."""
 
@@ -90,6 +108,45 @@ class Cut:
     readable: bool = True
     """Every table's Delta version it needs is still in its log and not vacuumed."""
     why_not: str | None = None
+
+
+@dataclass(frozen=True)
+class ReadPoint:
+    """Where a read starts and what it takes (:meth:`TargetReads.point`)."""
+
+    cut: int | None
+    """The changelog rows through this ingest batch (None: every one, the newest read)."""
+    base: int | None
+    """Each table's version: its last apply through this batch (None: its newest)."""
+    held: frozenset[str] = frozenset()
+    """The source transactions left out (open at the cut)."""
+
+
+@dataclass(frozen=True)
+class _Start:
+    """Where a table's read starts: its version (None: no table yet) and the ingest batch
+    its pending rows come after."""
+
+    ident: TableIdent
+    path: str
+    version: int | None
+    existing: DataFrame | None
+    start: int
+
+
+@dataclass(frozen=True)
+class _Folding:
+    """An SCD1 table whose pending rows are folded with the others' (:meth:`_fold_all`)."""
+
+    start: _Start
+    applier: Any
+    types: dict[str, str]
+    table: DataFrame
+    spec: ActionSpec
+    tag: str
+    stamp: int
+    through: int | None
+    rows: int
 
 
 class TargetReads:
@@ -170,10 +227,9 @@ class TargetReads:
         """The table ``name`` as of the newest ingested batch (``at``: as of the cut
         ``at``), its pending changes folded in; the columns of the Delta table."""
         ident = name if isinstance(name, tuple) else self.resolve(name)
-        if at is None:
-            return self._read(ident, None, self.newest_cut(), self._ledger_through(None))
-        cut = self.cut(at)
-        return self._read(ident, cut, cut, self._ledger_through(cut))
+        point = self.point(None if at is None else self.cut(at))
+        stamp = point.cut if point.cut is not None else self.newest_cut()
+        return self._read(ident, point, stamp, self._ledger_through(point.base))
 
     def read_many(
         self, names: Iterable[str | TableIdent] | None = None, at: int | None = None
@@ -185,8 +241,10 @@ class TargetReads:
             n if isinstance(n, tuple) else self.resolve(n, known) for n in names
         ]  # fmt: skip
         cut = self.cut(at)
-        ledger = self._ledger_through(cut)
-        return {qualified_name(i): self._read(i, cut, cut, ledger) for i in wanted}
+        point = self.point(cut)
+        ledger = self._ledger_through(point.base)
+        read = self._read_all(wanted, point, cut, ledger)
+        return {qualified_name(i): read[i] for i in wanted}
 
     def cut(self, at: int | None) -> int:
         """The cut ``at`` names (None: the newest), checked: one the changelog holds."""
@@ -199,102 +257,184 @@ class TargetReads:
             raise ReadError(f"cut {at}: the cuts are 0 to {newest} (anycdc cuts lists them)")
         return at
 
+    def point(self, cut: int | None) -> ReadPoint:
+        """Where a read of ``cut`` (None: the newest, every pending row) starts and what it
+        leaves out: the source transactions open at the cut (:meth:`open_transactions`),
+        and so the tables' versions of the applies before their first row."""
+        newest = cut if cut is not None else self.newest_cut()
+        if newest is None:
+            return ReadPoint(cut, cut)
+        held, first = self.open_transactions(newest)
+        if first is None:
+            return ReadPoint(cut, cut, held)
+        return ReadPoint(newest, min(newest, first - 1), held)
+
+    def open_transactions(self, cut: int) -> tuple[frozenset[str], int | None]:
+        """The source transactions a read of ``cut`` leaves out, and the first ingest batch
+        holding one of their rows (None: no row of theirs through the cut).
+
+        A transaction is held back while the changelog has its BEGIN marker (``op``
+        ``begin`` with its ``tx``, in any batch: a marker may come from another topic than
+        its rows) and no COMMIT through the cut, for up to ``hold_open_transactions``
+        batches after its BEGIN (a COMMIT that never comes holds it no longer). One job
+        over the markers, and one over the held transactions' rows where there are any."""
+        from pyspark.sql import functions as F
+
+        hold = self.config.hold_open_transactions
+        if hold <= 0:
+            return frozenset(), None
+        batch, op = F.col(INGEST_BATCH), F.col("op")
+        markers = self.changelog().filter(
+            F.col("tx").isNotNull() & batch.isNotNull() & op.isin(*TRANSACTION_MARKERS)
+        )
+        per_tx = markers.groupBy("tx").agg(
+            F.min(F.when(op == Op.BEGIN.value, batch)).alias("began"),
+            F.min(F.when(op == Op.COMMIT.value, batch)).alias("ended"),
+        )
+        open_now = per_tx.filter(
+            F.col("began").isNotNull()
+            & (F.col("ended").isNull() | (F.col("ended") > F.lit(cut)))
+            & (F.col("began") > F.lit(cut - hold))
+        )
+        held = frozenset(str(r["tx"]) for r in open_now.select("tx").collect())
+        if not held:
+            return held, None
+        first = (
+            self.changelog()
+            .filter(F.col("tx").isin(*sorted(held)) & (batch <= F.lit(cut)))
+            .agg(F.min(batch).alias("first"))
+            .first()
+        )
+        return held, None if first is None or first["first"] is None else int(first["first"])
+
     def _read(
         self,
         ident: TableIdent,
-        cut: int | None,
+        point: ReadPoint,
         stamp: int | None,
         ledger: dict[TableIdent, int],
     ) -> DataFrame:
-        """``ident`` at ``cut`` (None: its newest version and every pending row);
-        ``stamp``: the ingest batch its folded rows carry as ``_cdc_batch``; ``ledger``:
-        what the ledger says each table is applied through (:meth:`_ledger_through`)."""
+        """One table at ``point`` (:meth:`_read_all`)."""
+        return self._read_all([ident], point, stamp, ledger)[ident]
+
+    def _read_all(
+        self,
+        idents: Sequence[TableIdent],
+        point: ReadPoint,
+        stamp: int | None,
+        ledger: dict[TableIdent, int],
+    ) -> dict[TableIdent, DataFrame]:
+        """The tables ``idents`` at ``point`` (:meth:`point`); ``stamp``: the ingest batch
+        their folded rows carry as ``_cdc_batch``; ``ledger``: what the ledger says each
+        table is applied through by the point's base (:meth:`_ledger_through`).
+
+        Their pending rows are one slice of the changelog (each table's rows after its own
+        start), summarized by one job and folded by one plan for every table, as an apply
+        round folds its due tables; each table is then its version with its folded rows."""
         from pyspark.sql import functions as F
 
-        config = self.config
-        path = config.table_path(*ident)
-        version, txn = self._version(path, cut)
-        existing = None
-        if version is not None:
-            existing = self.spark.read.format("delta").option("versionAsOf", version).load(path)
-        start = max(txn, ledger.get(ident, -1))
-        same = (
-            F.col("database").eqNullSafe(F.lit(ident[0]))
-            & F.col("schema").eqNullSafe(F.lit(ident[1]))
-            & (F.col("table") == F.lit(ident[2]))
-            & (F.col(INGEST_BATCH) > F.lit(start))
+        starts: list[_Start] = []
+        for ident in idents:
+            path = self.config.table_path(*ident)
+            version, txn = self._version(path, point.base)
+            existing = None
+            if version is not None:
+                existing = self.spark.read.format("delta").option("versionAsOf", version).load(path)
+            starts.append(_Start(ident, path, version, existing, max(txn, ledger.get(ident, -1))))
+        spec = self.spark.createDataFrame(
+            [(*s.ident, s.start) for s in starts],
+            "_r_database STRING, _r_schema STRING, _r_table STRING, _r_start BIGINT",
         )
-        if cut is not None:
-            same = same & (F.col(INGEST_BATCH) <= F.lit(cut))
+        log = self.changelog()
+        batch = F.col(INGEST_BATCH)
+        mine = (
+            log["database"].eqNullSafe(spec["_r_database"])
+            & log["schema"].eqNullSafe(spec["_r_schema"])
+            & (log["table"] == spec["_r_table"])
+            & (batch > spec["_r_start"])
+        )
+        if point.cut is not None:
+            mine = mine & (batch <= F.lit(point.cut))
+        if point.held:
+            mine = mine & ~F.coalesce(F.col("tx").isin(*sorted(point.held)), F.lit(False))
         # the messages stay behind (a dead letter is the apply's, not a read's); the slice is
         # kept while the plan job and the fold both read it
-        pending = self.changelog().filter(same).drop("raw", "kafka_key").persist()
+        pending = log.join(F.broadcast(spec), mine, "left_semi").drop("raw", "kafka_key").persist()
         try:
-            return self._fold(ident, pending, existing, version, path, cut, start, stamp)
+            return self._fold_all(starts, pending, point.cut, stamp)
         finally:
             pending.unpersist()
 
-    def _fold(
-        self,
-        ident: TableIdent,
-        pending: DataFrame,
-        existing: DataFrame | None,
-        version: int | None,
-        path: str,
-        cut: int | None,
-        start: int,
-        stamp: int | None,
-    ) -> DataFrame:
-        """``existing`` (the table at ``version``, None: none) with the ``pending`` rows
-        folded in (see the module docstring, steps 3)."""
+    def _fold_all(
+        self, starts: list[_Start], pending: DataFrame, cut: int | None, stamp: int | None
+    ) -> dict[TableIdent, DataFrame]:
+        """Each table's version with its ``pending`` rows folded in (see the module
+        docstring, steps 3): the plan, then per table the dry schema step, then the row
+        actions, the fold and the tombstones of every SCD1 table in one plan."""
         from pyspark.sql import functions as F
 
         config = self.config
-        qualified = qualified_name(ident)
         summaries = summarize(pending)
         plans = build_plans(summaries, config)
-        plan = plans.get(ident)
-        if plan is None or not config.wants_table(plan.qualified):
-            if existing is None:
+        read: dict[TableIdent, DataFrame] = {}
+        folding: list[_Folding] = []
+        for item in starts:
+            ident, existing = item.ident, item.existing
+            qualified = qualified_name(ident)
+            plan = plans.get(ident)
+            if plan is None or not config.wants_table(plan.qualified):
+                if existing is None:
+                    raise ReadError(f"{qualified}: no rows of it were applied or are pending")
+                read[ident] = existing
+                continue
+            applier = APPLIERS[config.table_settings(ident).mode](self.spark, config, plan)
+            schema = applier.schema
+            fields = list(existing.schema.fields) if existing is not None else None
+            try:
+                types = schema.planned(fields)
+            except IncompatibleSchema:
+                # the apply dead-letters these events: the table stays as it is
+                if existing is None:
+                    raise ReadError(
+                        f"{qualified}: its pending changes cannot make a table"
+                    ) from None
+                read[ident] = existing
+                continue
+            if existing is None and not plan.has_rows:
                 raise ReadError(f"{qualified}: no rows of it were applied or are pending")
-            return existing
-        applier = APPLIERS[config.table_settings(ident).mode](self.spark, config, plan)
-        schema = applier.schema
-        try:
-            types = schema.planned(list(existing.schema.fields) if existing is not None else None)
-        except IncompatibleSchema:
-            # the apply dead-letters these events: the table stays as it is
-            if existing is None:
-                raise ReadError(f"{qualified}: its pending changes cannot make a table") from None
-            return existing
-        if existing is None and not plan.has_rows:
-            raise ReadError(f"{qualified}: no rows of it were applied or are pending")
-        if isinstance(applier, Scd2Applier):
-            at = stamp if stamp is not None else start
-            return self._fold_history(applier, pending, existing, types, cut, at)
-        floor = schema.truncate_position(self._properties(path, version))
-        table = self._as_planned(existing, schema)
-        if plan.truncate_position and (floor is None or plan.truncate_position > floor):
-            table = table.where(f"NOT ({truncated_sql(plan.truncate_position)})")
-            floor = plan.truncate_position
-        spec = DueTable(applier, TableState(schema.columns), types, floor=floor).action_spec(
-            table_tag(0)
-        )
-        actions = round_actions(self.spark, pending, [spec])
+            at = stamp if stamp is not None else item.start
+            through = None if cut is None else item.start
+            if isinstance(applier, Scd2Applier):
+                read[ident] = self._fold_history(applier, pending, existing, types, through, at)
+                continue
+            floor = schema.truncate_position(self._properties(item.path, item.version))
+            table = self._as_planned(existing, schema)
+            if plan.truncate_position and (floor is None or plan.truncate_position > floor):
+                table = table.where(after_truncate_sql(plan.truncate_position))
+                floor = plan.truncate_position
+            tag = table_tag(len(folding))
+            spec = DueTable(applier, TableState(schema.columns), types, floor=floor).action_spec(
+                tag
+            )
+            rows = sum(s.rows for s in summaries if s.ident == ident)
+            folding.append(_Folding(item, applier, types, table, spec, tag, at, through, rows))
+        if not folding:
+            return read
+        actions = round_actions(self.spark, pending, [f.spec for f in folding])
         good = actions.filter(F.col("_bad").isNull()).drop("_bad")
         store = Tombstones(self.spark, config)
-        folded = store.guard(
-            fold_actions(good, by=("_t", "_key")),
-            store.table_ids([path]),
-            through=None if cut is None else start,
-        ).drop("_t")
-        staged = applier.staged(folded, types, stamp if stamp is not None else start, True)
-        small = sum(s.rows for s in summaries if s.ident == ident) <= BROADCAST_ROWS
-        if small:
-            # folded once, now: the read's plan meets the actions three times (the rows,
+        tables = store.table_ids([f.start.path for f in folding], [f.through for f in folding])
+        folded = store.guard(fold_actions(good, by=("_t", "_key")), tables)
+        if sum(f.rows for f in folding) <= BROADCAST_ROWS:
+            # folded once, now: each table's read meets its actions three times (the rows,
             # the keys they match, the inserts), each a recomputation of the fold otherwise
-            staged = staged.localCheckpoint(eager=True)
-        return applier.rewritten(table, staged, types, broadcast=small)
+            folded = folded.localCheckpoint(eager=True)
+        for f in folding:
+            mine = folded.filter(F.col("_t") == F.lit(f.tag)).drop("_t")
+            staged = f.applier.staged(mine, f.types, f.stamp, True)
+            small = f.rows <= BROADCAST_ROWS
+            read[f.start.ident] = f.applier.rewritten(f.table, staged, f.types, broadcast=small)
+        return read
 
     def _fold_history(
         self,
@@ -302,14 +442,14 @@ class TargetReads:
         pending: DataFrame,
         existing: DataFrame | None,
         types: dict[str, str],
-        cut: int | None,
+        through: int | None,
         stamp: int,
     ) -> DataFrame:
         """An SCD2 history table: ``existing`` with the touched keys' rows replaced by their
         history recomputed (:meth:`~anycdc.spark.scd2.Scd2Applier.history`, the apply's own)
         from the ``pending`` rows' versions and end markers (the TRUNCATEs among them) and
-        the stored end markers (through ``cut``: later applies add to them); ``stamp``:
-        the ``_cdc_batch`` of the versions the read adds."""
+        the end markers the applies through ``through`` stored (None: all; later applies
+        add to them); ``stamp``: the ``_cdc_batch`` of the versions the read adds."""
         from pyspark.sql import functions as F
 
         schema = applier.schema
@@ -318,7 +458,7 @@ class TargetReads:
         actions = round_actions(self.spark, pending, [spec])
         good = actions.filter(F.col("_bad").isNull()).drop("_t", "_bad")
         changes = applier.changes(good, types, stamp)
-        history = applier.history(table, changes, self._stored_ends(applier, cut), types)
+        history = applier.history(table, changes, self._stored_ends(applier, through), types)
         columns = [q(c) for c in history.columns]
         rows = history.rows.select(*columns)
         if history.touched is None:  # a truncate among them: every key's history is there
@@ -326,39 +466,37 @@ class TargetReads:
         kept = table.join(history.touched, "_cdc_key", "left_anti").select(*columns)
         return kept.unionByName(rows)
 
-    def _stored_ends(self, applier: Scd2Applier, cut: int | None) -> DataFrame:
-        """The end markers the table's applies stored (through ``cut``); none before the
-        table's first apply."""
+    def _stored_ends(self, applier: Scd2Applier, through: int | None) -> DataFrame:
+        """The end markers the table's applies through ``through`` stored (None: all); none
+        before the table's first apply."""
         from delta.tables import DeltaTable
         from pyspark.sql import functions as F
 
         if not DeltaTable.isDeltaTable(self.spark, applier.ends_path):
             return self.spark.createDataFrame([], ENDS_SCHEMA)
         ends = self.spark.read.format("delta").load(applier.ends_path)
-        return ends if cut is None else ends.filter(F.col("batch") <= F.lit(cut))
+        return ends if through is None else ends.filter(F.col("batch") <= F.lit(through))
 
     def _as_planned(self, existing: DataFrame | None, schema: Any) -> DataFrame:
         """The rows of ``existing`` (None: no table yet) in the columns the dry schema step
         left (:meth:`~anycdc.spark.table_schema.TableSchema.planned`): renamed, widened or
         rewritten through their text, new ones NULL, dropped ones gone."""
         if existing is None:
-            columns = [
-                f"CAST(NULL AS {kind}) AS {q(name)}" for name, kind in schema.columns.items()
-            ]
+            columns = [named_sql(null_of_sql(kind), name) for name, kind in schema.columns.items()]
             return self.spark.range(0).selectExpr(*columns)
         had = {f.name: spark_ddl_type(f.dataType.simpleString()) for f in existing.schema.fields}
         columns = []
         for name, kind in schema.columns.items():
             origin = schema.carried.get(name, name)
             if origin not in had:
-                value = f"CAST(NULL AS {kind})"
+                value = null_of_sql(kind)
             elif name in schema.retyped:
-                value = cast_sql(f"CAST({q(origin)} AS STRING)", kind)
+                value = cast_sql(as_text_sql(origin), kind)
             elif had[origin] != spark_ddl_type(kind):
-                value = f"CAST({q(origin)} AS {kind})"
+                value = converted_sql(origin, kind)
             else:
                 value = q(origin)
-            columns.append(f"{value} AS {q(name)}")
+            columns.append(named_sql(value, name))
         return existing.selectExpr(*columns)
 
     # ------------------------------------------------------------------ versions
@@ -431,7 +569,7 @@ class TargetReads:
         """The table's properties at ``version`` (none before it exists)."""
         if version is None:
             return {}
-        rows = self.spark.sql(f"SHOW TBLPROPERTIES {delta_ref(f'{path}@v{version}')}").collect()
+        rows = self.spark.sql(show_properties_sql(delta_ref(f"{path}@v{version}"))).collect()
         return {str(r["key"]): str(r["value"]) for r in rows}
 
     # ------------------------------------------------------------------ cuts

@@ -74,11 +74,12 @@ from anycdc.spark.merge_sql import (
     delta_ref,
     ends_merge_sql,
     history_merge_sql,
-    lit,
+    image_value_sql,
+    millis_of_timestamp_sql,
     q,
+    timestamp_of_millis_sql,
 )
 from anycdc.spark.plan import TablePlan
-from anycdc.spark.sql_types import cast_sql
 from anycdc.spark.table_schema import META_COLUMNS, TableSchema
 
 if TYPE_CHECKING:
@@ -287,12 +288,10 @@ class Scd2Applier:
         from pyspark.sql import functions as F
 
         first = _first_per(upserts, ["_key", "_seq"])
-        ts = F.expr("timestamp_millis(ts_ms)")
+        ts = F.expr(timestamp_of_millis_sql("ts_ms"))
         return first.select(
             *[
-                F.expr(cast_sql(f"element_at(image, {lit(name)})", spark_type)).alias(
-                    self.schema.target(name)
-                )
+                F.expr(image_value_sql("image", name, spark_type)).alias(self.schema.target(name))
                 for name, spark_type in types.items()
             ],
             ts.alias("_cdc_valid_from"),
@@ -368,7 +367,7 @@ class Scd2Applier:
             F.lit(1).alias("_cdc_in_end"),
         )
         ordered = Window.partitionBy("_cdc_key").orderBy("_cdc_seq", "_cdc_in_end")
-        version_ms = F.expr("unix_millis(_cdc_valid_from)")
+        version_ms = F.expr(millis_of_timestamp_sql("_cdc_valid_from"))
         rows = timeline.withColumn("_cdc_in_end_ms", version_ms).unionByName(
             marks, allowMissingColumns=True
         )
@@ -393,7 +392,7 @@ class Scd2Applier:
             end = F.least(end, F.try_element_at(after, F.lit(1)))
         rows = rows.withColumn("_cdc_in_stop", end)
         new_to = F.when(
-            F.col("_cdc_in_stop").isNotNull(), F.expr("timestamp_millis(_cdc_in_stop.ms)")
+            F.col("_cdc_in_stop").isNotNull(), F.expr(timestamp_of_millis_sql("_cdc_in_stop.ms"))
         ).otherwise(F.lit(None).cast("timestamp"))
         recomputed = {
             **filled,
@@ -474,7 +473,7 @@ def _first_per(frame: DataFrame, keys: list[str]) -> DataFrame:
     from pyspark.sql import functions as F
 
     order = Window.partitionBy(*keys).orderBy(*ARRIVAL)
-    return frame.withColumn("_rn", F.row_number().over(order)).filter("_rn = 1").drop("_rn")
+    return frame.withColumn("_rn", F.row_number().over(order)).filter(F.col("_rn") == 1).drop("_rn")
 
 
 def _changed(recomputed: dict[str, Any]) -> Column:

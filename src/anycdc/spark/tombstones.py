@@ -83,10 +83,11 @@ class Tombstones:
 
         return bool(DeltaTable.isDeltaTable(self.spark, self.path))
 
-    def live(self, through: int | None = None) -> DataFrame | None:
+    def live(self, through: int | None = None, keep_through: bool = False) -> DataFrame | None:
         """The tombstones within the retention, as read now (``table``, ``_key``,
-        ``position``); None while no table has had a delete. ``through``: only those of
-        the applies through that ingest batch (and those of a store that did not say)."""
+        ``position``; ``keep_through``: and ``through``, NULL in a store that did not say
+        it); None while no table has had a delete. ``through``: only those of the applies
+        through that ingest batch (and those of a store that did not say)."""
         from pyspark.sql import functions as F
 
         if not self.exists():
@@ -96,13 +97,26 @@ class Tombstones:
         frame = frame.filter(F.col("deleted_at") >= F.expr(expiry_sql(self._hours())))
         if through is not None and "through" in frame.columns:
             frame = frame.filter(F.col("through").isNull() | (F.col("through") <= through))
+        if keep_through:
+            kept = F.col("through") if "through" in frame.columns else F.lit(None).cast("bigint")
+            return frame.select("table", "_key", "position", kept.alias("through"))
         return frame.select("table", "_key", "position")
 
-    def table_ids(self, table_paths: Sequence[str]) -> DataFrame:
+    def table_ids(
+        self, table_paths: Sequence[str], throughs: Sequence[int | None] | None = None
+    ) -> DataFrame:
         """``_t`` (:func:`table_tag` of an index into ``table_paths``) -> that table's
-        ``table`` id."""
-        ids = [(table_tag(index), self.table_id(path)) for index, path in enumerate(table_paths)]
-        return self.spark.createDataFrame(ids, "_t STRING, table STRING")
+        ``table`` id; with ``throughs``, each table's ``_through`` too: only the tombstones
+        of its applies through that ingest batch count for it (None: all, as
+        :meth:`live`'s ``through``)."""
+        if throughs is None:
+            ids = [(table_tag(i), self.table_id(path)) for i, path in enumerate(table_paths)]
+            return self.spark.createDataFrame(ids, "_t STRING, table STRING")
+        rows = [
+            (table_tag(i), self.table_id(path), through)
+            for i, (path, through) in enumerate(zip(table_paths, throughs, strict=True))
+        ]
+        return self.spark.createDataFrame(rows, "_t STRING, table STRING, _through BIGINT")
 
     def guard(self, folded: DataFrame, tables: DataFrame, through: int | None = None) -> DataFrame:
         """``folded`` (per ``_t`` and ``_key``, final state ``st``) without the keys whose
@@ -112,14 +126,17 @@ class Tombstones:
         for :meth:`live`."""
         from pyspark.sql import functions as F
 
-        live = self.live(through)
+        live = self.live(through, keep_through="_through" in tables.columns)
         if live is None:
             return folded
-        newest = (
-            live.join(F.broadcast(tables), "table")
-            .groupBy("_t", "_key")
-            .agg(F.max("position").alias("_tomb_pos"))
-        )
+        live = live.join(F.broadcast(tables), "table")
+        if "_through" in tables.columns:
+            live = live.filter(
+                F.col("_through").isNull()
+                | F.col("through").isNull()
+                | (F.col("through") <= F.col("_through"))
+            )
+        newest = live.groupBy("_t", "_key").agg(F.max("position").alias("_tomb_pos"))
         return (
             folded.join(newest, ["_t", "_key"], "left")
             .filter(F.col("_tomb_pos").isNull() | (F.col("st.pos") > F.col("_tomb_pos")))
