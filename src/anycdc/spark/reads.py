@@ -149,27 +149,24 @@ class _Folding:
     rows: int
 
 
-class TargetReads:
-    """Fresh and consistent reads of the tables of one target (see the module docstring).
+class TargetLog:
+    """What a target's logs say, without a Spark job where a Delta log answers: its tables,
+    its cuts, each table's version at a cut, the ledger, the transactions open at a cut.
 
-    ``config``: the run's configuration (its keys, modes and names of tables matter to a
-    read as they do to an apply); by default the defaults, with ``target``.
+    ``config``: the run's configuration, its ``target`` that of the run to read.
     """
 
-    def __init__(
-        self, spark: SparkSession, target: str, config: PipelineConfig | None = None
-    ) -> None:
+    def __init__(self, spark: SparkSession, config: PipelineConfig) -> None:
         from delta.tables import DeltaTable
 
-        base = config or PipelineConfig(target=target)
-        if config is not None and config.target != PipelineConfig(target=target).target:
-            base = config.with_overrides(target=PipelineConfig(target=target).target)
         self.spark = spark
-        self.config = base
-        self.changelog_path = f"{base.system_dir}/changelog"
+        self.config = config
+        self.changelog_path = f"{config.system_dir}/changelog"
         if not DeltaTable.isDeltaTable(spark, self.changelog_path):
-            raise ReadError(f"no anycdc run found under {target} (missing _anycdc/changelog)")
-        self.app_id = base.query_name + APPLY_APP
+            raise ReadError(
+                f"no anycdc run found under {config.target} (missing _anycdc/changelog)"
+            )
+        self.app_id = config.query_name + APPLY_APP
         self._delta = DeltaTables(spark)
         self._walks: dict[str, list[Commit]] = {}
 
@@ -194,22 +191,6 @@ class TargetReads:
             key=lambda i: [p or "" for p in i],
         )
 
-    def resolve(self, name: str, known: Sequence[TableIdent] | None = None) -> TableIdent:
-        """The table called ``name`` (``db.table``, ``db.schema.table``, or the table's
-        own name where only one table has it)."""
-        known = self.tables() if known is None else known
-        exact = [i for i in known if qualified_name(i) == name]
-        if not exact:
-            exact = [i for i in known if qualified_name(i).lower() == name.lower()]
-        if not exact:
-            exact = [i for i in known if i[2] == name]
-        if len(exact) == 1:
-            return exact[0]
-        names = ", ".join(qualified_name(i) for i in (exact or known)[:8]) or "none"
-        if exact:
-            raise ReadError(f"{name}: more than one table has that name ({names})")
-        raise ReadError(f"{name}: no such table in {self.config.target} (tables: {names})")
-
     def newest_cut(self) -> int | None:
         """The newest ingest batch the changelog holds (None: none yet): the version of the
         run's idempotent appends to it (no Spark job), else its rows' newest batch."""
@@ -221,30 +202,6 @@ class TargetReads:
             return txns[self.config.query_name]
         row = self.changelog().agg(F.max(INGEST_BATCH).alias("b")).first()
         return None if row is None or row["b"] is None else int(row["b"])
-
-    # ------------------------------------------------------------------ reads
-    def read(self, name: str | TableIdent, at: int | None = None) -> DataFrame:
-        """The table ``name`` as of the newest ingested batch (``at``: as of the cut
-        ``at``), its pending changes folded in; the columns of the Delta table."""
-        ident = name if isinstance(name, tuple) else self.resolve(name)
-        point = self.point(None if at is None else self.cut(at))
-        stamp = point.cut if point.cut is not None else self.newest_cut()
-        return self._read(ident, point, stamp, self._ledger_through(point.base))
-
-    def read_many(
-        self, names: Iterable[str | TableIdent] | None = None, at: int | None = None
-    ) -> dict[str, DataFrame]:
-        """Every table of ``names`` (None: all of the target's) as of the same cut: ``at``,
-        or the newest. Keyed by each table's qualified name."""
-        known = self.tables()
-        wanted = known if names is None else [
-            n if isinstance(n, tuple) else self.resolve(n, known) for n in names
-        ]  # fmt: skip
-        cut = self.cut(at)
-        point = self.point(cut)
-        ledger = self._ledger_through(point.base)
-        read = self._read_all(wanted, point, cut, ledger)
-        return {qualified_name(i): read[i] for i in wanted}
 
     def cut(self, at: int | None) -> int:
         """The cut ``at`` names (None: the newest), checked: one the changelog holds."""
@@ -307,6 +264,230 @@ class TargetReads:
         )
         return held, None if first is None or first["first"] is None else int(first["first"])
 
+    # ------------------------------------------------------------------ versions
+    def ledger_through(self, cut: int | None) -> dict[TableIdent, int]:
+        """The ingest batch the ledger says each table is applied through, at ``cut`` (one
+        read of the ledger for every table a read takes)."""
+        from delta.tables import DeltaTable
+        from pyspark.sql import functions as F
+
+        path = f"{self.config.system_dir}/applied"
+        if not DeltaTable.isDeltaTable(self.spark, path):
+            return {}
+        frame = (
+            self.spark.read.format("delta")
+            .load(path)
+            .filter((F.col("query") == self.config.query_name) & F.col("source_table").isNotNull())
+        )
+        if cut is not None:
+            frame = frame.filter(F.col("through") <= cut)
+        rows = frame.groupBy("database", "schema", "source_table").agg(F.max("through").alias("t"))
+        return {
+            (r["database"], r["schema"], r["source_table"]): int(r["t"]) for r in rows.collect()
+        }
+
+    def version(self, path: str, cut: int | None) -> tuple[int | None, int]:
+        """The version of the table at ``path`` a read at ``cut`` starts from, and the
+        ingest batch it is applied through (-1: none); (None, -1) where it has no such
+        version (no table yet, or none applied through the cut)."""
+        snapshot = self._delta.snapshot(path)
+        newest = int(snapshot.version())
+        if newest < 0:
+            return None, -1
+        if cut is None:
+            txns = self._delta.transactions(snapshot)
+            return newest, txns.get(self.app_id, -1)
+        commits = self._walk(path, newest, cut)
+        applies = [c for c in commits if c.txn is not None]
+        before = [c for c in applies if c.txn is not None and c.txn <= cut]
+        if not before:
+            return None, -1
+        last = before[-1]
+        return last.version, int(last.txn or -1)
+
+    def _walk(self, path: str, newest: int, cut: int) -> list[Commit]:
+        """The table's commits from the newest back to (at least) the last apply through
+        ``cut`` or the first commit, oldest first (from its log's JSON: no Spark job)."""
+        known = self._walks.get(path)
+        if known and known[-1].version == newest and self._settled(known, cut):
+            return known
+        start = max(0, newest - WALK_FIRST)
+        while True:
+            commits = self._commits(path, start, newest)
+            if start == 0 or self._settled(commits, cut):
+                self._walks[path] = commits
+                return commits
+            start = max(0, start - 4 * (newest - start + 1))
+
+    def _settled(self, commits: list[Commit], cut: int) -> bool:
+        """Whether ``commits`` (a window of the newest) hold the last apply through ``cut``."""
+        return any(c.txn is not None and c.txn <= cut for c in commits)
+
+    def _commits(self, path: str, start: int, newest: int) -> list[Commit]:
+        """Versions ``start`` to ``newest``: each one's apply batch and commit time."""
+        try:
+            return self._delta.commits(path, start, newest, self.app_id)
+        except LookupError as exc:
+            raise ReadError(str(exc)) from None
+
+    def properties(self, path: str, version: int | None) -> dict[str, str]:
+        """The table's properties at ``version`` (none before it exists)."""
+        if version is None:
+            return {}
+        rows = self.spark.sql(show_properties_sql(delta_ref(f"{path}@v{version}"))).collect()
+        return {str(r["key"]): str(r["value"]) for r in rows}
+
+    # ------------------------------------------------------------------ cuts
+    def cuts(self, tables: Sequence[TableIdent] | None = None) -> list[Cut]:
+        """Every cut the changelog holds, oldest first, with whether it is still readable
+        (each table's Delta version for it in its log, and not superseded longer ago than
+        the VACUUM retention: ``vacuum_retain_hours``, else Delta's 7 days)."""
+        from delta.tables import DeltaTable
+        from pyspark.sql import functions as F
+
+        log = self.changelog().filter(F.col(INGEST_BATCH).isNotNull())
+        per_partition = (
+            log.groupBy(INGEST_BATCH, "source", "partition")
+            .agg(F.count(F.lit(1)).alias("rows"), F.max("offset").alias("offset"))
+            .collect()
+        )
+        rows: dict[int, int] = {}
+        ends: dict[int, dict[tuple[str, int], int]] = {}
+        for r in per_partition:
+            batch = int(r[INGEST_BATCH])
+            rows[batch] = rows.get(batch, 0) + int(r["rows"])
+            ends.setdefault(batch, {})[(str(r["source"]), int(r["partition"]))] = int(r["offset"])
+        processed: dict[int, int] = {}
+        batches = f"{self.config.system_dir}/batches"
+        if DeltaTable.isDeltaTable(self.spark, batches):
+            for r in (
+                self.spark.read.format("delta").load(batches)
+                .filter(F.col("table").isNull())
+                .select("batch_id", "processed_at")
+                .collect()
+            ):  # fmt: skip
+                if r["processed_at"] is not None:
+                    processed[int(r["batch_id"])] = int(r["processed_at"].timestamp() * 1000)
+        idents = self.tables() if tables is None else list(tables)
+        retain_ms = (self.config.vacuum_retain_hours or DEFAULT_RETAIN_HOURS) * 3600 * 1000
+        now_ms = time.time() * 1000
+        found = []
+        through: dict[tuple[str, int], int] = {}
+        for batch in sorted(rows):
+            for key, offset in ends[batch].items():
+                through[key] = max(offset, through.get(key, -1))
+            why = self._unreadable(idents, batch, retain_ms, now_ms)
+            found.append(
+                Cut(
+                    batch,
+                    rows[batch],
+                    processed.get(batch),
+                    _by_source(through),
+                    _by_source(ends[batch]),
+                    why is None,
+                    why,
+                )
+            )
+        return found
+
+    def _unreadable(
+        self, idents: Sequence[TableIdent], cut: int, retain_ms: float, now_ms: float
+    ) -> str | None:
+        """Why the cut can no longer be read (None: it can)."""
+        for ident in idents:
+            path = self.config.table_path(*ident)
+            try:
+                version, _ = self.version(path, cut)
+            except ReadError as exc:
+                return f"{qualified_name(ident)}: {exc}"
+            if version is None:
+                continue
+            commits = self._walks.get(path, [])
+            later = [c for c in commits if c.version == version + 1]
+            if later and later[0].at_ms is not None and now_ms - later[0].at_ms > retain_ms:
+                return f"{qualified_name(ident)}: version {version} may be vacuumed"
+        return None
+
+
+class TargetReads:
+    """Fresh and consistent reads of the tables of one target (see the module docstring).
+
+    ``config``: the run's configuration (its keys, modes and names of tables matter to a
+    read as they do to an apply); by default the defaults, with ``target``.
+    """
+
+    def __init__(
+        self, spark: SparkSession, target: str, config: PipelineConfig | None = None
+    ) -> None:
+        base = config or PipelineConfig(target=target)
+        if config is not None and config.target != PipelineConfig(target=target).target:
+            base = config.with_overrides(target=PipelineConfig(target=target).target)
+        self.spark = spark
+        self.config = base
+        self.log = TargetLog(spark, base)
+
+    # ------------------------------------------------------------------ what is there
+    def tables(self) -> list[TableIdent]:
+        """Every table the changelog has row changes or DDL of, that the run applies."""
+        return self.log.tables()
+
+    def newest_cut(self) -> int | None:
+        """The newest ingest batch the changelog holds (:meth:`TargetLog.newest_cut`)."""
+        return self.log.newest_cut()
+
+    def cut(self, at: int | None) -> int:
+        """The cut ``at`` names (None: the newest), checked (:meth:`TargetLog.cut`)."""
+        return self.log.cut(at)
+
+    def cuts(self, tables: Sequence[TableIdent] | None = None) -> list[Cut]:
+        """Every cut the changelog holds (:meth:`TargetLog.cuts`)."""
+        return self.log.cuts(tables)
+
+    def open_transactions(self, cut: int) -> tuple[frozenset[str], int | None]:
+        """The source transactions a read of ``cut`` leaves out
+        (:meth:`TargetLog.open_transactions`)."""
+        return self.log.open_transactions(cut)
+
+    def resolve(self, name: str, known: Sequence[TableIdent] | None = None) -> TableIdent:
+        """The table called ``name`` (``db.table``, ``db.schema.table``, or the table's
+        own name where only one table has it)."""
+        known = self.log.tables() if known is None else known
+        exact = [i for i in known if qualified_name(i) == name]
+        if not exact:
+            exact = [i for i in known if qualified_name(i).lower() == name.lower()]
+        if not exact:
+            exact = [i for i in known if i[2] == name]
+        if len(exact) == 1:
+            return exact[0]
+        names = ", ".join(qualified_name(i) for i in (exact or known)[:8]) or "none"
+        if exact:
+            raise ReadError(f"{name}: more than one table has that name ({names})")
+        raise ReadError(f"{name}: no such table in {self.config.target} (tables: {names})")
+
+    # ------------------------------------------------------------------ reads
+    def read(self, name: str | TableIdent, at: int | None = None) -> DataFrame:
+        """The table ``name`` as of the newest ingested batch (``at``: as of the cut
+        ``at``), its pending changes folded in; the columns of the Delta table."""
+        ident = name if isinstance(name, tuple) else self.resolve(name)
+        point = self.log.point(None if at is None else self.log.cut(at))
+        stamp = point.cut if point.cut is not None else self.log.newest_cut()
+        return self._read(ident, point, stamp, self.log.ledger_through(point.base))
+
+    def read_many(
+        self, names: Iterable[str | TableIdent] | None = None, at: int | None = None
+    ) -> dict[str, DataFrame]:
+        """Every table of ``names`` (None: all of the target's) as of the same cut: ``at``,
+        or the newest. Keyed by each table's qualified name."""
+        known = self.log.tables()
+        wanted = known if names is None else [
+            n if isinstance(n, tuple) else self.resolve(n, known) for n in names
+        ]  # fmt: skip
+        cut = self.log.cut(at)
+        point = self.log.point(cut)
+        ledger = self.log.ledger_through(point.base)
+        read = self._read_all(wanted, point, cut, ledger)
+        return {qualified_name(i): read[i] for i in wanted}
+
     def _read(
         self,
         ident: TableIdent,
@@ -324,9 +505,9 @@ class TargetReads:
         stamp: int | None,
         ledger: dict[TableIdent, int],
     ) -> dict[TableIdent, DataFrame]:
-        """The tables ``idents`` at ``point`` (:meth:`point`); ``stamp``: the ingest batch
+        """The tables ``idents`` at ``point`` (:meth:`TargetLog.point`); ``stamp``: the ingest batch
         their folded rows carry as ``_cdc_batch``; ``ledger``: what the ledger says each
-        table is applied through by the point's base (:meth:`_ledger_through`).
+        table is applied through by the point's base (:meth:`TargetLog.ledger_through`).
 
         Their pending rows are one slice of the changelog (each table's rows after its own
         start), summarized by one job and folded by one plan for every table, as an apply
@@ -336,7 +517,7 @@ class TargetReads:
         starts: list[_Start] = []
         for ident in idents:
             path = self.config.table_path(*ident)
-            version, txn = self._version(path, point.base)
+            version, txn = self.log.version(path, point.base)
             existing = None
             if version is not None:
                 existing = self.spark.read.format("delta").option("versionAsOf", version).load(path)
@@ -345,7 +526,7 @@ class TargetReads:
             [(*s.ident, s.start) for s in starts],
             "_r_database STRING, _r_schema STRING, _r_table STRING, _r_start BIGINT",
         )
-        log = self.changelog()
+        log = self.log.changelog()
         batch = F.col(INGEST_BATCH)
         mine = (
             log["database"].eqNullSafe(spec["_r_database"])
@@ -407,7 +588,7 @@ class TargetReads:
             if isinstance(applier, Scd2Applier):
                 read[ident] = self._fold_history(applier, pending, existing, types, through, at)
                 continue
-            floor = schema.truncate_position(self._properties(item.path, item.version))
+            floor = schema.truncate_position(self.log.properties(item.path, item.version))
             table = self._as_planned(existing, schema)
             if plan.truncate_position and (floor is None or plan.truncate_position > floor):
                 table = table.where(after_truncate_sql(plan.truncate_position))
@@ -499,150 +680,6 @@ class TargetReads:
             columns.append(named_sql(value, name))
         return existing.selectExpr(*columns)
 
-    # ------------------------------------------------------------------ versions
-    def _ledger_through(self, cut: int | None) -> dict[TableIdent, int]:
-        """The ingest batch the ledger says each table is applied through, at ``cut`` (one
-        read of the ledger for every table a read takes)."""
-        from delta.tables import DeltaTable
-        from pyspark.sql import functions as F
-
-        path = f"{self.config.system_dir}/applied"
-        if not DeltaTable.isDeltaTable(self.spark, path):
-            return {}
-        frame = (
-            self.spark.read.format("delta")
-            .load(path)
-            .filter((F.col("query") == self.config.query_name) & F.col("source_table").isNotNull())
-        )
-        if cut is not None:
-            frame = frame.filter(F.col("through") <= cut)
-        rows = frame.groupBy("database", "schema", "source_table").agg(F.max("through").alias("t"))
-        return {
-            (r["database"], r["schema"], r["source_table"]): int(r["t"]) for r in rows.collect()
-        }
-
-    def _version(self, path: str, cut: int | None) -> tuple[int | None, int]:
-        """The version of the table at ``path`` a read at ``cut`` starts from, and the
-        ingest batch it is applied through (-1: none); (None, -1) where it has no such
-        version (no table yet, or none applied through the cut)."""
-        snapshot = self._delta.snapshot(path)
-        newest = int(snapshot.version())
-        if newest < 0:
-            return None, -1
-        if cut is None:
-            txns = self._delta.transactions(snapshot)
-            return newest, txns.get(self.app_id, -1)
-        commits = self._walk(path, newest, cut)
-        applies = [c for c in commits if c.txn is not None]
-        before = [c for c in applies if c.txn is not None and c.txn <= cut]
-        if not before:
-            return None, -1
-        last = before[-1]
-        return last.version, int(last.txn or -1)
-
-    def _walk(self, path: str, newest: int, cut: int) -> list[Commit]:
-        """The table's commits from the newest back to (at least) the last apply through
-        ``cut`` or the first commit, oldest first (from its log's JSON: no Spark job)."""
-        known = self._walks.get(path)
-        if known and known[-1].version == newest and self._settled(known, cut):
-            return known
-        start = max(0, newest - WALK_FIRST)
-        while True:
-            commits = self._commits(path, start, newest)
-            if start == 0 or self._settled(commits, cut):
-                self._walks[path] = commits
-                return commits
-            start = max(0, start - 4 * (newest - start + 1))
-
-    def _settled(self, commits: list[Commit], cut: int) -> bool:
-        """Whether ``commits`` (a window of the newest) hold the last apply through ``cut``."""
-        return any(c.txn is not None and c.txn <= cut for c in commits)
-
-    def _commits(self, path: str, start: int, newest: int) -> list[Commit]:
-        """Versions ``start`` to ``newest``: each one's apply batch and commit time."""
-        try:
-            return self._delta.commits(path, start, newest, self.app_id)
-        except LookupError as exc:
-            raise ReadError(str(exc)) from None
-
-    def _properties(self, path: str, version: int | None) -> dict[str, str]:
-        """The table's properties at ``version`` (none before it exists)."""
-        if version is None:
-            return {}
-        rows = self.spark.sql(show_properties_sql(delta_ref(f"{path}@v{version}"))).collect()
-        return {str(r["key"]): str(r["value"]) for r in rows}
-
-    # ------------------------------------------------------------------ cuts
-    def cuts(self, tables: Sequence[TableIdent] | None = None) -> list[Cut]:
-        """Every cut the changelog holds, oldest first, with whether it is still readable
-        (each table's Delta version for it in its log, and not superseded longer ago than
-        the VACUUM retention: ``vacuum_retain_hours``, else Delta's 7 days)."""
-        from delta.tables import DeltaTable
-        from pyspark.sql import functions as F
-
-        log = self.changelog().filter(F.col(INGEST_BATCH).isNotNull())
-        per_partition = (
-            log.groupBy(INGEST_BATCH, "source", "partition")
-            .agg(F.count(F.lit(1)).alias("rows"), F.max("offset").alias("offset"))
-            .collect()
-        )
-        rows: dict[int, int] = {}
-        ends: dict[int, dict[tuple[str, int], int]] = {}
-        for r in per_partition:
-            batch = int(r[INGEST_BATCH])
-            rows[batch] = rows.get(batch, 0) + int(r["rows"])
-            ends.setdefault(batch, {})[(str(r["source"]), int(r["partition"]))] = int(r["offset"])
-        processed: dict[int, int] = {}
-        batches = f"{self.config.system_dir}/batches"
-        if DeltaTable.isDeltaTable(self.spark, batches):
-            for r in (
-                self.spark.read.format("delta").load(batches)
-                .filter(F.col("table").isNull())
-                .select("batch_id", "processed_at")
-                .collect()
-            ):  # fmt: skip
-                if r["processed_at"] is not None:
-                    processed[int(r["batch_id"])] = int(r["processed_at"].timestamp() * 1000)
-        idents = self.tables() if tables is None else list(tables)
-        retain_ms = (self.config.vacuum_retain_hours or DEFAULT_RETAIN_HOURS) * 3600 * 1000
-        now_ms = time.time() * 1000
-        found = []
-        through: dict[tuple[str, int], int] = {}
-        for batch in sorted(rows):
-            for key, offset in ends[batch].items():
-                through[key] = max(offset, through.get(key, -1))
-            why = self._unreadable(idents, batch, retain_ms, now_ms)
-            found.append(
-                Cut(
-                    batch,
-                    rows[batch],
-                    processed.get(batch),
-                    _by_source(through),
-                    _by_source(ends[batch]),
-                    why is None,
-                    why,
-                )
-            )
-        return found
-
-    def _unreadable(
-        self, idents: Sequence[TableIdent], cut: int, retain_ms: float, now_ms: float
-    ) -> str | None:
-        """Why the cut can no longer be read (None: it can)."""
-        for ident in idents:
-            path = self.config.table_path(*ident)
-            try:
-                version, _ = self._version(path, cut)
-            except ReadError as exc:
-                return f"{qualified_name(ident)}: {exc}"
-            if version is None:
-                continue
-            commits = self._walks.get(path, [])
-            later = [c for c in commits if c.version == version + 1]
-            if later and later[0].at_ms is not None and now_ms - later[0].at_ms > retain_ms:
-                return f"{qualified_name(ident)}: version {version} may be vacuumed"
-        return None
-
     # ------------------------------------------------------------------ SQL
     def register_views(
         self,
@@ -654,7 +691,7 @@ class TargetReads:
         else the newest) when ``fresh`` or ``cut`` is given, else as applied. Each view is
         named after its table (``database_table`` where two tables share a name); returns
         view name -> table."""
-        known = self.tables()
+        known = self.log.tables()
         wanted = known if tables is None else [
             t if isinstance(t, tuple) else self.resolve(t, known) for t in tables
         ]  # fmt: skip
