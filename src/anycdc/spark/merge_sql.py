@@ -1,5 +1,8 @@
-"""The SQL text of the apply step: identifier and literal quoting, the MERGE, the rewrite,
-the DDL of a table's schema step and its TRUNCATE.
+"""Every SQL text of the Spark layer: identifier and literal quoting, the MERGE, the rewrite,
+the DDL of a table's schema step and its TRUNCATE, the maintenance statements, and the
+expression fragments the stages' frames are built of (the round's actions, the staged
+source, the fold, the key ranges, the reads' columns). No other ``spark/`` module writes SQL
+text of its own (``tests/unit/test_sql_in_one_module.py``).
 
 Where it sits: source -> decode -> changelog -> plan -> **apply** -> commit. The appliers
 (:mod:`anycdc.spark.apply`, :mod:`anycdc.spark.scd2`), the schema step
