@@ -5,7 +5,8 @@
 #   make test-slow   the slow tests: a standalone cluster, the wheel installed, a rename killed
 #   make test-fast   pure-Python tests only (no JVM)
 #   make demo        setup, then a small end-to-end run (Kafka -> Spark -> Delta)
-#   make bench       the pipeline vs. the copy floor (1M events, 50 tables); bench-decode: formats
+#   make bench       the pipeline vs. the copy floor (1M events, 50 tables); bench-decode: formats;
+#                    bench-reads: fresh reads of a 1M-row table, a consistent read of 50 tables
 #   make soak        50 kill -9 on a 30k-event stream, then 10M events over 200 tables; verify each
 #   make lint        ruff + mypy
 #   make kafka-start / kafka-stop / kafka-status   the project's own local Kafka broker
@@ -47,7 +48,7 @@ JARS_STAMP := $(BUILD)/jars.stamp
 KAFKA_STAMP := $(BUILD)/kafka-libs.stamp
 REGISTRY_STAMP := $(BUILD)/schema-registry.stamp
 
-.PHONY: setup venv jars kafka-libs schema-registry test test-fast test-infra demo bench bench-decode soak lint \
+.PHONY: setup venv jars kafka-libs schema-registry test test-fast test-infra demo bench bench-decode bench-reads soak lint \
         kafka-start kafka-stop kafka-status clean distclean help
 
 help:
@@ -127,6 +128,10 @@ demo: setup
 
 bench-decode: $(PY_STAMP)
 	$(PY) -m anycdc.bench.decode
+
+bench-reads: setup
+	$(PY) -m anycdc.bench.reads --rows 1000000 --rounds 5
+	$(PY) -m anycdc.bench.reads --tables 50 --rows 20000 --files 2 --pending 0.01 --rounds 3
 
 bench: setup
 	$(VENV)/bin/anycdc bench $(BENCH_ARGS)
