@@ -77,7 +77,7 @@ def test_every_cut_of_the_deferred_copy_reads_as_the_copy_applied_every_batch(
             other = applied[name.replace(LATER, NOW)]
             assert _content(frame) == _content(other), (cut, name)
             path = reads.config.table_path(*reads.resolve(name))
-            _version, through = reads._version(path, cut)
+            _version, through = reads.log.version(path, cut)
             pending += through < cut
     # the deferred copy had rows pending at some cut: the reads folded them, not Delta
     assert pending > 0
@@ -331,7 +331,7 @@ def test_every_cut_of_a_deferred_history_table_reads_as_the_one_applied_every_ba
     assert reads.newest_cut() == 3
     path = config.table_path(*reads.resolve(later))
     # the deferred copy: no table through cuts 0 and 1, applied through 2 (its TRUNCATE)
-    assert [reads._version(path, cut)[1] for cut in range(4)] == [-1, -1, 2, 2]
+    assert [reads.log.version(path, cut)[1] for cut in range(4)] == [-1, -1, 2, 2]
     for cut in range(4):
         deferred = reads.read_many([later], at=cut)[later]
         applied = reads.read_many([now], at=cut)[now]
