@@ -373,6 +373,75 @@ def test_shop_profile_is_the_demo_shop() -> None:
         Workload(profile="huge")
 
 
+def _linked_orphans(rows: Mapping[str, dict[Any, Any]]) -> list[tuple[str, Any]]:
+    """Lines whose order is missing and orders whose customer is, per table suffix."""
+    out = []
+    for name, table in rows.items():
+        suffix = name.rsplit(".", 1)[1].removeprefix("order_lines").removeprefix("orders")
+        if name.split(".")[1].startswith("order_lines"):
+            orders = rows.get(f"shop.orders{suffix}", {})
+            out += [(name, k) for k in table if (k[0],) not in orders]
+        elif name.split(".")[1].startswith("orders"):
+            customers = rows.get(f"shop.customers{suffix}", {})
+            out += [(name, k) for k, r in table.items() if (r["customer_id"],) not in customers]
+    return out
+
+
+@pytest.mark.parametrize("tables", [3, 4, 6])
+def test_linked_profile_keeps_its_foreign_keys_at_every_commit(tables: int) -> None:
+    w = Workload(seed=4, rows=4, events=120, tables=tables, profile="linked")
+    events = list(w.events("canonical-json"))
+    rows: dict[str, dict[Any, Any]] = {}
+    open_tx: str | None = None
+    kinds: Counter[str] = Counter()
+    changes: list[tuple[str, str | None]] = []
+    for event in events:
+        if event.op is Op.BEGIN:
+            assert open_tx is None and event.tx
+            open_tx, changes = event.tx, []
+        elif event.op is Op.COMMIT:
+            assert event.tx == open_tx and changes
+            assert not _linked_orphans(rows), event.tx
+            open_tx = None
+            kinds[" ".join(f"{op}:{table}" for op, table in dict.fromkeys(changes))] += 1
+        else:
+            assert event.op in ROW_OPS and event.key
+            # the snapshot before any transaction, every later change inside one
+            assert event.tx == open_tx and (event.op is Op.SNAPSHOT) == (open_tx is None)
+            table = rows.setdefault(f"{event.database}.{event.table}", {})
+            if event.before is not None:
+                del table[tuple(event.before[k] for k in event.key)]
+            if event.after is not None:
+                table[tuple(event.after[k] for k in event.key)] = event.after
+            changes.append((event.op.value, event.table))
+    assert open_tx is None and sum(kinds.values()) > 20
+    assert {name: set(r) for name, r in w.truth.items()} == {
+        name: set(rows.get(name, {})) for name in w.truth
+    }
+    # (a) an order placed with its lines, (b) an order and a line amended, (c) an order
+    # cancelled: its lines deleted first, then the order
+    assert kinds["insert:orders insert:order_lines"] > 0
+    assert kinds["update:orders update:order_lines"] > 0
+    assert kinds["delete:order_lines delete:orders"] > 0
+
+
+@pytest.mark.parametrize("format_id", SIMULATED)
+def test_linked_profile_in_every_format(format_id: str) -> None:
+    """Each format gets the rows (markers only where it has them) and its truth."""
+    w = Workload(seed=2, rows=3, events=60, profile="linked")
+    events = list(w.events(format_id))
+    if format_id == "shareplex-json":
+        events = [_shareplex_view(e) for e in events]
+    markers = {e.op for e in events} & {Op.BEGIN, Op.COMMIT}
+    assert markers == ({Op.BEGIN, Op.COMMIT} if format_profile(format_id).tx_markers else set())
+    tables = {t.qualified: t for t in w.tables}
+    model = _apply(events, tables)
+    for name, spec in tables.items():
+        diff = compare_rows(name, spec.key, list(w.truth[name].values()), model.get(name, []),
+                            {c: col.type for c, col in spec.columns.items()})  # fmt: skip
+        assert diff.ok, (name, diff)
+
+
 def test_cli_writes_messages_and_truth(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from anycdc.cli import main as cli
 

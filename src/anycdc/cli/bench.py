@@ -79,10 +79,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the N most active tables get --hot-freshness, the rest --freshness",
     )  # fmt: skip
     parser.add_argument(
-        "--profile", choices=("shop", "rich"), default="shop",
-        help="the simulated tables: shop (orders, customers, ...) or rich (every type the "
+        "--profile", choices=("shop", "rich", "linked"), default="shop",
+        help="the simulated tables: shop (orders, customers, ...), rich (every type the "
         "formats carry: unsigned BIGINT, binary, zoned timestamps, ...; shows a peer's "
-        "wrong values)",
+        "wrong values) or linked (orders and their lines in multi-table transactions)",
     )  # fmt: skip
     parser.add_argument(
         "--hot-freshness", type=float, default=15.0, help="the hot tables' freshness, seconds"

@@ -41,7 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=PROFILES,
         default="rich",
         help="rich (default): every type, composite keys, a table without a key, DDL, "
-        "TRUNCATE, transactions, heartbeats; shop: the demo's three plain tables",
+        "TRUNCATE, transactions, heartbeats; shop: the demo's three plain tables; names: "
+        "the shop under odd names; linked: customers, orders, order_lines changed only in "
+        "transactions that keep their foreign keys",
     )
     parser.add_argument("--tables", type=int, default=3, help="tables (default 3)")
     parser.add_argument("--rows", type=int, default=20, help="snapshot rows per table")
@@ -223,6 +225,11 @@ COMMAND = Command(
     "updates, deletes, key changes, transactions with markers, heartbeats. Each format\n"
     "gets what it can carry (e.g. no markers in DRS, text values in oms-json);\n"
     "drs-mongo-json gets a MongoDB collection. Profile shop: the demo's shop tables.\n"
+    "Profile linked: customers, orders and order_lines (order_id -> orders.id), after the\n"
+    "snapshot only multi-table transactions (BEGIN/COMMIT markers, one tx on every row):\n"
+    "an order placed with 1-3 lines, an order and one of its lines amended, an order\n"
+    "cancelled (its lines deleted first), a customer updated; no line is without its\n"
+    "order after any COMMIT (formats without markers get the rows only).\n"
     "The same --seed gives the same source history in every format.\n\n"
     "Examples:\n"
     "  anycdc simulate --format canal-json --events 1000 --out sim/\n"

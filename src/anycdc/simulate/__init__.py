@@ -1,7 +1,7 @@
 """Simulated source databases: realistic change streams with a known final state.
 
 A :class:`Workload` plays a source database and keeps the ground truth — the
-final rows of every table — so a pipeline's output can be checked. Two
+final rows of every table — so a pipeline's output can be checked. The
 profiles:
 
 ``rich`` (the default of ``anycdc simulate``)
@@ -22,6 +22,15 @@ profiles:
     ``select`` and a 128-character CJK name (too long for a folder), columns with
     spaces, dots, ``;{}()=``, a newline, quotes and a backtick, emoji, a case-only
     pair (``name``/``Name``) and anycdc's own ``_cdc_op`` and ``_cdc_position``.
+``linked``
+    ``customers``, ``orders`` and ``order_lines`` with foreign keys (a line's
+    ``order_id`` names an order, an order's ``customer_id`` a customer;
+    :func:`linked_tables`): a snapshot that keeps them, then only multi-table
+    transactions (BEGIN/COMMIT markers, one ``tx`` on every row): an order placed
+    with 1-3 lines, an order and one of its lines amended, an order cancelled (its
+    lines deleted, then the order), a customer updated. After every COMMIT no line
+    is without its order: a read as of a cut that splits a transaction shows one
+    only if it does not hold the transaction back.
 
 ``drs-mongo-json`` carries documents, not rows: whatever the profile, its
 stream is a MongoDB-like ``profiles`` collection (inserts, replacements,
@@ -44,7 +53,10 @@ STORES IT for that format. What the pipeline cannot apply yet
 ('snapshot', True)
 >>> rich = Workload(seed=1, rows=3, events=40, profile="rich")
 >>> [t.name for t in rich.tables], rich.tables[2].key
-(['all_types', 'order_lines', 'audit_log'], ())"""
+(['all_types', 'order_lines', 'audit_log'], ())
+>>> linked = Workload(seed=1, rows=3, events=20, profile="linked")
+>>> [(e.op.value, e.table) for e in linked.events("canonical-json")][9:13]
+[('begin', None), ('update', 'orders'), ('insert', 'order_lines'), ('commit', None)]"""
 
 from __future__ import annotations
 
@@ -81,6 +93,7 @@ from anycdc.simulate.tables import (
     STATUSES,
     TRICKY_TEXT,
     TableSpec,
+    linked_tables,
     many_tables,
     mongo_collections,
     names_tables,
@@ -127,6 +140,7 @@ __all__ = [
     "build_stream",
     "derive_profile",
     "format_profile",
+    "linked_tables",
     "many_tables",
     "mongo_collections",
     "names_tables",

@@ -1,5 +1,5 @@
 """The simulated source's tables: their shapes per profile (``shop``, ``rich``, ``names``,
-the MongoDB collections) and the values they draw from."""
+``linked``, the MongoDB collections) and the values they draw from."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, Final
 from anycdc.event import Column
 from anycdc.values import LogicalType
 
-PROFILES: Final = ("rich", "shop", "names")
+PROFILES: Final = ("rich", "shop", "names", "linked")
 MONGO_FORMAT: Final = "drs-mongo-json"
 FIRST_NAMES = ("Ana", "Bo", "Chen", "Dmitri", "Eşref", "Fatima", "Günter", "Hana", "Ígor", "李雷")
 STATUSES = ("new", "paid", "shipped", "delivered", "returned")
@@ -206,6 +206,19 @@ def rich_tables(database: str = "shop") -> list[TableSpec]:
     ]
 
 
+def linked_tables(database: str = "shop") -> list[TableSpec]:
+    """Profile ``linked``: ``customers`` and ``orders`` (the shop's) and ``order_lines``
+    (the rich profile's: key ``(order_id, line_no)``), its ``order_id`` a foreign key to
+    ``orders.id`` and ``orders.customer_id`` one to ``customers.id``, both kept by every
+    committed transaction.
+
+    >>> [(t.name, t.key) for t in linked_tables()]
+    [('customers', ('id',)), ('orders', ('id',)), ('order_lines', ('order_id', 'line_no'))]
+    """
+    shop = shop_tables(database)
+    return [shop[0], shop[1], rich_tables(database)[1]]
+
+
 def mongo_collections(database: str = "shop") -> list[TableSpec]:
     """A MongoDB-like collection: ``_id`` plus typed top-level fields (BSON type names)."""
     return [
@@ -234,7 +247,12 @@ def mongo_collections(database: str = "shop") -> list[TableSpec]:
 
 def many_tables(database: str, count: int, profile: str = "shop") -> list[TableSpec]:
     """``count`` tables: the profile's shapes, numbered after the first round."""
-    shapes = {"rich": rich_tables, "mongo": mongo_collections, "names": names_tables}
+    shapes = {
+        "rich": rich_tables,
+        "mongo": mongo_collections,
+        "names": names_tables,
+        "linked": linked_tables,
+    }
     base = shapes.get(profile, shop_tables)(database)
     out = []
     for index in range(count):

@@ -166,6 +166,8 @@ class Workload:
         self._truth_cache: dict[str, dict[tuple[Any, ...], dict[str, Any]]] | None = None
         self._plans: dict[int, tuple[Mapping[str, Column], _Plan]] = {}
         self._document_columns: dict[tuple[str, ...], dict[str, Column]] = {}
+        # profile linked: (order_lines table, order id) -> the keys of that order's lines
+        self._lines_of: dict[tuple[str, Any], list[Any]] = {}
 
     @property
     def tables(self) -> list[TableSpec]:
@@ -302,6 +304,9 @@ class Workload:
     def _canonical(self) -> Iterator[_Step]:
         """The format-independent source history: snapshot, then the incremental mix."""
         states = list(self._state.values())
+        if self.profile == "linked":
+            yield from self._linked()
+            return
         for state in states:
             for _ in range(self.rows):
                 yield self._insert(state, Op.SNAPSHOT)
@@ -669,6 +674,135 @@ class Workload:
         if "client_ip" in state.spec.columns:
             row["client_ip"] = None if r.random() < 0.3 else r.choice(("10.0.0.7", "2001:db8::1"))
         return row
+
+    # ------------------------------------------------------------------ profile linked
+    def _linked(self) -> Iterator[_Step]:
+        """Profile ``linked``: a snapshot that keeps the foreign keys (customers, then
+        orders of theirs, then lines of those orders), then only transactions, each inside
+        BEGIN/COMMIT markers with one ``tx`` on every row: place an order with its lines,
+        amend an order and one of its lines, cancel an order (its lines deleted first),
+        update a customer. After every COMMIT each line's order exists, and each order's
+        customer (customers are never deleted)."""
+        r = self.random
+        groups: list[dict[str, _TableState]] = []
+        for index, state in enumerate(self._state.values()):
+            if index % 3 == 0:
+                groups.append({})
+            groups[-1][state.spec.shape] = state
+        for group in groups:
+            customers, orders = group.get("customers"), group.get("orders")
+            lines = group.get("order_lines")
+            for table in (customers, orders):
+                if table is not None:
+                    for _ in range(self.rows):
+                        yield self._linked_insert(group, table, Op.SNAPSHOT)
+            if lines is not None and orders is not None and orders.rows:
+                for _ in range(self.rows):
+                    yield self._linked_line(lines, self._pick(orders)[0], Op.SNAPSHOT)
+        done = 0
+        while done < self.event_count:
+            group = r.choice(groups)
+            begin = self._begin()
+            yield begin
+            for step in self._linked_transaction(group, begin.event.tx):
+                done += step.role == ROW
+                yield step
+            yield self._commit(begin.event.tx)
+
+    def _linked_transaction(self, group: dict[str, _TableState], tx: str | None) -> Iterator[_Step]:
+        """One transaction's row changes in ``group`` (the tables of one numbering)."""
+        r = self.random
+        customers, orders = group.get("customers"), group.get("orders")
+        lines = group.get("order_lines")
+        if customers is None and orders is None:
+            # a document collection (drs-mongo-json): no foreign keys
+            for _ in range(r.randint(1, 3)):
+                yield self._change(tx)
+            return
+        if orders is None or lines is None:
+            # the last tables of a count not a multiple of three: no lines refer to them
+            tables = [s for s in (customers, orders) if s is not None]
+            for _ in range(r.randint(1, 2)):
+                state = r.choice(tables)
+                if not state.rows or r.random() < 0.3:
+                    yield self._linked_insert(group, state, Op.INSERT, tx)
+                elif state is orders and r.random() < 0.3:
+                    yield self._linked_delete(state, self._pick(state), tx)
+                else:
+                    yield self._linked_update(state, self._pick(state), tx)
+            return
+        roll = r.random()
+        if not orders.rows or roll < 0.4:
+            # (a) a new order (for a new customer now and then) with 1-3 lines
+            if customers is not None and (not customers.rows or r.random() < 0.2):
+                yield self._linked_insert(group, customers, Op.INSERT, tx)
+            order = self._linked_insert(group, orders, Op.INSERT, tx)
+            yield order
+            order_id = (order.event.after or {})["id"]
+            for _ in range(r.randint(1, 3)):
+                yield self._linked_line(lines, order_id, Op.INSERT, tx)
+            return
+        ident = self._pick(orders)
+        mine = self._lines_of.get((lines.spec.qualified, ident[0]), [])
+        if roll < 0.75 or (roll >= 0.9 and customers is None):
+            # (b) amend an order and one of its lines (or give it one, or drop one)
+            yield self._linked_update(orders, ident, tx)
+            pick = r.random()
+            if not mine or pick < 0.25:
+                yield self._linked_line(lines, ident[0], Op.INSERT, tx)
+            elif pick < 0.85 or len(mine) == 1:
+                yield self._linked_update(lines, r.choice(mine), tx)
+            else:
+                yield self._linked_delete(lines, r.choice(mine), tx)
+            return
+        if roll < 0.9:
+            # (c) cancel an order: its lines first, then the order
+            for line in list(mine):
+                yield self._linked_delete(lines, line, tx)
+            self._lines_of.pop((lines.spec.qualified, ident[0]), None)
+            yield self._linked_delete(orders, ident, tx)
+            return
+        # (d) a customer's balance (customers are never deleted: orders refer to them)
+        assert customers is not None
+        yield self._linked_update(customers, self._pick(customers), tx)
+
+    def _linked_insert(
+        self, group: dict[str, _TableState], state: _TableState, op: Op, tx: str | None = None
+    ) -> _Step:
+        """A new customer, or a new order of one of the group's customers."""
+        row = self._new_row(state)
+        customers = group.get("customers")
+        if state.spec.shape == "orders":
+            row["customer_id"] = self._pick(customers)[0] if customers and customers.rows else None
+        self._store(state, None, row)
+        return self._row_event(state, op, None, row, tx)
+
+    def _linked_line(
+        self, state: _TableState, order_id: Any, op: Op, tx: str | None = None
+    ) -> _Step:
+        """A new line of the order ``order_id`` (line numbers 1, 2, ... per order)."""
+        mine = self._lines_of.setdefault((state.spec.qualified, order_id), [])
+        number = max((line[1] for line in mine), default=0) + 1
+        values = {"order_id": order_id, "line_no": number, **self._line_values(state)}
+        row = {name: values.get(name) for name in state.spec.columns}
+        self._store(state, None, row)
+        mine.append(self._ident(state, row))
+        return self._row_event(state, op, None, row, tx)
+
+    def _linked_update(self, state: _TableState, ident: Any, tx: str | None) -> _Step:
+        old = state.rows[ident]
+        new = dict(old)
+        self._mutate(state, new)
+        self._forget(state, ident)
+        self._store(state, None, new)
+        return self._row_event(state, Op.UPDATE, old, new, tx)
+
+    def _linked_delete(self, state: _TableState, ident: Any, tx: str | None) -> _Step:
+        old = state.rows[ident]
+        self._forget(state, ident)
+        if state.spec.shape == "order_lines":
+            self._lines_of[(state.spec.qualified, ident[0])].remove(ident)
+        return self._row_event(state, Op.DELETE, old, None, tx)
 
     # ------------------------------------------------------------------ documents
     def _document(self, state: _TableState) -> dict[str, Any]:
