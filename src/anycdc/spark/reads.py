@@ -56,7 +56,7 @@ from anycdc.event import Op
 from anycdc.schedule import TableIdent, qualified_name
 from anycdc.spark.actions import ActionSpec, round_actions
 from anycdc.spark.apply import fold_actions
-from anycdc.spark.apply_round import APPLIERS, APPLY_APP
+from anycdc.spark.apply_round import APPLIERS, APPLY_APP, apply_settings
 from anycdc.spark.commit import Commit, DeltaTables
 from anycdc.spark.ledger import INGEST_BATCH, PENDING_OPS
 from anycdc.spark.merge_sql import (
@@ -542,7 +542,10 @@ class TargetReads:
         # kept while the plan job and the fold both read it
         pending = log.join(F.broadcast(spec), mine, "left_semi").drop("raw", "kafka_key").persist()
         try:
-            return self._fold_all(starts, pending, point.cut, stamp)
+            # the apply's session settings (partial images overlaid by map_concat, the newer
+            # value winning) while the fold runs: it is kept (checkpointed) before they go
+            with apply_settings(self.spark, self.config):
+                return self._fold_all(starts, pending, point.cut, stamp)
         finally:
             pending.unpersist()
 
@@ -606,10 +609,10 @@ class TargetReads:
         store = Tombstones(self.spark, config)
         tables = store.table_ids([f.start.path for f in folding], [f.through for f in folding])
         folded = store.guard(fold_actions(good, by=("_t", "_key")), tables)
-        if sum(f.rows for f in folding) <= BROADCAST_ROWS:
-            # folded once, now: each table's read meets its actions three times (the rows,
-            # the keys they match, the inserts), each a recomputation of the fold otherwise
-            folded = folded.localCheckpoint(eager=True)
+        # folded once, now (as an apply round does): each table's read meets its actions up
+        # to three times (the rows, the keys they match, the inserts), and a query of the
+        # read runs later, outside the apply's settings the fold needs
+        folded = folded.localCheckpoint(eager=True)
         for f in folding:
             mine = folded.filter(F.col("_t") == F.lit(f.tag)).drop("_t")
             staged = f.applier.staged(mine, f.types, f.stamp, True)
