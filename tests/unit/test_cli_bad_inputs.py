@@ -24,6 +24,7 @@ IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 INPUTS = {
     "bad.yaml": "a: [1\n",
+    "hold.yaml": "hold_open_transactions: -1\n",
     "bad.toml": "a = \n",
     "topics5.yaml": "topics: 5\n",
     "pk5.yaml": "primary_keys:\n  shop.orders: 5\n",
@@ -195,6 +196,16 @@ ROWS: list[tuple[str, Sequence[str], set[int], str]] = [
     ),
 ]
 
+
+# the reads check their configuration and target before Spark starts (no JVM here)
+ROWS += [
+    ("show without a run", ["show", "--target", "{tmp}/empty", "shop.orders"], ANY_ERROR,
+     "no anycdc run found under {tmp}/empty"),
+    ("cuts without a run", ["cuts", "--target", "{tmp}/empty"], ANY_ERROR,
+     "no anycdc run found under {tmp}/empty"),
+    ("show with a bad setting", ["show", "--target", "{tmp}/empty", "shop.orders", "--config",
+     "{tmp}/hold.yaml"], ANY_ERROR, "hold_open_transactions must be an integer >= 0"),
+]  # fmt: skip
 
 ROWS.append(
     (

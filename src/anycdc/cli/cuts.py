@@ -20,14 +20,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anycdc.cli.show import reads_of
+    from anycdc.cli.show import read_config, reads_of
     from anycdc.console import print_table, utc_time
     from anycdc.errors import ReadError
     from anycdc.spark.session import get_spark
 
+    try:
+        config = read_config(args)
+    except ReadError as exc:
+        return fail(str(exc), 1)
     spark = get_spark("anycdc cuts")
     try:
-        found = reads_of(spark, args).cuts()
+        found = reads_of(spark, args, config).cuts()
     except ReadError as exc:
         return fail(str(exc), 1)
     if args.json:  # offsets: every partition read through the cut

@@ -26,14 +26,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="JSON Lines, a row per line")
 
 
-def reads_of(spark: Any, args: argparse.Namespace) -> Any:
-    """The target's :class:`~anycdc.spark.reads.TargetReads` (with ``--config`` when given)."""
+def read_config(args: argparse.Namespace) -> Any:
+    """The run's configuration from ``--config`` (None: the defaults), and the target
+    checked, before Spark starts: a wrong file or folder is one line, at once."""
+    from pathlib import Path
+
     from anycdc.config import PipelineConfig
-    from anycdc.spark.reads import TargetReads
+    from anycdc.errors import ReadError
 
     config = None
     if getattr(args, "config", None):
         config = PipelineConfig.from_file(args.config, {"target": args.target})
+    local = "://" not in args.target
+    if local and not (Path(args.target) / "_anycdc" / "changelog").is_dir():
+        raise ReadError(f"no anycdc run found under {args.target} (missing _anycdc/changelog)")
+    return config
+
+
+def reads_of(spark: Any, args: argparse.Namespace, config: Any) -> Any:
+    """The target's :class:`~anycdc.spark.reads.TargetReads` (``config``: :func:`read_config`)."""
+    from anycdc.spark.reads import TargetReads
+
     return TargetReads(spark, args.target, config)
 
 
@@ -44,9 +57,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.limit < 0:
         return fail("--limit: give 0 or more rows")
+    try:
+        config = read_config(args)
+    except ReadError as exc:
+        return fail(str(exc), 1)
     spark = get_spark("anycdc show")
     try:
-        reads = reads_of(spark, args)
+        reads = reads_of(spark, args, config)
         cut = reads.cut(args.at)
         frame = reads.read(args.table, at=args.at)
     except ReadError as exc:
