@@ -249,6 +249,20 @@ def test_round_trip_without_schema(event: ChangeEvent) -> None:
     assert schemaless.decode(message, key=schemaless.encode_key(event)) == [event]
 
 
+def test_a_schemaless_key_column_named_payload_is_a_key_not_an_envelope() -> None:
+    """A key without a schema part is its columns, even one named like the envelope's
+    ``payload`` (hypothesis found a key ``{"payload": 0}`` read as an envelope)."""
+    event = ChangeEvent(
+        op=Op.INSERT, format="debezium-json", database="a", table="a", key=("payload",),
+        after={"payload": 0, "a": None}, ts_ms=0, position=Position((1,)),
+        extra={"connector": "postgresql"},
+    )  # fmt: skip
+    key = schemaless.encode_key(event)
+    assert key == b'{"payload":0}'
+    [message] = schemaless.encode(event)
+    assert schemaless.decode(message, key=key) == [event]
+
+
 JSON_VALUES = st.recursive(
     st.none()
     | st.booleans()

@@ -459,7 +459,8 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
         try:
             envelope = ENVELOPE_DECODER.decode(key)
             payload = envelope.payload
-            if payload is msgspec.UNSET:
+            if payload is msgspec.UNSET or not len(envelope.schema):
+                # no schema part: the key is its columns, one of them may be named payload
                 payload = EXACT_JSON.decode(key)
         except (msgspec.DecodeError, RecursionError, UnicodeError):
             return None, None
