@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, Final, NamedTuple
 
-from anycdc.event import ChangeEvent, Column, dumps, value_to_json
+from anycdc.event import TX_TABLE_EVENTS, ChangeEvent, Column, Op, dumps, value_to_json
 from anycdc.values import format_datetime, format_time
 
 # (name, type) in Spark SQL DDL; the Spark layer builds its StructType from this
@@ -61,6 +61,9 @@ CHANGELOG_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("row_id", "STRING"),
     ("error", "STRING"),  # set on dead letters only
     ("produced_ms", "BIGINT"),  # the Kafka record's timestamp (NULL for files): staleness
+    # a COMMIT's row events per table (event.TX_TABLE_EVENTS), NULL elsewhere: a cut waits
+    # for that many rows of its transaction (the last column: older changelogs gain it)
+    ("tx_table_events", "MAP<STRING,BIGINT>"),
 )
 
 
@@ -230,6 +233,7 @@ def event_values(
         event.row_id,
         None,  # error: set on dead letters only
         where.produced_ms,
+        event.extra.get(TX_TABLE_EVENTS) if event.op is Op.COMMIT else None,
     )
 
 

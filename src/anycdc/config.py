@@ -555,7 +555,8 @@ class PipelineConfig:
     hold_open_transactions: int = _setting(
         100, "execution",
         "a read of a cut leaves out a source transaction whose BEGIN is in the changelog "
-        "and whose COMMIT is not, for up to this many batches after its BEGIN; `0`: never",
+        "and whose COMMIT is not (or not all the rows its COMMIT counts), for up to this "
+        "many batches after its BEGIN; `0`: never",
         "--hold-open-transactions", "BATCHES", minimum=0,
     )  # fmt: skip
     vacuum_retain_hours: float | None = _setting(

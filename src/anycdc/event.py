@@ -58,6 +58,11 @@ CONTROL_OPS: Final = frozenset({Op.HEARTBEAT, Op.BEGIN, Op.COMMIT})
 """Records that carry no change of a table: they move the stream's clock, never a row."""
 TABLE_OPS: Final = ROW_OPS | {Op.TRUNCATE, Op.DDL}
 """What the pipeline applies to a table (every other op is :data:`CONTROL_OPS`)."""
+TX_TABLE_EVENTS: Final = "tx_table_events"
+"""The key of a COMMIT event's :attr:`ChangeEvent.extra` that says how many row events its
+transaction had per table (the table's name as the source names it, e.g. ``inventory.orders``
+-> count), where the format says so (Debezium's ``data_collections``). A read's cut holds the
+transaction back until that many of its rows are in (a COMMIT may be read ahead of them)."""
 
 
 class Position(msgspec.Struct, frozen=True, order=True, gc=False):

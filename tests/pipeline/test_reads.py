@@ -21,7 +21,7 @@ import pytest
 
 from anycdc.cli import main as cli
 from anycdc.config import PipelineConfig
-from anycdc.event import ChangeEvent, Column, Op, Position
+from anycdc.event import TX_TABLE_EVENTS, ChangeEvent, Column, Op, Position
 from anycdc.values import INT64, decimal_type
 from tests.pipeline.helpers import encode_all, ev, simulated_copies, write_messages
 
@@ -207,7 +207,9 @@ def test_a_cut_never_shows_a_payment_without_its_order(spark: Any, tmp_path: Pat
     tables show payments of orders they lack; read as of any cut, never. The last
     transaction (BEGIN and COMMIT markers) is split by a cut: its payment is applied at
     that cut, its order and COMMIT come in the next batch; read as of the cut, neither is
-    there (the payments table is read from its version before the transaction)."""
+    there (the payments table is read from its version before the transaction). So is one
+    whose COMMIT is read ahead of its order, where the COMMIT says how many rows each table
+    has (a table never ingested not waited for)."""
     from anycdc.spark.pipeline import Pipeline
     from anycdc.spark.reads import TargetReads
 
@@ -233,6 +235,13 @@ def test_a_cut_never_shows_a_payment_without_its_order(spark: Any, tmp_path: Pat
             ev("insert", next(pos), _payment(17, 7), table="payments", columns=PAYMENT, tx="t7"),
         ],
         [ev("insert", next(pos), _order(7), tx="t7"), _marker("commit", next(pos), "t7")],
+        [  # t8's COMMIT is read ahead of its order: it says how many rows each table has
+            _marker("begin", 100, "t8"),
+            ev("insert", 101, _payment(18, 8), table="payments", columns=PAYMENT, tx="t8"),
+            _marker("commit", 103, "t8").with_changes(extra={TX_TABLE_EVENTS: {
+                "shop.payments": 1, "shop.orders": 1, "shop.audit": 3}}),  # audit: not read
+        ],
+        [ev("insert", 102, _order(8), tx="t8")],
     ]  # fmt: skip
     for n, events in enumerate(batches):
         write_messages(src, f"{n:03}.jsonl", encode_all("canonical-json", events))
@@ -248,18 +257,22 @@ def test_a_cut_never_shows_a_payment_without_its_order(spark: Any, tmp_path: Pat
 
     # read plainly: every payment applied, not one of their orders (all pending)
     assert not (out / "shop" / "orders").exists()
-    assert spark.read.format("delta").load(str(out / "shop" / "payments")).count() == 6
+    assert spark.read.format("delta").load(str(out / "shop" / "payments")).count() == 7
     reads = TargetReads(spark, str(out))
-    assert reads.open_transactions(3)[0] == {"t7"} and reads.open_transactions(4)[0] == set()
-    for cut in range(5):
+    held = [reads.open_transactions(cut)[0] for cut in (3, 4, 5, 6)]
+    # t8 is open until its COMMIT (cut 5), and at cut 5 too: its order is not in yet
+    assert held == [{"t7", "t8"}, {"t8"}, {"t8"}, set()]
+    for cut in range(7):
         tables = reads.read_many(["shop.orders", "shop.payments"], at=cut)
         orders, paid = tables["shop.orders"], tables["shop.payments"]
         assert orphans(orders, paid) == 0, cut
-        assert orders.count() == [3, 5, 5, 5, 6][cut] and paid.count() == [3, 5, 5, 5, 6][cut]
-    # transactions not held back: the cut shows the payment of an order it lacks
+        wanted = [3, 5, 5, 5, 6, 6, 7][cut]
+        assert orders.count() == wanted and paid.count() == wanted, cut
+    # transactions not held back: the cuts show the payment of an order they lack
     split = TargetReads(spark, str(out), config.with_overrides(hold_open_transactions=0))
-    tables = split.read_many(["shop.orders", "shop.payments"], at=3)
-    assert orphans(tables["shop.orders"], tables["shop.payments"]) == 1
+    for cut in (3, 5):
+        tables = split.read_many(["shop.orders", "shop.payments"], at=cut)
+        assert orphans(tables["shop.orders"], tables["shop.payments"]) == 1, cut
 
 
 # ------------------------------------------------------------------ SCD2 history tables

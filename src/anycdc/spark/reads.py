@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.config import PipelineConfig
 from anycdc.errors import ReadError
-from anycdc.event import Op
+from anycdc.event import TX_TABLE_EVENTS, Op
 from anycdc.schedule import TableIdent, qualified_name
 from anycdc.spark.actions import ActionSpec, round_actions
 from anycdc.spark.apply import fold_actions
@@ -89,6 +89,30 @@ TRANSACTION_MARKERS: Final = (Op.BEGIN.value, Op.COMMIT.value)
 """The ``op`` of the changelog rows that mark a source transaction's boundaries."""
 WALK_FIRST: Final = 64
 """How many of a table's newest commits a cut's version is first looked for in."""
+
+
+def collection_table(name: str, known: Sequence[TableIdent]) -> TableIdent | None:
+    """The one table of ``known`` a transaction's data collection ``name`` names (None:
+    none, or more than one): the name ends in the table's, and each dotted part before it
+    is the table's database or schema (Debezium: ``inventory.orders`` of MySQL,
+    ``public.orders`` of Postgres, ``shop.dbo.orders`` of SQL Server).
+
+    >>> known = [("shop", "dbo", "orders"), ("shop", "dbo", "lines")]
+    >>> collection_table("shop.dbo.orders", known), collection_table("dbo.orders", known)
+    (('shop', 'dbo', 'orders'), ('shop', 'dbo', 'orders'))
+    >>> collection_table("other.orders", known) is None
+    True
+    """
+    found = [ident for ident in known if _names_table(name, ident)]
+    return found[0] if len(found) == 1 else None
+
+
+def _names_table(name: str, ident: TableIdent) -> bool:
+    database, schema, table = ident
+    if not table or not (name == table or name.endswith("." + table)):
+        return False
+    prefix = name[: -len(table) - 1] if name != table else ""
+    return not prefix or all(part in (database, schema) for part in prefix.split("."))
 
 
 @dataclass(frozen=True)
@@ -232,9 +256,12 @@ class TargetLog:
 
         A transaction is held back while the changelog has its BEGIN marker (``op``
         ``begin`` with its ``tx``, in any batch: a marker may come from another topic than
-        its rows) and no COMMIT through the cut, for up to ``hold_open_transactions``
-        batches after its BEGIN (a COMMIT that never comes holds it no longer). One job
-        over the markers, and one over the held transactions' rows where there are any."""
+        its rows) and, through the cut, no COMMIT, or a COMMIT read ahead of some of its
+        rows: one that says how many rows it had per table (``tx_table_events``, Debezium's
+        ``data_collections``) where fewer are in for a table the changelog knows (a table
+        no row of which was ever ingested is one the run does not read: not waited for).
+        Either is held for up to ``hold_open_transactions`` batches after its BEGIN (a
+        COMMIT, or a row, that never comes holds it no longer)."""
         from pyspark.sql import functions as F
 
         hold = self.config.hold_open_transactions
@@ -248,12 +275,12 @@ class TargetLog:
             F.min(F.when(op == Op.BEGIN.value, batch)).alias("began"),
             F.min(F.when(op == Op.COMMIT.value, batch)).alias("ended"),
         )
-        open_now = per_tx.filter(
-            F.col("began").isNotNull()
-            & (F.col("ended").isNull() | (F.col("ended") > F.lit(cut)))
-            & (F.col("began") > F.lit(cut - hold))
+        held_window = per_tx.filter(
+            F.col("began").isNotNull() & (F.col("began") > F.lit(cut - hold))
         )
+        open_now = held_window.filter(F.col("ended").isNull() | (F.col("ended") > F.lit(cut)))
         held = frozenset(str(r["tx"]) for r in open_now.select("tx").collect())
+        held |= self._read_ahead(cut, markers, held_window)
         if not held:
             return held, None
         first = (
@@ -263,6 +290,53 @@ class TargetLog:
             .first()
         )
         return held, None if first is None or first["first"] is None else int(first["first"])
+
+    def _read_ahead(self, cut: int, markers: DataFrame, window: DataFrame) -> frozenset[str]:
+        """The transactions of ``window`` whose COMMIT through ``cut`` says how many rows
+        they had per table (:data:`~anycdc.event.TX_TABLE_EVENTS`) and fewer of them are
+        in through ``cut`` for a table the changelog knows (:func:`collection_table`). No
+        job beyond a scan of the markers where no COMMIT says so (every format but
+        Debezium's, and changelogs written before the column was kept)."""
+        from pyspark.sql import functions as F
+
+        if TX_TABLE_EVENTS not in markers.columns:
+            return frozenset()
+        batch, op = F.col(INGEST_BATCH), F.col("op")
+        counted = markers.filter(
+            (op == Op.COMMIT.value) & (batch <= F.lit(cut)) & F.col(TX_TABLE_EVENTS).isNotNull()
+        ).select("tx", F.explode(TX_TABLE_EVENTS).alias("collection", "expected"))
+        names = [r["collection"] for r in counted.select("collection").distinct().collect()]
+        if not names:
+            return frozenset()
+        known = self.tables()
+        matched = [(n, *ident) for n in names if (ident := collection_table(n, known))]
+        if not matched:
+            return frozenset()
+        tables = self.spark.createDataFrame(
+            matched, "collection STRING, database STRING, schema STRING, table STRING"
+        )
+        expected = counted.join(window.select("tx"), "tx").join(F.broadcast(tables), "collection")
+        got = (
+            self.changelog()
+            .filter(
+                F.col("tx").isNotNull()
+                & (batch <= F.lit(cut))
+                & op.isin(*PENDING_OPS)
+                & ~op.isin(*TRANSACTION_MARKERS)
+            )
+            .groupBy("tx", "database", "schema", "table")
+            .agg(F.count(F.lit(1)).alias("got"))
+        )
+        same = [
+            expected["tx"] == got["tx"],
+            expected["database"].eqNullSafe(got["database"]),
+            expected["schema"].eqNullSafe(got["schema"]),
+            expected["table"].eqNullSafe(got["table"]),
+        ]
+        short = expected.join(got, same, "left_outer").filter(
+            F.coalesce(got["got"], F.lit(0)) < expected["expected"]
+        )
+        return frozenset(str(r["tx"]) for r in short.select(expected["tx"]).distinct().collect())
 
     # ------------------------------------------------------------------ versions
     def ledger_through(self, cut: int | None) -> dict[TableIdent, int]:

@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from anycdc.errors import DecodeError, EncodeError, OptionError
-from anycdc.event import ChangeEvent, Column, Op, Position
+from anycdc.event import TX_TABLE_EVENTS, ChangeEvent, Column, Op, Position
 from anycdc.formats import detect
 from anycdc.formats.codecs.mongo import ejson_document, from_ejson, to_ejson
 from anycdc.formats.debezium.format import DebeziumJson
@@ -414,6 +414,13 @@ NON_ROW_EVENTS = [
         position=Position((46523128,)),
         tx="556",
         extra={"connector": "postgresql", "message": {"prefix": "foo", "content": "Ymfy"}},
+    ),
+    ChangeEvent(
+        op=Op.COMMIT,
+        format="debezium-json",
+        tx="571:53195833",
+        ts_ms=1486500577692,
+        extra={"event_count": 3, TX_TABLE_EVENTS: {"s1.a": 1, "s2.a": 2}},
     ),
 ]
 
@@ -989,6 +996,38 @@ def test_transaction_markers() -> None:
         "00000025:00000d08:0025",
         2,
     )
+    # the events per table: what a read's cut waits for (anycdc.spark.reads)
+    assert commit.extra[TX_TABLE_EVENTS] == {
+        "testDB.dbo.testDB.tablea": 1,
+        "testDB.dbo.testDB.tableb": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    ("collections", "where", "reason"),
+    [
+        ('{"a": 1}', "$.data_collections", "expected array, got object"),
+        ("[1]", "$.data_collections[0]", "expected object, got integer"),
+        ('[{"event_count": 1}]', "$.data_collections[0].data_collection", "null or missing"),
+        ('[{"data_collection": "s.a"}]', "$.data_collections[0].event_count", "null or missing"),
+        (
+            '[{"data_collection": "s.a", "event_count": -1}]',
+            "$.data_collections[0].event_count",
+            "non-negative",
+        ),
+    ],
+)
+def test_a_bad_data_collections_list_is_an_error_naming_its_path(
+    collections: str, where: str, reason: str
+) -> None:
+    end = (
+        '{"status": "END", "id": "1", "ts_ms": 1, "event_count": 1, '
+        f'"data_collections": {collections}}}'
+    ).encode()
+    with pytest.raises(DecodeError) as caught:
+        fmt.decode(end)
+    assert caught.value.format_id == "debezium-json" and caught.value.path == where
+    assert reason in caught.value.reason
 
 
 def test_tombstones_give_no_event() -> None:

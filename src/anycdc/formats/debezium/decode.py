@@ -78,6 +78,8 @@ from anycdc.formats.debezium.wire import (
     TRANSACTION,
     TRUNCATE,
     TS_MS,
+    TX_DATA_COLLECTION,
+    TX_DATA_COLLECTIONS,
     TX_EVENT_COUNT,
     TX_ID,
     TX_STATUS,
@@ -85,6 +87,7 @@ from anycdc.formats.debezium.wire import (
     UPDATE,
     X_CLOUDEVENTS,
     X_CONNECTOR,
+    X_DATA_COLLECTIONS,
     X_EVENT_COUNT,
     X_MESSAGE,
     X_TABLE_CHANGE,
@@ -543,12 +546,35 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
         count = self._int(payload.get(TX_EVENT_COUNT), path, "event_count")
         if count is not None:
             extra[X_EVENT_COUNT] = count
+        collections = self._data_collections(payload.get(TX_DATA_COLLECTIONS), path)
+        if collections:
+            extra[X_DATA_COLLECTIONS] = collections
         head = Header(
             ts_ms=self._int(payload.get(TS_MS), path, "ts_ms"),
             tx=self._text(payload.get(TX_ID), path, "id"),
             extra=extra,
         )
         return build_event(self.id, Op.BEGIN if status == STATUS_BEGIN else Op.COMMIT, head)
+
+    def _data_collections(self, value: Any, path: str) -> dict[str, int] | None:
+        """An END marker's events per data collection (``[{data_collection, event_count}]``
+        -> ``{name: count}``): what a read's cut waits for before it shows the transaction."""
+        if value is None:
+            return None
+        where = f"{path}.{TX_DATA_COLLECTIONS}"
+        if not isinstance(value, list):
+            raise self.error(where, f"expected array, got {type_name(value)}")
+        counts: dict[str, int] = {}
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise self.error(f"{where}[{i}]", f"expected object, got {type_name(item)}")
+            name = self._text(item.get(TX_DATA_COLLECTION), f"{where}[{i}]", TX_DATA_COLLECTION)
+            count = self._count(item.get(TX_EVENT_COUNT), f"{where}[{i}]", TX_EVENT_COUNT)
+            if name is None or count is None:
+                missing = TX_DATA_COLLECTION if name is None else TX_EVENT_COUNT
+                raise self.error(f"{where}[{i}].{missing}", "required field is null or missing")
+            counts[name] = counts.get(name, 0) + count
+        return counts
 
     def _message_event(self, payload: dict[str, Any], meta: Header, path: str) -> ChangeEvent:
         message = payload.get(MESSAGE)

@@ -142,6 +142,7 @@ from anycdc.formats.debezium.wire import (
     X_COMMIT_SCN,
     X_CONNECTOR,
     X_DATA_COLLECTION_ORDER,
+    X_DATA_COLLECTIONS,
     X_EVENT_COUNT,
     X_GTID,
     X_MESSAGE,
@@ -622,7 +623,7 @@ def _encode_transaction_marker(event: ChangeEvent) -> tuple[dict[str, Any], dict
         TX_ID: event.tx,
         TS_MS: event.ts_ms,
         TX_EVENT_COUNT: event.extra.get(X_EVENT_COUNT),
-        TX_DATA_COLLECTIONS: None,
+        TX_DATA_COLLECTIONS: _data_collections(event.extra.get(X_DATA_COLLECTIONS)),
     }
     collection = schema_struct(
         [
@@ -639,6 +640,13 @@ def _encode_transaction_marker(event: ChangeEvent) -> tuple[dict[str, Any], dict
         schema_array(collection, TX_DATA_COLLECTIONS),
     ]
     return schema_struct(fields, N_TX_METADATA), payload
+
+
+def _data_collections(counts: Mapping[str, int] | None) -> list[dict[str, Any]] | None:
+    """An END marker's ``data_collections`` from its events per table (None: not said)."""
+    if not counts:
+        return None
+    return [{TX_DATA_COLLECTION: name, TX_EVENT_COUNT: n} for name, n in counts.items()]
 
 
 def _render_update_description(patch: Mapping[str, Any]) -> dict[str, Any]:

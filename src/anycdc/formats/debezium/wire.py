@@ -12,7 +12,7 @@ from typing import Any, Final
 
 import msgspec
 
-from anycdc.event import Op
+from anycdc.event import TX_TABLE_EVENTS, Op
 from anycdc.formats.events import OpRule, op_rules
 from anycdc.values import EPOCH_DATE
 
@@ -261,6 +261,7 @@ X_DATA_COLLECTION_ORDER: Final = "data_collection_order"
 X_MESSAGE: Final = "message"
 X_TABLE_CHANGE: Final = "table_change"
 X_EVENT_COUNT: Final = "event_count"
+X_DATA_COLLECTIONS: Final = TX_TABLE_EVENTS  # data_collections as {name: event_count}
 X_CLOUDEVENTS: Final = "cloudevents"  # the CloudEvents envelope's id, source and type
 
 MYSQL_FAMILY: Final = frozenset({CONNECTOR_MYSQL, CONNECTOR_MARIADB})
