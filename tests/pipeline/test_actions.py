@@ -16,7 +16,7 @@ import pytest
 from anycdc.changelog import CHANGELOG_COLUMNS, Coordinates, event_to_row
 from anycdc.config import PipelineConfig
 from anycdc.event import ChangeEvent
-from anycdc.spark.actions import round_actions
+from anycdc.spark.actions import COMMON_CHECKS_MAX, round_actions
 from anycdc.spark.apply import TableApplier, TablePlan
 from anycdc.spark.decode import changelog_schema
 from anycdc.spark.key_bound import KEY_NUMBER_TYPE
@@ -115,7 +115,12 @@ def _sorted(frame: Any) -> list[str]:
     return sorted(repr(sorted(row.asDict(recursive=True).items())) for row in frame.collect())
 
 
-def test_one_plan_gives_each_table_the_actions_of_its_own_plan(spark: Any, tmp_path: Any) -> None:
+@pytest.mark.parametrize("common", [COMMON_CHECKS_MAX, 1], ids=["checks-in-code", "lambda-too"])
+def test_one_plan_gives_each_table_the_actions_of_its_own_plan(
+    spark: Any, tmp_path: Any, common: int
+) -> None:
+    """With the round's checks all tested in generated code, and with one of them only
+    (the others, and the one bad value, through the lambda: a round of many tables)."""
     config = PipelineConfig.from_mapping(
         {
             "target": str(tmp_path),
@@ -135,7 +140,7 @@ def test_one_plan_gives_each_table_the_actions_of_its_own_plan(spark: Any, tmp_p
     wanted = spark.createDataFrame(rows, changelog_schema())
     prepared = _due(spark, config)
     specs = [item.action_spec(table_tag(i)) for i, item in enumerate(prepared)]
-    one = round_actions(spark, wanted, specs)
+    one = round_actions(spark, wanted, specs, common)
     reference = _reference(wanted, prepared)
     assert one.columns == reference.columns
     got = _sorted(one)

@@ -254,6 +254,15 @@ def test_the_round_actions_fragments() -> None:
     reasons = bad_reasons_sql(["DATE", "INT"])
     assert "WHEN 'DATE' THEN CASE WHEN element_at(image, c.name) IS NOT NULL" in reasons
     assert "WHEN 'INT' THEN" in reasons
+    # the lambda guarded by the round's common checks, tested in generated code
+    guarded = bad_reasons_sql(["DATE", "INT"], [("id", "INT"), ("at", "DATE")])
+    assert guarded == (
+        "CASE WHEN _s_rest "
+        "OR ((_s_mask & 1) <> 0 AND element_at(image, 'id') IS NOT NULL "
+        "AND try_cast(element_at(image, 'id') AS INT) IS NULL) "
+        "OR ((_s_mask & 2) <> 0 AND element_at(image, 'at') IS NOT NULL "
+        f"AND try_cast(element_at(image, 'at') AS DATE) IS NULL) THEN {reasons} END"
+    )
     assert key_number_sql("DECIMAL(38,0)") == (
         "CASE WHEN _s_bound IS NULL THEN CAST(NULL AS DECIMAL(38,0)) "
         "ELSE CAST(element_at(image, _s_bound) AS DECIMAL(38,0)) END"

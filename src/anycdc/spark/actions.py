@@ -22,6 +22,7 @@ only), compared in tests/pipeline/test_actions.py.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -60,8 +61,11 @@ _SPEC_SCHEMA: Final = (
     "_t STRING, _s_database STRING, _s_schema STRING, _s_table STRING, "
     "_s_keys ARRAY<STRING>, _s_keyless BOOLEAN, _s_floor STRING, _s_bound STRING, "
     "_s_renames ARRAY<STRUCT<old: STRING, new: STRING, pos: STRING>>, _s_history BOOLEAN, "
-    "_s_checks ARRAY<STRUCT<name: STRING, type: STRING>>"
+    "_s_checks ARRAY<STRUCT<name: STRING, type: STRING>>, _s_mask BIGINT, _s_rest BOOLEAN"
 )
+COMMON_CHECKS_MAX: Final = 63
+"""How many (column, type) checks a round tests in generated code (:func:`common_checks`;
+the bits of a BIGINT mask but its sign)."""
 IMAGES: Final = ("before", "after")
 """An event's two images (maps of column texts)."""
 ACTION_COLUMNS: Final = (
@@ -106,12 +110,16 @@ class ActionSpec:
     checks: tuple[tuple[str, str], ...] = ()
     """(column, Spark type) of the typed columns whose values are checked (``_bad``)."""
 
-    def row(self) -> tuple[object, ...]:
+    def row(self, common: Sequence[tuple[str, str]] = ()) -> tuple[object, ...]:
+        """The spec frame's row; ``common``: the round's checks tested in generated code
+        (:func:`~anycdc.spark.merge_sql.bad_reasons_sql`), whose bits the mask sets."""
+        mask = sum(1 << common.index(check) for check in self.checks if check in common)
+        rest = any(check not in common for check in self.checks)
         return (
             self.tag, self.database, self.schema, self.table, list(self.keys),
             self.keys == (ROW_KEY,), self.floor, self.bound,
             [{"old": o, "new": n, "pos": p} for o, n, p in self.renames],
-            self.history, [{"name": n, "type": t} for n, t in self.checks],
+            self.history, [{"name": n, "type": t} for n, t in self.checks], mask, rest,
         )  # fmt: skip
 
 
@@ -122,6 +130,22 @@ def checked_columns(types: dict[str, str]) -> tuple[tuple[str, str], ...]:
     (('id', 'INT'), ('at', 'DATE'))
     """
     return tuple((n, t) for n, t in types.items() if t != "STRING" and n != ROW_KEY)
+
+
+def common_checks(
+    specs: Sequence[ActionSpec], most: int = COMMON_CHECKS_MAX
+) -> tuple[tuple[str, str], ...]:
+    """The (column, type) checks of the most tables of ``specs``, at most ``most`` of them
+    (ties by name): the ones a round tests in generated code.
+
+    >>> a = ActionSpec("0", None, None, "a", ("id",), checks=(("id", "INT"), ("at", "DATE")))
+    >>> b = ActionSpec("1", None, None, "b", ("id",), checks=(("id", "INT"),))
+    >>> common_checks([a, b], most=1)
+    (('id', 'INT'),)
+    """
+    tables = Counter(check for spec in specs for check in spec.checks)
+    ranked = sorted(tables, key=lambda check: (-tables[check], check))
+    return tuple(ranked[:most])
 
 
 def _order_and_tail(rows: DataFrame) -> tuple[list[str], list[str]]:
@@ -148,14 +172,22 @@ def upserts_and_deletes(
     return upserts.unionByName(deletes)
 
 
-def round_actions(spark: SparkSession, wanted: DataFrame, specs: Sequence[ActionSpec]) -> DataFrame:
+def round_actions(
+    spark: SparkSession,
+    wanted: DataFrame,
+    specs: Sequence[ActionSpec],
+    common: int = COMMON_CHECKS_MAX,
+) -> DataFrame:
     """The row actions of every table of ``specs`` from the changelog rows ``wanted``:
     :data:`ACTION_COLUMNS`, ``_bad``, then ``_t`` (the table's tag) and ``_kv`` (its key
     bound's number), in one plan (see the module docstring). Rows of other tables drop out.
+    ``common``: how many checks are tested in generated code (:func:`common_checks`; 0:
+    the lambda of :func:`~anycdc.spark.merge_sql.bad_reasons_sql` for every action).
     """
     from pyspark.sql import functions as F
 
-    spec = spark.createDataFrame([s.row() for s in specs], _SPEC_SCHEMA)
+    checks = common_checks(specs, common)
+    spec = spark.createDataFrame([s.row(checks) for s in specs], _SPEC_SCHEMA)
     same_table = (
         wanted["database"].eqNullSafe(spec["_s_database"])
         & wanted["schema"].eqNullSafe(spec["_s_schema"])
@@ -165,7 +197,7 @@ def round_actions(spark: SparkSession, wanted: DataFrame, specs: Sequence[Action
     rows = events.where(round_rows_sql(ops_sql(ROW_ACTION_OPS)))
     rows = rows.withColumns({image: F.expr(renamed_image_sql(image)) for image in IMAGES})
     rows = rows.withColumns({image: F.expr(keyless_image_sql(image)) for image in IMAGES})
-    carried = ("_t", "_s_bound", "_s_checks")
+    carried = ("_t", "_s_bound", "_s_checks", "_s_mask", "_s_rest")
     actions = upserts_and_deletes(rows, key_text_sql, carried)
     order, tail = _order_and_tail(wanted)
     truncates = events.where(history_truncates_sql(TRUNCATE_ACTION.where)).selectExpr(
@@ -176,7 +208,7 @@ def round_actions(spark: SparkSession, wanted: DataFrame, specs: Sequence[Action
     return actions.selectExpr(
         "_t",
         *(q(c) for c in ACTION_COLUMNS),
-        named_sql(bad_reasons_sql(types), "_bad"),
+        named_sql(bad_reasons_sql(types, checks), "_bad"),
         named_sql(key_number_sql(KEY_NUMBER_TYPE), "_kv"),
     )
 

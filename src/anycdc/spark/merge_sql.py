@@ -523,9 +523,19 @@ def bad_cast_sql(text: str, name: str, target_sql: str, target: str) -> str:
     THEN 'id' || ': cannot cast ' || substr(v, 1, 80) || ' to ' || 'INT' END
     """
     return (
-        f"CASE WHEN {text} IS NOT NULL AND {cast_sql(text, target)} IS NULL "
+        f"CASE WHEN {cannot_cast_sql(text, target)} "
         f"THEN {name} || ': cannot cast ' || substr({text}, 1, 80) || ' to ' || {target_sql} END"
     )
+
+
+def cannot_cast_sql(text: str, target: str) -> str:
+    """SQL: the value ``text`` is there and cannot be cast to ``target`` (the one test
+    behind :func:`bad_cast_sql`'s reason).
+
+    >>> cannot_cast_sql("v", "INT")
+    'v IS NOT NULL AND try_cast(v AS INT) IS NULL'
+    """
+    return f"{text} IS NOT NULL AND {cast_sql(text, target)} IS NULL"
 
 
 _NUMERIC_TYPES: Final = r"^(TINYINT|SMALLINT|INT|BIGINT|FLOAT|DOUBLE|DECIMAL)"
@@ -628,17 +638,37 @@ def history_truncates_sql(truncate_rows: str) -> str:
     return f"_s_history AND {truncate_rows}"
 
 
-def bad_reasons_sql(types: Sequence[str]) -> str:
+def bad_reasons_sql(types: Sequence[str], common: Sequence[tuple[str, str]] = ()) -> str:
     """Why an action's values cannot be cast to their columns' types (``_s_checks``: each
     checked column and its Spark type, one of ``types``), as one text; NULL when they all
-    can (:func:`bad_cast_sql`)."""
+    can (:func:`bad_cast_sql`).
+
+    The reasons come from a lambda over the table's checks, which Spark runs without
+    generated code, a column at a time: most of an apply round's cost per action when
+    every action ran it. So with ``common`` (the round's most shared (column, type)
+    checks) the lambda runs only for an action that may hold a bad value: one whose
+    table has checks outside ``common`` (``_s_rest``), or whose value of one of its
+    ``common`` checks (bit ``i`` of ``_s_mask`` for ``common[i]``) cannot be cast. That
+    test is plain, generated code; a good action's ``_bad`` is NULL either way.
+
+    >>> print(bad_reasons_sql(["INT"], [("id", "INT")]))  # doctest: +ELLIPSIS
+    CASE WHEN _s_rest OR ((_s_mask & 1) <> 0 AND element_at(image, 'id') IS NOT NULL ...
+    """
     if not types:
         return null_of_sql("STRING")
     value = "element_at(image, c.name)"
     branches = " ".join(
         f"WHEN {lit(t)} THEN {bad_cast_sql(value, 'c.name', 'c.type', t)}" for t in types
     )
-    return f"nullif(concat_ws('; ', transform(_s_checks, c -> CASE c.type {branches} END)), '')"
+    reasons = f"nullif(concat_ws('; ', transform(_s_checks, c -> CASE c.type {branches} END)), '')"
+    if not common:
+        return reasons
+    maybe_bad = " OR ".join(
+        f"((_s_mask & {1 << bit}) <> 0 AND "
+        f"{cannot_cast_sql(f'element_at(image, {lit(name)})', spark_type)})"
+        for bit, (name, spark_type) in enumerate(common)
+    )
+    return f"CASE WHEN _s_rest OR {maybe_bad} THEN {reasons} END"
 
 
 def key_number_sql(number_type: str) -> str:
