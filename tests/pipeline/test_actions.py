@@ -62,6 +62,17 @@ def _events() -> list[ChangeEvent]:
         # a schema, an odd name, a table with the same name in another database
         ev("insert", 1, row, table="o'dd`t", database="pg", schema="public"),
         ev("insert", 1, row, table="o'dd`t", database="other"),
+        # a key of two columns: a change of one of them is a delete and an upsert
+        ev("insert", 1, {"id": 7, "name": "a"}, table="pairs", key=("id", "name")),
+        ev(
+            "update",
+            2,
+            {"id": 7, "name": "b"},
+            before={"id": 7, "name": "a"},
+            table="pairs",
+            key=("id", "name"),
+        ),
+        ev("delete", 3, {"id": 7, "name": "b"}, table="pairs", key=("id", "name")),
         # not due
         ev("insert", 1, row, table="skipped"),
     ]
@@ -84,6 +95,13 @@ def _due(spark: Any, config: PipelineConfig) -> list[DueTable]:
         ),
         (Scd2Applier, plan("hist"), TYPES, None, None),
         (TableApplier, plan("o'dd`t", "pg", schema="public"), TYPES, None, None),
+        (
+            TableApplier,
+            plan("pairs", key=("id", "name")),
+            {"id": "BIGINT", "name": "STRING"},
+            None,
+            None,
+        ),
     ]
     return [
         DueTable(kind(spark, config, p), TableState({}), types, floor=floor, bound_column=bound)
@@ -150,7 +168,11 @@ def test_one_plan_gives_each_table_the_actions_of_its_own_plan(
     assert ("3", "truncate") in kinds and ("1", "delete") in kinds and ("0", "delete") in kinds
     bad = [r["_bad"] for r in one.collect() if r["_bad"]]
     assert bad == ["qty: cannot cast 300 to TINYINT"]
-    assert len(got) == 13
+    assert len(got) == 17
+    pairs = sorted((r["kind"], r["_key"]) for r in one.collect() if r["_t"] == "5")
+    assert pairs == [
+        ("delete", '["7","a"]'), ("delete", '["7","b"]'), ("upsert", '["7","a"]'), ("upsert", '["7","b"]')
+    ]  # fmt: skip
     images = {(r["_t"], r["kind"]): r["image"] for r in one.collect()}
     assert images[("1", "delete")]["_cdc_row_key"]  # the keyless row's identity
     assert {frozenset(r["image"]) for r in one.collect() if r["_t"] == "2"} == {

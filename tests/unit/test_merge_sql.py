@@ -247,7 +247,10 @@ def test_the_round_actions_fragments() -> None:
         "op IN ('c') AND coalesce(split, '') <> 'before' "
         "AND (_s_floor IS NULL OR position IS NULL OR position > _s_floor)"
     )
-    assert key_text_sql("before") == "to_json(transform(_s_keys, k -> element_at(before, k)))"
+    assert key_text_sql("before") == (
+        "CASE WHEN size(_s_keys) = 1 THEN to_json(array(element_at(before, _s_keys[0]))) "
+        "ELSE to_json(transform(_s_keys, k -> element_at(before, k))) END"
+    )
     assert history_truncates_sql("op = 't'") == "_s_history AND op = 't'"
     assert keyless_image_sql("after").startswith("CASE WHEN _s_keyless THEN CASE WHEN after IS")
     assert bad_reasons_sql([]) == "CAST(NULL AS STRING)"
