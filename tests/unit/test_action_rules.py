@@ -138,6 +138,17 @@ def test_the_fold_resets_replaces_and_overlays() -> None:
     assert DELETED == "st.kind = 'delete'"
 
 
+def test_a_replacing_action_is_one_the_steps_first_branches_take() -> None:
+    from anycdc.spark.action_rules import REPLACES, replaced_state
+
+    # the anchored fold's state after its anchor is the step's own two first branches
+    branches = FOLD_STEP.split("ELSE", 1)[0].removeprefix("(s, e) -> ")
+    assert replaced_state("e") == branches + "END"
+    assert "'pos', a.position, 'ts', a.ts_ms, 'op', a.op" in replaced_state("a")
+    # a NULL ``full`` is the step's overlay (its WHEN is not taken), so it does not replace
+    assert REPLACES == "coalesce(kind = 'delete' OR full, false)"
+
+
 def test_the_words_are_quoted_as_data_would_be() -> None:
     for word in (UPSERT, DELETE, TRUNCATE, NO_ACTION, *UPSERT_OPS, *END_KINDS):
         assert word_sql(word) == lit(word)

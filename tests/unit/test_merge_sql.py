@@ -233,6 +233,26 @@ def test_the_fold_orders_by_position_then_arrival_and_steps_by_the_rules() -> No
     assert FOLD_STATE_SQL == f"aggregate(evs, {FOLD_START}, {FOLD_STEP})"
 
 
+def test_the_anchored_fold_takes_the_last_replacing_action_and_the_partials_after_it() -> None:
+    from anycdc.spark.action_rules import FOLD_START, FOLD_STEP, REPLACES, replaced_state
+    from anycdc.spark.merge_sql import (
+        FOLD_ANCHORED_STATE_SQL,
+        fold_anchor_sql,
+        fold_order_sql,
+        fold_partials_sql,
+    )
+
+    order = fold_order_sql("b")
+    assert fold_anchor_sql("b").endswith(f", CASE WHEN {REPLACES} THEN {order} END)")
+    assert fold_anchor_sql("b").startswith(f"max_by(struct({order} AS o, kind, image, ")
+    assert fold_partials_sql("b").startswith(f"collect_list(CASE WHEN NOT {REPLACES} THEN ")
+    state = FOLD_ANCHORED_STATE_SQL
+    assert state.startswith(f"CASE WHEN size(_partials) = 0 THEN {replaced_state('_anchor')} ")
+    assert "filter(_partials, p -> _anchor IS NULL OR p.o > _anchor.o)" in state
+    assert f"CASE WHEN _anchor IS NULL THEN {FOLD_START} ELSE " in state
+    assert state.endswith(f", {FOLD_STEP}) END")
+
+
 def test_the_round_actions_fragments() -> None:
     from anycdc.spark.merge_sql import (
         bad_reasons_sql,

@@ -12,7 +12,9 @@ the rules here:
   that changed the key (its old key goes);
 - **the fold** of a key's actions in order (:data:`FOLD_START`, :data:`FOLD_STEP`; run by
   :func:`anycdc.spark.apply.fold_actions`): a delete resets, a full image replaces, a
-  partial image overlays what came before (and is a full row when a delete came before);
+  partial image overlays what came before (and is a full row when a delete came before).
+  So a key's state is its last replacing action's (:data:`REPLACES`,
+  :func:`replaced_state`) with the partial images after it laid over;
 - **the write** of a folded action to a table's row (:data:`MERGE_CLAUSES`; their text
   in :mod:`anycdc.spark.merge_sql`): every clause that meets a row is guarded by the
   position (:func:`newer_than_row`), a matched delete drops the row, a matched upsert
@@ -181,14 +183,23 @@ FOLD_START: Final = _state(
 """SQL: the fold's state before a key's first action (no row, not a full one)."""
 
 
-def _after(event_kind: str, row: str, full: str) -> str:
-    return _state(word_sql(event_kind), row, full, "e.position", "e.ts_ms", "e.op")
+def _after(event_kind: str, row: str, full: str, action: str = "e") -> str:
+    return _state(
+        word_sql(event_kind), row, full, f"{action}.position", f"{action}.ts_ms", f"{action}.op"
+    )
+
+
+def _replacing(action: str) -> str:
+    """The step's branches that ignore the state before: a delete, a full image."""
+    return (
+        f"WHEN {action}.kind = {word_sql(DELETE)} "
+        f"THEN {_after(DELETE, f'{action}.image', 'true', action)} "
+        f"WHEN {action}.full THEN {_after(UPSERT, f'{action}.image', 'true', action)}"
+    )
 
 
 FOLD_STEP: Final = (
-    "(s, e) -> CASE "
-    f"WHEN e.kind = {word_sql(DELETE)} THEN {_after(DELETE, 'e.image', 'true')} "
-    f"WHEN e.full THEN {_after(UPSERT, 'e.image', 'true')} "
+    f"(s, e) -> CASE {_replacing('e')} "
     f"ELSE {_after(UPSERT, 'map_concat(s.row, e.image)', f's.full OR s.kind = {word_sql(DELETE)}')}"
     " END"
 )
@@ -196,6 +207,23 @@ FOLD_STEP: Final = (
 ``kind``, ``image``, ``full``, ``position``, ``ts_ms``, ``op``): a delete resets (its row is
 the before image), a full image replaces, a partial image is laid over the row before it;
 after a delete that overlay is a full row (nothing of the deleted row may survive it)."""
+
+REPLACES: Final = f"coalesce(kind = {word_sql(DELETE)} OR full, false)"
+"""SQL over an action: whether the fold's step takes it whatever the state before it (the
+step's first two branches: a delete, a full image). A key's folded state is then its last
+such action's (:func:`replaced_state`), with the partial images after it folded over:
+the anchored fold (:func:`anycdc.spark.apply.fold_actions`) orders only those."""
+
+
+def replaced_state(action: str) -> str:
+    """SQL: the fold's state after ``action``, an action that :data:`REPLACES` it (the
+    step's own branches, whatever came before).
+
+    >>> replaced_state("a").startswith("CASE WHEN a.kind = 'delete' THEN named_struct(")
+    True
+    """
+    return f"CASE {_replacing(action)} END"
+
 
 DELETED: Final = f"{STATE}.kind = {word_sql(DELETE)}"
 """SQL: the folded state is a delete, so its key is a tombstone (kept so that a late older

@@ -26,11 +26,13 @@ from typing import Final, Protocol
 from anycdc.spark.action_rules import (
     FOLD_START,
     FOLD_STEP,
+    REPLACES,
     Effect,
     kept_sql,
     merge_clauses_sql,
     newer_than_row,
     reaches_sql,
+    replaced_state,
     writes_column_sql,
 )
 from anycdc.spark.sql_types import cast_sql
@@ -689,22 +691,69 @@ def key_number_sql(number_type: str) -> str:
     )
 
 
-def fold_events_sql(batch_column: str) -> str:
-    """A key's actions as one array, in the order the fold takes them: source position,
-    then arrival (the ingest batch ``batch_column``, then the Kafka coordinates). Maps are
-    not orderable, so the sort compares the ordering struct only."""
+def fold_order_sql(batch_column: str) -> str:
+    """The order the fold takes a key's actions in, as one orderable struct: source
+    position, then arrival (the ingest batch ``batch_column``, then the Kafka coordinates)."""
     return (
-        "array_sort(collect_list(struct(struct(coalesce(position, '') AS p, "
-        f"coalesce({batch_column}, -1) AS b, source, "
-        "partition, offset, event_index) AS o, kind, image, full, ts_ms, op, "
-        "coalesce(position, '') AS position)), "
-        "(l, r) -> CASE WHEN l.o < r.o THEN -1 WHEN l.o > r.o THEN 1 ELSE 0 END)"
+        f"struct(coalesce(position, '') AS p, coalesce({batch_column}, -1) AS b, source, "
+        "partition, offset, event_index)"
     )
+
+
+def _fold_event_sql(batch_column: str) -> str:
+    """An action as the fold reads it: its order ``o`` and what the step reads."""
+    return (
+        f"struct({fold_order_sql(batch_column)} AS o, kind, image, full, ts_ms, op, "
+        "coalesce(position, '') AS position)"
+    )
+
+
+_BY_ORDER: Final = "(l, r) -> CASE WHEN l.o < r.o THEN -1 WHEN l.o > r.o THEN 1 ELSE 0 END"
+"""Actions compared by their order alone (maps are not orderable)."""
+
+
+def fold_events_sql(batch_column: str) -> str:
+    """A key's actions as one array, in the order the fold takes them
+    (:func:`fold_order_sql`): the reference fold's input (:data:`FOLD_STATE_SQL`)."""
+    return f"array_sort(collect_list({_fold_event_sql(batch_column)}), {_BY_ORDER})"
 
 
 FOLD_STATE_SQL: Final = f"aggregate(evs, {FOLD_START}, {FOLD_STEP})"
 """A key's final state from its ordered actions ``evs`` (:func:`fold_events_sql`), by
-:data:`~anycdc.spark.action_rules.FOLD_STEP`."""
+:data:`~anycdc.spark.action_rules.FOLD_STEP`: the reference fold."""
+
+FOLD_ANCHOR: Final = "_anchor"
+"""The anchored fold's column of a key's last action that :data:`~anycdc.spark.action_rules.REPLACES`
+the state (NULL: none)."""
+FOLD_PARTIALS: Final = "_partials"
+"""The anchored fold's column of a key's other actions (partial images), unordered."""
+
+
+def fold_anchor_sql(batch_column: str) -> str:
+    """Aggregate: a key's last action (by :func:`fold_order_sql`) that
+    :data:`~anycdc.spark.action_rules.REPLACES` the state: a plain ``max_by`` in generated
+    code, where the reference collects and sorts every action (a lambda per comparison)."""
+    order = fold_order_sql(batch_column)
+    return f"max_by({_fold_event_sql(batch_column)}, CASE WHEN {REPLACES} THEN {order} END)"
+
+
+def fold_partials_sql(batch_column: str) -> str:
+    """Aggregate: a key's actions that do not replace the state (empty for a stream of full
+    images, the common case)."""
+    return f"collect_list(CASE WHEN NOT {REPLACES} THEN {_fold_event_sql(batch_column)} END)"
+
+
+_ANCHORED: Final = replaced_state(FOLD_ANCHOR)
+FOLD_ANCHORED_STATE_SQL: Final = (
+    f"CASE WHEN size({FOLD_PARTIALS}) = 0 THEN {_ANCHORED} "
+    f"ELSE aggregate(array_sort(filter({FOLD_PARTIALS}, "
+    f"p -> {FOLD_ANCHOR} IS NULL OR p.o > {FOLD_ANCHOR}.o), {_BY_ORDER}), "
+    f"CASE WHEN {FOLD_ANCHOR} IS NULL THEN {FOLD_START} ELSE {_ANCHORED} END, {FOLD_STEP}) END"
+)
+"""A key's final state from :func:`fold_anchor_sql` and :func:`fold_partials_sql`: the
+anchor's (:func:`~anycdc.spark.action_rules.replaced_state`), then the partial images after
+it in order, by the same step as :data:`FOLD_STATE_SQL` (partials before the anchor cannot
+change the state, so they are left out). The same state as the reference fold's."""
 
 
 def staged_columns_sql(
