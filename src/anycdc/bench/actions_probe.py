@@ -16,8 +16,14 @@ then writes the actions of all its tables to Spark's ``noop`` sink, A B A B, and
 both give the same actions. The key of each table is the one its changelog rows name; its
 checked types are its Delta table's.
 
-Run: ``python -m anycdc.bench.actions_probe --target WORK_DIR/anycdc-deferred [--rounds 3]``,
-e.g.::
+``--fold`` then times the fold of those actions into each key's state the same way: the
+anchored fold (:func:`anycdc.spark.apply.fold_actions`, the default: a key's last delete or
+full image by ``max_by``, only the partial images after it ordered) against the reference
+(``anchored=False``: every action collected, sorted and stepped through), and checks that
+both give every key the same state.
+
+Run: ``python -m anycdc.bench.actions_probe --target WORK_DIR/anycdc-deferred [--rounds 3]
+[--fold]``, e.g.::
 
     1,000,000 changelog rows, 50 tables, 9 common checks
     round  guarded  lambda only
@@ -66,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m anycdc.bench.actions_probe", description=__doc__.split("\n\n")[0])  # fmt: skip
     parser.add_argument("--target", type=Path, required=True, help="a bench run's anycdc-deferred target")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3, help="measured rounds (A B each), after one warm-up of each")  # fmt: skip
+    parser.add_argument("--fold", action="store_true", help="also time the fold of the actions: anchored against the reference")  # fmt: skip
     args = parser.parse_args(argv)
     changelog_dir = args.target / "_anycdc" / "changelog"
     if not (changelog_dir / "_delta_log").is_dir():
@@ -92,29 +99,72 @@ def main(argv: list[str] | None = None) -> int:
     def frame(most: int) -> Any:
         return actions.round_actions(spark, changelog, specs, most)
 
-    def seconds(most: int) -> float:
+    guarded_most = actions.COMMON_CHECKS_MAX
+    a, b = (frame(m).select(*_ROW_COLUMNS) for m in (guarded_most, 0))
+    differ = _side_by_side(
+        ("guarded", lambda: frame(guarded_most)),
+        ("lambda only", lambda: frame(0)),
+        args.rounds,
+        (a, b, "actions"),
+    )
+    if args.fold and not differ:
+        differ = _folds(spark, frame(guarded_most), args.rounds)
+    return 1 if differ else 0
+
+
+def _side_by_side(
+    first: tuple[str, Any], second: tuple[str, Any], rounds: int, compared: tuple[Any, Any, str]
+) -> int:
+    """Time the frames ``first`` and ``second`` make (name, function) into the ``noop`` sink,
+    A B A B after one warm-up of each, print the seconds and their medians, and whether the
+    ``compared`` frames hold the same rows; returns the rows that differ."""
+
+    def seconds(make: Any) -> float:
         started = time.perf_counter()
-        frame(most).write.format("noop").mode("overwrite").save()
+        make().write.format("noop").mode("overwrite").save()
         return time.perf_counter() - started
 
-    guarded_most = actions.COMMON_CHECKS_MAX
-    seconds(guarded_most), seconds(0)  # compile and warm both plans
-    print("round  guarded  lambda only")
+    seconds(first[1]), seconds(second[1])  # compile and warm both plans
+    print(f"round  {first[0]}  {second[0]}")
     pairs = []
-    for index in range(args.rounds):
-        pairs.append((seconds(guarded_most), seconds(0)))
+    for index in range(rounds):
+        pairs.append((seconds(first[1]), seconds(second[1])))
         print(f"{index + 1:<6} {pairs[-1][0]:6.2f} s   {pairs[-1][1]:6.2f} s", flush=True)
-    guarded = statistics.median(a for a, _ in pairs)
-    lambda_only = statistics.median(b for _, b in pairs)
-    a, b = (frame(m).select(*_ROW_COLUMNS) for m in (guarded_most, 0))
-    differ = a.exceptAll(b).count() + b.exceptAll(a).count()
-    same = (
-        f"the same {a.count():,} actions either way" if not differ else f"{differ} actions DIFFER"
-    )
-    print(
-        f"median {guarded:6.2f} s   {lambda_only:6.2f} s   ({guarded / lambda_only:.2f}x); {same}"
-    )
-    return 1 if differ else 0
+    one = statistics.median(p for p, _ in pairs)
+    two = statistics.median(p for _, p in pairs)
+    a, b, what = compared
+    differ = int(a.exceptAll(b).count() + b.exceptAll(a).count())
+    same = f"the same {a.count():,} {what} either way" if not differ else f"{differ} {what} DIFFER"
+    print(f"median {one:6.2f} s   {two:6.2f} s   ({one / two:.2f}x); {same}")
+    return differ
+
+
+def _folds(spark: Any, round_actions: Any, rounds: int) -> int:
+    """The anchored fold against the reference on the round's good actions (held in memory:
+    the folds, not the actions, are timed); returns the keys whose states differ."""
+    from pyspark.sql import functions as F
+
+    from anycdc.config import PipelineConfig
+    from anycdc.spark.apply import fold_actions
+    from anycdc.spark.apply_round import apply_settings
+
+    good = round_actions.filter(F.col("_bad").isNull()).drop("_bad")
+    good = good.localCheckpoint(eager=True)
+    by = ("_t", "_key")
+
+    def states(anchored: bool) -> Any:  # a map is not comparable: its entries, sorted
+        folded = fold_actions(good, by, anchored=anchored)
+        row = F.to_json(F.array_sort(F.map_entries("st.row")))
+        return folded.select(*by, "st.kind", "st.full", "st.pos", "st.ts", "st.op", row)
+
+    print(f"the fold of {good.count():,} actions")
+    with apply_settings(spark, PipelineConfig()):  # the apply's: an overlay's newer value wins
+        return _side_by_side(
+            ("anchored", lambda: fold_actions(good, by)),
+            ("reference", lambda: fold_actions(good, by, anchored=False)),
+            rounds,
+            (states(True), states(False), "keys' states"),
+        )
 
 
 if __name__ == "__main__":
