@@ -164,10 +164,21 @@ def test_truncate_and_ddl_make_their_table_due_at_once(spark: Any, tmp_path: Pat
 
 
 def test_rows_left_pending_by_a_stopped_run_are_applied_once_by_the_next(
-    spark: Any, tmp_path: Path
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from anycdc.spark import apply_round
     from anycdc.spark.pipeline import Pipeline
 
+    # which applies read their pending rows again to plan them (the rest plan from what
+    # ingest summarized of each batch: kept_summaries)
+    summarized: list[int] = []
+
+    def summarize(rows: Any) -> Any:
+        summarized.append(1)
+        return plan_summarize(rows)
+
+    plan_summarize = apply_round.summarize
+    monkeypatch.setattr(apply_round, "summarize", summarize)
     src, out = tmp_path / "in", tmp_path / "out"
     _history(src)
     config = PipelineConfig.from_mapping(
@@ -185,6 +196,7 @@ def test_rows_left_pending_by_a_stopped_run_are_applied_once_by_the_next(
 
     pipeline = Pipeline(spark, config)
     assert pipeline.run() == []  # nothing new: no micro-batch, the pending rows are applied
+    assert summarized == [1]  # found pending by a restart: only the rows say what they hold
     assert [m.ending for m in pipeline.applies] == [True]
     assert rows(spark, out) == sorted(EXPECTED, key=lambda r: [str(v) for v in r.values()])
     after = {t["table"]: t for t in collect(spark, str(out))["tables"]}["shop.orders"]
@@ -201,6 +213,8 @@ def test_rows_left_pending_by_a_stopped_run_are_applied_once_by_the_next(
         (False, 0),
         (True, 1),
     ]
+    # the final apply of the run's only batch planned from that batch's kept summary
+    assert summarized == [1]
     assert [r["id"] for r in rows(spark, out)] == [1, 30]
     # the third run's first batch stamped the run's young system tables instead of a VACUUM
     changelog = f"delta.`{out / '_anycdc' / 'changelog'}`"

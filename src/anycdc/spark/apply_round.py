@@ -151,7 +151,9 @@ class ApplyRound:
             reasons = {ident: schedule.reason(ident, now_ms, ending) for ident in due}
             older = [i for i in due if (schedule.pending[i].oldest_batch or 0) < through]
             # what ingest summarized of each batch: the plan without a second look at the rows
-            kept = kept_summaries(schedule, due, through) if older else None
+            # (for older batches, and for an apply between batches, which has no summary of
+            # its own: a run's final apply of its only batch among them)
+            kept = kept_summaries(schedule, due, through) if older or summary is None else None
             if current is None or older:
                 frames = [ledger.pending_rows(due, schedule).filter(F.col(INGEST_BATCH) <= through)]
                 if current is not None:
