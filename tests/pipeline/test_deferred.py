@@ -317,6 +317,12 @@ def test_the_summaries_ingest_kept_plan_what_the_rows_would(
         assert build_plans([combined], config) == build_plans([reference], config), ident
     assert spread >= 2 * len(SIMULATED)  # two tables of each copy came in several batches
     assert any(s.ddl for s in whole.values()) and any(s.truncate_position for s in whole.values())
+    # the ledger's rows of an apply are one file: nothing for Delta to compact after the
+    # ledger's first commit (the run's first apply, of several tables)
+    ledger = target / "_anycdc" / "applied"
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{ledger}`").collect()
+    assert {r["operation"] for r in history} == {"WRITE"}, [r["operation"] for r in history]
+    assert all(int(r["operationMetrics"]["numFiles"]) == 1 for r in history)
 
 
 @pytest.mark.kafka

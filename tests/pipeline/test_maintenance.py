@@ -73,6 +73,44 @@ def test_auto_compaction_bounds_the_files_of_an_insert_heavy_table(
         assert compacted_files < 3, table
         assert "OPTIMIZE" in _operations(spark, compacted / "shop" / table)
         assert "OPTIMIZE" not in _operations(spark, plain / "shop" / table)
+    # the changelog: its first appends left as they are (one file each, fewer than
+    # compaction needs), then compacted as any table once it has the files for it
+    changelog = list(reversed(_operations(spark, compacted / "_anycdc" / "changelog")))
+    assert changelog[:3] == ["WRITE", "WRITE", "WRITE"], changelog
+    assert "OPTIMIZE" in changelog, changelog
+    assert "OPTIMIZE" not in _operations(spark, plain / "_anycdc" / "changelog")
+
+
+def test_an_ingest_append_is_compacted_only_when_the_table_has_the_files_for_it(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Delta compacts a table after its first commit in the JVM whatever its file count
+    (the reference below); the changelog's appends hold that off until the table has as
+    many files as compaction needs, then leave the decision to Delta."""
+    from anycdc.spark.commit import DeltaTables, compaction_when_due
+
+    frame = spark.range(400).repartition(4)  # four files a write
+    held, reference = str(tmp_path / "held"), str(tmp_path / "reference")
+    tables = DeltaTables(spark)
+    spark.conf.set(AUTO_COMPACT, "true")
+    spark.conf.set(MIN_FILES, "6")
+    try:
+        for _ in range(2):  # 0 files, then 4: fewer than 6 before each append
+            with compaction_when_due(spark, tables, held):
+                frame.write.format("delta").mode("append").save(held)
+            assert spark.conf.get(AUTO_COMPACT) == "true"  # put back after the append
+        assert _operations(spark, Path(held)) == ["WRITE", "WRITE"]
+        assert _live_files(spark, Path(held)) == 8
+        with compaction_when_due(spark, tables, held):  # 8 files: Delta decides, and does
+            frame.write.format("delta").mode("append").save(held)
+        frame.write.format("delta").save(reference)
+    finally:
+        spark.conf.unset(AUTO_COMPACT)
+        spark.conf.unset(MIN_FILES)
+    assert _operations(spark, Path(held))[0] == "OPTIMIZE"
+    assert _live_files(spark, Path(held)) < 12
+    assert _operations(spark, Path(reference)) == ["OPTIMIZE", "WRITE"]
+    assert spark.read.format("delta").load(held).count() == 1200
 
 
 def test_vacuum_removes_the_files_merges_left_behind(spark: Any, tmp_path: Path) -> None:

@@ -33,10 +33,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.faults import crash_point
+from anycdc.spark.maintenance import AUTO_COMPACT
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -347,7 +349,7 @@ class DeltaTables:
                 actions.add(action)
                 if _is_add(action):
                     added[str(action.path())] = action
-            if kept + len(added) < _min_compacted_files(frame):
+            if kept + len(added) < _min_compacted_files(frame.sparkSession):
                 _skip_auto_compaction(txn)
         crash_point("written")  # the fault suite's moment: files written, not committed
         now = int(time.time() * 1000)
@@ -370,13 +372,42 @@ class DeltaTables:
             raise
 
 
-def _min_compacted_files(frame: DataFrame) -> int:
+def _min_compacted_files(spark: SparkSession) -> int:
     """The file count from which Delta's auto compaction folds a table's small files
     (:data:`AUTO_COMPACT_MIN_FILES`, Delta's default 50), as the writing session has it."""
     try:
-        return int(frame.sparkSession.conf.get(AUTO_COMPACT_MIN_FILES, "50") or 50)
+        return int(spark.conf.get(AUTO_COMPACT_MIN_FILES, "50") or 50)
     except ValueError:
         return 50
+
+
+@contextmanager
+def compaction_when_due(spark: SparkSession, tables: DeltaTables, path: str) -> Iterator[None]:
+    """A DataFrame writer's commit to ``path`` (``spark``'s) with Delta's auto compaction
+    held off while the table has fewer live files than compaction needs (or does not exist
+    yet): :func:`_skip_auto_compaction`'s rule for a commit that has no hook list to take
+    the hook off, so the session's setting is off for the ``with`` block instead. For a
+    session that commits nothing else meanwhile (a micro-batch's ingest: the stream's own
+    session, not the one an apply beside it runs on).
+
+    Delta compacts a table once per JVM whatever its file count: the changelog's first
+    append of every run rewrote the batch it had just written (one job, ~6 s for a
+    200,000-event batch). Once the table has as many files as compaction needs, Delta
+    decides as it does for every commit (the count is the log's checksum: no Spark job)."""
+    snapshot = tables.snapshot(path)
+    files = int(snapshot.numOfFiles()) if int(snapshot.version()) >= 0 else 0
+    if files >= _min_compacted_files(spark):
+        yield
+        return
+    before = spark.conf.get(AUTO_COMPACT, None)
+    spark.conf.set(AUTO_COMPACT, "false")
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(AUTO_COMPACT)
+        else:
+            spark.conf.set(AUTO_COMPACT, before)
 
 
 def _skip_auto_compaction(txn: Any) -> None:

@@ -159,10 +159,8 @@ class IngestStep:
         """The last batch of this query the changelog held when the run began (-1: none);
         read once a run (later batches are this run's own, each past the one before)."""
         if self._logged_through is None:
-            from anycdc.spark.commit import DeltaTables
-
             path = f"{self.config.system_dir}/changelog"
-            self._logged_through = DeltaTables(spark).txn_version(path, app.app_id)
+            self._logged_through = self.system.delta_tables().txn_version(path, app.app_id)
         return self._logged_through
 
     def _single_pass(
@@ -186,7 +184,7 @@ class IngestStep:
         # one phase, "decode", as the cached engine's first: here it includes the append
         with metrics.timed("decode"):
             logged = decoded.filter(F.col("error").isNull() & ~marker)
-            self.system.append(logged, "changelog", app)
+            self.system.append(logged, "changelog", app, sole_writer=True)
         tally = BatchTally.merge(BatchTally.from_json(t) for t in observed.get["tallies"])
         self._count(tally, metrics)
         with metrics.timed("schema"):
@@ -315,7 +313,7 @@ class IngestStep:
             logged = decoded.filter(F.col("error").isNull())
             if not self.keep_ledger:
                 logged = logged.withColumn(INGEST_BATCH, F.lit(None).cast("bigint"))
-            self.system.append(logged, "changelog", app)
+            self.system.append(logged, "changelog", app, sole_writer=True)
             if metrics.dead_letters:
                 dead = decoded.filter(F.col("error").isNotNull())
                 self.system.append(dead_letter_rows(dead), "dead_letter", app)

@@ -174,8 +174,13 @@ class Ledger:
             )
         if not rows:
             return
-        frame = self.spark.createDataFrame(rows, self.SCHEMA).withColumn(
-            "applied_at", F.current_timestamp()
+        # one file: a few rows spread over the session's default parallelism made a file
+        # per core, and Delta compacts a table's files after its first commit in the JVM
+        # (the ledger's: an OPTIMIZE of a few rows in every run's first apply)
+        frame = (
+            self.spark.createDataFrame(rows, self.SCHEMA)
+            .coalesce(1)
+            .withColumn("applied_at", F.current_timestamp())
         )
         frame.write.format("delta").mode("append").options(**app.options()).save(self.path)
 

@@ -17,6 +17,7 @@ from anycdc.config import PipelineConfig
 from anycdc.spark.actions import MESSAGE_COORDINATES
 from anycdc.spark.apply import TableResult
 from anycdc.spark.batch_metrics import SKIP_EXCLUDED, BatchMetrics
+from anycdc.spark.commit import DeltaTables, compaction_when_due
 from anycdc.spark.ledger import INGEST_BATCH, WriteId
 from anycdc.spark.maintenance import Upkeep, table_properties
 from anycdc.spark.merge_sql import delta_ref, table_condition
@@ -92,13 +93,30 @@ class SystemTables:
         self.spark = spark
         self.config = config
         self._batches_run = 0  # this run's batches (upkeep of the system tables)
+        self._tables: DeltaTables | None = None
 
-    def append(self, frame: DataFrame, name: str, app: WriteId) -> None:
+    def append(
+        self, frame: DataFrame, name: str, app: WriteId, *, sole_writer: bool = False
+    ) -> None:
         """Append to a system table once per ``app`` (Delta skips a replayed pair); one
-        written by an earlier version of anycdc gains the newer columns."""
+        written by an earlier version of anycdc gains the newer columns. ``sole_writer``:
+        ``frame``'s session commits nothing else meanwhile (a micro-batch's ingest), so
+        Delta's auto compaction can be held off on it while the table has few files
+        (:func:`~anycdc.spark.commit.compaction_when_due`)."""
         path = f"{self.config.system_dir}/{name}"
         writer = frame.write.format("delta").mode("append").options(**app.options())
-        writer.option("mergeSchema", "true").save(path)
+        writer = writer.option("mergeSchema", "true")
+        if not sole_writer:
+            writer.save(path)
+            return
+        with compaction_when_due(frame.sparkSession, self.delta_tables(), path):
+            writer.save(path)
+
+    def delta_tables(self) -> DeltaTables:
+        """The session's Delta logs over py4j (made once: it looks up ~20 JVM classes)."""
+        if self._tables is None:
+            self._tables = DeltaTables(self.spark)
+        return self._tables
 
     def dead_letter_table(
         self, frame: DataFrame, plan: TablePlan, reason: str, app: WriteId
