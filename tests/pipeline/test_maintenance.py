@@ -96,12 +96,22 @@ def test_an_ingest_append_is_compacted_only_when_the_table_has_the_files_for_it(
     spark.conf.set(MIN_FILES, "6")
     try:
         for _ in range(2):  # 0 files, then 4: fewer than 6 before each append
-            with compaction_when_due(spark, tables, held):
+            with compaction_when_due(spark, held, tables):
                 frame.write.format("delta").mode("append").save(held)
             assert spark.conf.get(AUTO_COMPACT) == "true"  # put back after the append
         assert _operations(spark, Path(held)) == ["WRITE", "WRITE"]
+        # holds overlap on one session (an apply's dead letters on its threads), the first
+        # to open closing first: off while any is open, put back by the last one
+        first = compaction_when_due(spark, str(tmp_path / "a"), tables)
+        second = compaction_when_due(spark, str(tmp_path / "b"), tables)
+        first.__enter__()
+        second.__enter__()
+        first.__exit__(None, None, None)
+        assert spark.conf.get(AUTO_COMPACT) == "false"
+        second.__exit__(None, None, None)
+        assert spark.conf.get(AUTO_COMPACT) == "true"
         assert _live_files(spark, Path(held)) == 8
-        with compaction_when_due(spark, tables, held):  # 8 files: Delta decides, and does
+        with compaction_when_due(spark, held, tables):  # 8 files: Delta decides, and does
             frame.write.format("delta").mode("append").save(held)
         frame.write.format("delta").save(reference)
     finally:
@@ -111,6 +121,39 @@ def test_an_ingest_append_is_compacted_only_when_the_table_has_the_files_for_it(
     assert _live_files(spark, Path(held)) < 12
     assert _operations(spark, Path(reference)) == ["OPTIMIZE", "WRITE"]
     assert spark.read.format("delta").load(held).count() == 1200
+
+
+def test_a_small_system_table_skips_the_compaction_delta_plans_after_its_first_commit(
+    spark: Any, tmp_path: Path
+) -> None:
+    """One file, nothing to compact: Delta still plans a compaction after a table's first
+    commit in the JVM (Spark jobs over the new version's files); under
+    ``compaction_when_due`` (the ``_anycdc`` tables' appends) no such job runs."""
+    from anycdc.spark.commit import compaction_when_due
+
+    def jobs_of(path: Path, held: bool) -> int:
+        group = f"anycdc-test-{path.name}"
+        spark.sparkContext.setJobGroup(group, group)
+        try:
+            writer = spark.range(3).coalesce(1).write.format("delta").mode("append")
+            if held:
+                with compaction_when_due(spark, str(path)):
+                    writer.save(str(path))
+            else:
+                writer.save(str(path))
+        finally:
+            spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+        return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+    spark.conf.set(AUTO_COMPACT, "true")
+    try:
+        planned = jobs_of(tmp_path / "planned", held=False)
+        skipped = jobs_of(tmp_path / "skipped", held=True)
+    finally:
+        spark.conf.unset(AUTO_COMPACT)
+    assert skipped < planned, (skipped, planned)
+    for name in ("planned", "skipped"):
+        assert _operations(spark, tmp_path / name) == ["WRITE"]
 
 
 def test_vacuum_removes_the_files_merges_left_behind(spark: Any, tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ checkpoints are delta-spark's.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -381,33 +382,58 @@ def _min_compacted_files(spark: SparkSession) -> int:
         return 50
 
 
+_HOLDS_LOCK: Final = threading.Lock()
+_HOLDS: dict[int, tuple[int, str | None]] = {}
+"""Per session (its JVM object's hash): the :func:`compaction_when_due` blocks open on it,
+and its auto compaction setting before the first of them."""
+
+
 @contextmanager
-def compaction_when_due(spark: SparkSession, tables: DeltaTables, path: str) -> Iterator[None]:
+def compaction_when_due(
+    spark: SparkSession, path: str, tables: DeltaTables | None = None
+) -> Iterator[None]:
     """A DataFrame writer's commit to ``path`` (``spark``'s) with Delta's auto compaction
     held off while the table has fewer live files than compaction needs (or does not exist
     yet): :func:`_skip_auto_compaction`'s rule for a commit that has no hook list to take
-    the hook off, so the session's setting is off for the ``with`` block instead. For a
-    session that commits nothing else meanwhile (a micro-batch's ingest: the stream's own
-    session, not the one an apply beside it runs on).
+    the hook off, so the session's setting is off for the ``with`` block instead. Every
+    ``_anycdc`` table's append takes it. ``tables``: the session's, when the caller keeps one.
 
-    Delta compacts a table once per JVM whatever its file count: the changelog's first
-    append of every run rewrote the batch it had just written (one job, ~6 s for a
-    200,000-event batch). Once the table has as many files as compaction needs, Delta
-    decides as it does for every commit (the count is the log's checksum: no Spark job)."""
-    snapshot = tables.snapshot(path)
+    Delta compacts a table after its first commit in a JVM whatever its file count: every
+    run's first append to the changelog rewrote the batch it had just written (~6 s for a
+    200,000-event batch), and the first to each small ``_anycdc`` table planned a
+    compaction that found nothing to do (~0.6 s warm, ~2.5 s the first time in a JVM). A
+    table written both with and without the hold-off would meet that first compaction at
+    its first write without it: all of its writes take it. Once the table has as many
+    files as compaction needs, Delta decides as it does for every commit (the count is the
+    log's checksum: no Spark job).
+
+    Blocks on several threads of one session (an apply's dead letters beside its tables'
+    commits) are counted: the setting is off while any is open, and put back when the last
+    one closes. A table's own commit in that window keeps its hook only with many files
+    (:func:`_skip_auto_compaction`), and then compacts at its next commit instead."""
+    snapshot = (tables or DeltaTables(spark)).snapshot(path)
     files = int(snapshot.numOfFiles()) if int(snapshot.version()) >= 0 else 0
     if files >= _min_compacted_files(spark):
         yield
         return
-    before = spark.conf.get(AUTO_COMPACT, None)
-    spark.conf.set(AUTO_COMPACT, "false")
+    key = int(spark._jsparkSession.hashCode())
+    with _HOLDS_LOCK:
+        holds, before = _HOLDS.get(key, (0, None))
+        if not holds:
+            before = spark.conf.get(AUTO_COMPACT, None)
+            spark.conf.set(AUTO_COMPACT, "false")
+        _HOLDS[key] = (holds + 1, before)
     try:
         yield
     finally:
-        if before is None:
-            spark.conf.unset(AUTO_COMPACT)
-        else:
-            spark.conf.set(AUTO_COMPACT, before)
+        with _HOLDS_LOCK:
+            holds, before = _HOLDS.pop(key)
+            if holds > 1:
+                _HOLDS[key] = (holds - 1, before)
+            elif before is None:
+                spark.conf.unset(AUTO_COMPACT)
+            else:
+                spark.conf.set(AUTO_COMPACT, before)
 
 
 def _skip_auto_compaction(txn: Any) -> None:

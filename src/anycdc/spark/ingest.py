@@ -184,7 +184,7 @@ class IngestStep:
         # one phase, "decode", as the cached engine's first: here it includes the append
         with metrics.timed("decode"):
             logged = decoded.filter(F.col("error").isNull() & ~marker)
-            self.system.append(logged, "changelog", app, sole_writer=True)
+            self.system.append(logged, "changelog", app)
         tally = BatchTally.merge(BatchTally.from_json(t) for t in observed.get["tallies"])
         self._count(tally, metrics)
         with metrics.timed("schema"):
@@ -313,7 +313,7 @@ class IngestStep:
             logged = decoded.filter(F.col("error").isNull())
             if not self.keep_ledger:
                 logged = logged.withColumn(INGEST_BATCH, F.lit(None).cast("bigint"))
-            self.system.append(logged, "changelog", app, sole_writer=True)
+            self.system.append(logged, "changelog", app)
             if metrics.dead_letters:
                 dead = decoded.filter(F.col("error").isNotNull())
                 self.system.append(dead_letter_rows(dead), "dead_letter", app)

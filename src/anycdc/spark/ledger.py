@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, ClassVar, Final, NamedTuple
 from anycdc.config import PipelineConfig
 from anycdc.event import TABLE_OPS
 from anycdc.schedule import Schedule, TableIdent, qualified_name
+from anycdc.spark.commit import compaction_when_due
 from anycdc.spark.merge_sql import NAMES_A_TABLE
 
 if TYPE_CHECKING:
@@ -182,7 +183,9 @@ class Ledger:
             .coalesce(1)
             .withColumn("applied_at", F.current_timestamp())
         )
-        frame.write.format("delta").mode("append").options(**app.options()).save(self.path)
+        writer = frame.write.format("delta").mode("append").options(**app.options())
+        with compaction_when_due(self.spark, self.path):
+            writer.save(self.path)
 
 
 def pending_per_batch(changelog: DataFrame, after_batch: int = -1) -> DataFrame:

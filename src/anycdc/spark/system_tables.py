@@ -95,22 +95,15 @@ class SystemTables:
         self._batches_run = 0  # this run's batches (upkeep of the system tables)
         self._tables: DeltaTables | None = None
 
-    def append(
-        self, frame: DataFrame, name: str, app: WriteId, *, sole_writer: bool = False
-    ) -> None:
+    def append(self, frame: DataFrame, name: str, app: WriteId) -> None:
         """Append to a system table once per ``app`` (Delta skips a replayed pair); one
-        written by an earlier version of anycdc gains the newer columns. ``sole_writer``:
-        ``frame``'s session commits nothing else meanwhile (a micro-batch's ingest), so
-        Delta's auto compaction can be held off on it while the table has few files
+        written by an earlier version of anycdc gains the newer columns. Delta's auto
+        compaction waits until the table has the files for it
         (:func:`~anycdc.spark.commit.compaction_when_due`)."""
         path = f"{self.config.system_dir}/{name}"
         writer = frame.write.format("delta").mode("append").options(**app.options())
-        writer = writer.option("mergeSchema", "true")
-        if not sole_writer:
-            writer.save(path)
-            return
-        with compaction_when_due(frame.sparkSession, self.delta_tables(), path):
-            writer.save(path)
+        with compaction_when_due(frame.sparkSession, path, self.delta_tables()):
+            writer.option("mergeSchema", "true").save(path)
 
     def delta_tables(self) -> DeltaTables:
         """The session's Delta logs over py4j (made once: it looks up ~20 JVM classes)."""

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, ClassVar, Final
 
 from anycdc.config import PipelineConfig
 from anycdc.naming import partition_value
+from anycdc.spark.commit import compaction_when_due
 from anycdc.spark.merge_sql import delete_expired_sql, delta_ref, expiry_sql, optimize_sql
 
 if TYPE_CHECKING:
@@ -173,7 +174,9 @@ class Tombstones:
         )
         if app is not None:
             writer = writer.options(**app.options())
-        writer.save(self.path)
+        # maintain() compacts the store in any case
+        with compaction_when_due(deleted.sparkSession, self.path):
+            writer.save(self.path)
 
     def maintain(self) -> None:
         """Delete the expired tombstones and compact the files. Idempotent: the pipeline
