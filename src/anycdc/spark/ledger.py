@@ -176,8 +176,7 @@ class Ledger:
         if not rows:
             return
         # one file: a few rows spread over the session's default parallelism made a file
-        # per core, and Delta compacts a table's files after its first commit in the JVM
-        # (the ledger's: an OPTIMIZE of a few rows in every run's first apply)
+        # per core, each a file every later read of the ledger opens
         frame = (
             self.spark.createDataFrame(rows, self.SCHEMA)
             .coalesce(1)
