@@ -34,6 +34,14 @@ def _evidence_uncached(message: dict[str, Any]) -> tuple[int, int]:
         # a type that is no text is not read (and a map holding a list is not kept)
         ({"data": [{"b": "[1]", "c": "[2]"}], "type": "INSERT", "mysqlType": {"b": ["blob"], "c": "blob"}}, (3, 0)),
         ({"data": [{"b": "[1]"}], "type": "INSERT", "mysqlType": {"b": ["blob"]}}, (1, 0)),
+        # no sign, no binary or TIMESTAMP column: flat whatever its rows hold (told without
+        # reading them), a DELETE's row in data and epoch-like text beside an id included
+        ({"data": [{"t": "1700000000"}], "type": "DELETE", "mysqlType": {"t": "int"}, "id": 1}, (1, 0)),
+        # the same text in a TIMESTAMP column beside an id: DRS-like (JSON's rendering)
+        ({"data": [{"t": "1700000000"}], "type": "INSERT", "mysqlType": {"t": "timestamp"}, "id": 1}, (2, 0)),
+        # a sign of DRS (its field order) with no binary or TIMESTAMP column: the rows read
+        ({"mysqlType": {"a": "int"}, "data": [{"a": "1"}], "type": "DELETE"}, (3, 1)),
+        ({"mysqlType": {"a": "int"}, "data": [{"a": 1}], "type": "INSERT"}, (2, 0)),
     ],
 )  # fmt: skip
 def test_evidence_is_what_a_fresh_read_gives(

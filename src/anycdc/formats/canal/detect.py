@@ -141,6 +141,11 @@ def read_drs_evidence(message: Any) -> tuple[int, int]:
         or not isinstance(old, (list, type(None)))
     ):
         return (DRS_LIKE if signed else NOT_FLAT), 0
+    binary, stamps = _evidence_columns(types, types is message.get(F_MYSQL_TYPE))
+    if not (signed or binary or stamps):
+        # nothing below can sign it or show an epoch beside an id: the common flat
+        # message (Canal's, DTS'), told without a look at its rows
+        return FLAT, 0
     rows = [r for r in (data or [])[:4] + (old or [])[:4] if isinstance(r, dict)]
     proofs: set[int] = set()
     if F_COLUMN_TYPE in message or F_OP_TYPE in message:
@@ -152,7 +157,6 @@ def read_drs_evidence(message: Any) -> tuple[int, int]:
             proofs.add(-1)
     epoch_with_id = False
     heads = [r[0] for r in (data, old) if r]  # the first rows: an epoch there is DRS-like
-    binary, stamps = _evidence_columns(types, types is message.get(F_MYSQL_TYPE))
     for name in binary:
         if any(_is_byte_list(r.get(name)) for r in rows):
             signed = True
