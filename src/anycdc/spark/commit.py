@@ -404,14 +404,16 @@ def compaction_when_due(
     compaction that found nothing to do (~0.6 s warm, ~2.5 s the first time in a JVM). A
     table written both with and without the hold-off would meet that first compaction at
     its first write without it: all of its writes take it. Once the table has as many
-    files as compaction needs, Delta decides as it does for every commit (the count is the
-    log's checksum: no Spark job).
+    files as compaction needs, Delta decides as it does for every commit. The count is the
+    checksum of the newest version the JVM knows of the table (``unsafeVolatileSnapshot``:
+    no Spark job, and no listing of the log beyond the one a first look makes; a stale
+    count only moves a compaction by a commit).
 
     Blocks on several threads of one session (an apply's dead letters beside its tables'
     commits) are counted: the setting is off while any is open, and put back when the last
     one closes. A table's own commit in that window keeps its hook only with many files
     (:func:`_skip_auto_compaction`), and then compacts at its next commit instead."""
-    snapshot = (tables or DeltaTables(spark)).snapshot(path)
+    snapshot = (tables or DeltaTables(spark)).delta_log(path).unsafeVolatileSnapshot()
     files = int(snapshot.numOfFiles()) if int(snapshot.version()) >= 0 else 0
     if files >= _min_compacted_files(spark):
         yield
