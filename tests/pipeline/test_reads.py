@@ -179,6 +179,30 @@ def test_views_of_one_cut_join_as_one_state(spark: Any, stream: dict[str, Any]) 
     assert counts[0] == counts[1] == counts[2] > 0
 
 
+def test_a_reads_jobs_run_in_the_callers_job_group(spark: Any, stream: dict[str, Any]) -> None:
+    """A read's look-ups and its tables' inserts run on threads of their own: each takes
+    the caller's job group (a cancel of the group reaches them) and leaves the caller's
+    description as it was."""
+    from anycdc.spark.reads import TargetReads
+
+    context, group = spark.sparkContext, "anycdc-test-read"
+    tracker = context.statusTracker()
+    ungrouped = set(tracker.getJobIdsForGroup(None))
+    context.setJobGroup(group, "a read of every deferred table")
+    try:
+        frames = TargetReads(spark, stream["target"]).read_many(
+            _tables(spark, stream["target"], LATER)
+        )
+        description = context.getLocalProperty("spark.job.description")
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+        context.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
+    assert len(frames) == 3
+    assert len(tracker.getJobIdsForGroup(group)) > 3
+    assert set(tracker.getJobIdsForGroup(None)) == ungrouped
+    assert description == "a read of every deferred table"
+
+
 def _order(i: int) -> dict[str, Any]:
     return {"id": i, "name": f"order {i}", "qty": 1, "price": Decimal("1.00")}
 

@@ -176,12 +176,17 @@ class DeltaTables:
         return self.transactions(snapshot).get(app_id, -1)
 
     @staticmethod
-    def change_feed(snapshot: Any) -> bool:
+    def properties(snapshot: Any) -> dict[str, str]:
+        """The table's properties at ``snapshot`` (its metadata's configuration; no job)."""
+        return {str(k): str(v) for k, v in _scala_map_items(snapshot.metadata().configuration())}
+
+    @classmethod
+    def change_feed(cls, snapshot: Any) -> bool:
         """Whether the table at ``snapshot`` records its change data feed: a rewrite must
         then write the feed's update and delete rows, which only the MERGE does (a rewrite's
         ``remove`` + ``add`` would read as every row deleted and inserted again)."""
-        configuration = dict(_scala_map_items(snapshot.metadata().configuration()))
-        return str(configuration.get(CHANGE_DATA_FEED, "")).strip().lower() == "true"
+        flag = cls.properties(snapshot).get(CHANGE_DATA_FEED, "")
+        return flag.strip().lower() == "true"
 
     def state(self, path: str, known: LogState | None) -> tuple[Any, LogState]:
         """The latest snapshot and the state at its version: ``known`` brought up to date

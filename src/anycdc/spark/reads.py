@@ -45,10 +45,12 @@ those of the applies through it). Nothing is written: no MERGE, no end marker, n
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from anycdc.config import PipelineConfig
 from anycdc.errors import ReadError
@@ -89,6 +91,44 @@ TRANSACTION_MARKERS: Final = (Op.BEGIN.value, Op.COMMIT.value)
 """The ``op`` of the changelog rows that mark a source transaction's boundaries."""
 WALK_FIRST: Final = 64
 """How many of a table's newest commits a cut's version is first looked for in."""
+
+_T = TypeVar("_T")
+
+
+def _at_once(first: Callable[[], _T], *others: Callable[[], Any]) -> tuple[_T, list[Any]]:
+    """``first()`` and each of ``others`` at once (``others`` on threads of their own, as
+    :func:`_inheriting`): a read's look-ups are small Spark jobs, each waiting mostly on the
+    driver's planning, which they share the cores for side by side.
+
+    >>> _at_once(lambda: 1, lambda: "two", lambda: 3.0)
+    (1, ['two', 3.0])
+    """
+    with ThreadPoolExecutor(max(1, len(others)), thread_name_prefix="anycdc-read") as pool:
+        later = [pool.submit(_inheriting(call)) for call in others]
+        return first(), [f.result() for f in later]
+
+
+def _inheriting(function: Callable[..., _T]) -> Callable[..., _T]:
+    """``function`` to run on another thread with a copy of this thread's Spark local
+    properties (the caller's job group, description and scheduler pool: cancelling the
+    group cancels the read's jobs too). A copy per call, not pyspark's one shared object:
+    Delta prefixes the description of each of its operations on the thread's own.
+
+    >>> _inheriting(len)("abc")
+    3
+    """
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    if context is None:  # no session: nothing to inherit
+        return function
+    properties = context._jsc.sc().getLocalProperties().clone()
+
+    def run(*args: Any) -> _T:
+        context._jsc.sc().setLocalProperties(properties.clone())
+        return function(*args)
+
+    return run
 
 
 def collection_table(name: str, known: Sequence[TableIdent]) -> TableIdent | None:
@@ -193,13 +233,22 @@ class TargetLog:
         self.app_id = config.query_name + APPLY_APP
         self._delta = DeltaTables(spark)
         self._walks: dict[str, list[Commit]] = {}
+        self._tables: list[TableIdent] | None = None
+        self._tables_lock = threading.Lock()  # a read's look-ups run side by side
 
     # ------------------------------------------------------------------ what is there
     def changelog(self) -> DataFrame:
         return self.spark.read.format("delta").load(self.changelog_path)
 
     def tables(self) -> list[TableIdent]:
-        """Every table the changelog has row changes or DDL of, that the run applies."""
+        """Every table the changelog has row changes or DDL of, that the run applies (one
+        job, the first time it is asked: a read takes them as of its start)."""
+        with self._tables_lock:
+            if self._tables is None:
+                self._tables = self._find_tables()
+            return list(self._tables)
+
+    def _find_tables(self) -> list[TableIdent]:
         from pyspark.sql import functions as F
 
         rows = (
@@ -278,8 +327,10 @@ class TargetLog:
         held_window = per_tx.filter(
             F.col("began").isNotNull() & (F.col("began") > F.lit(cut - hold))
         )
-        open_now = held_window.filter(F.col("ended").isNull() | (F.col("ended") > F.lit(cut)))
-        held = frozenset(str(r["tx"]) for r in open_now.select("tx").collect())
+        began = held_window.collect()
+        if not began:  # no transaction began in the window: none is held (one job)
+            return frozenset(), None
+        held = frozenset(str(r["tx"]) for r in began if r["ended"] is None or int(r["ended"]) > cut)
         held |= self._read_ahead(cut, markers, held_window)
         if not held:
             return held, None
@@ -405,9 +456,13 @@ class TargetLog:
             raise ReadError(str(exc)) from None
 
     def properties(self, path: str, version: int | None) -> dict[str, str]:
-        """The table's properties at ``version`` (none before it exists)."""
+        """The table's properties at ``version`` (none before it exists): from its newest
+        snapshot where that is the version (no job), else its log read at the version."""
         if version is None:
             return {}
+        snapshot = self._delta.snapshot(path)
+        if int(snapshot.version()) == version:
+            return self._delta.properties(snapshot)
         rows = self.spark.sql(show_properties_sql(delta_ref(f"{path}@v{version}"))).collect()
         return {str(r["key"]): str(r["value"]) for r in rows}
 
@@ -542,23 +597,31 @@ class TargetReads:
     def read(self, name: str | TableIdent, at: int | None = None) -> DataFrame:
         """The table ``name`` as of the newest ingested batch (``at``: as of the cut
         ``at``), its pending changes folded in; the columns of the Delta table."""
-        ident = name if isinstance(name, tuple) else self.resolve(name)
-        point = self.log.point(None if at is None else self.log.cut(at))
+        cut = None if at is None else self.log.cut(at)
+        ident, (point, ledger) = _at_once(
+            lambda: name if isinstance(name, tuple) else self.resolve(name),
+            lambda: self.log.point(cut),
+            lambda: self.log.ledger_through(cut),
+        )
+        if point.base != cut:  # held transactions: the tables as of an earlier apply
+            ledger = self.log.ledger_through(point.base)
         stamp = point.cut if point.cut is not None else self.log.newest_cut()
-        return self._read(ident, point, stamp, self.log.ledger_through(point.base))
+        return self._read(ident, point, stamp, ledger)
 
     def read_many(
         self, names: Iterable[str | TableIdent] | None = None, at: int | None = None
     ) -> dict[str, DataFrame]:
         """Every table of ``names`` (None: all of the target's) as of the same cut: ``at``,
         or the newest. Keyed by each table's qualified name."""
-        known = self.log.tables()
+        cut = self.log.cut(at)
+        known, (point, ledger) = _at_once(
+            self.log.tables, lambda: self.log.point(cut), lambda: self.log.ledger_through(cut)
+        )
         wanted = known if names is None else [
             n if isinstance(n, tuple) else self.resolve(n, known) for n in names
         ]  # fmt: skip
-        cut = self.log.cut(at)
-        point = self.log.point(cut)
-        ledger = self.log.ledger_through(point.base)
+        if point.base != cut:  # held transactions: the tables as of an earlier apply
+            ledger = self.log.ledger_through(point.base)
         read = self._read_all(wanted, point, cut, ledger)
         return {qualified_name(i): read[i] for i in wanted}
 
@@ -687,11 +750,20 @@ class TargetReads:
         # to three times (the rows, the keys they match, the inserts), and a query of the
         # read runs later, outside the apply's settings the fold needs
         folded = folded.localCheckpoint(eager=True)
-        for f in folding:
+
+        def rewritten(f: _Folding) -> DataFrame:
             mine = folded.filter(F.col("_t") == F.lit(f.tag)).drop("_t")
             staged = f.applier.staged(mine, f.types, f.stamp, True)
             small = f.rows <= BROADCAST_ROWS
-            read[f.start.ident] = f.applier.rewritten(f.table, staged, f.types, broadcast=small)
+            frame: DataFrame = f.applier.rewritten(f.table, staged, f.types, broadcast=small)
+            return frame
+
+        # each table's inserts are found by a small job of its own (a scan of its keys),
+        # mostly the driver's planning: a few tables at a time, as an apply round writes
+        workers = min(config.max_concurrent_tables, len(folding))
+        with ThreadPoolExecutor(workers, thread_name_prefix="anycdc-read") as pool:
+            frames = pool.map(_inheriting(rewritten), folding)
+            read.update((f.start.ident, frame) for f, frame in zip(folding, frames, strict=True))
         return read
 
     def _fold_history(
