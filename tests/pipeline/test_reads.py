@@ -199,7 +199,9 @@ def test_a_reads_jobs_run_in_the_callers_job_group(spark: Any, stream: dict[str,
         context.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
     assert len(frames) == 3
     assert len(tracker.getJobIdsForGroup(group)) > 3
-    assert set(tracker.getJobIdsForGroup(None)) == ungrouped
+    # no job of the read ran outside the group (Spark forgets its oldest jobs past
+    # spark.ui.retainedJobs: the ungrouped ones known before may be fewer now, not more)
+    assert not set(tracker.getJobIdsForGroup(None)) - ungrouped
     assert description == "a read of every deferred table"
 
 
