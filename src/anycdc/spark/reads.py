@@ -327,15 +327,10 @@ class TargetLog:
         held_window = per_tx.filter(
             F.col("began").isNotNull() & (F.col("began") > F.lit(cut - hold))
         )
-        # one row, one job: how many began in the window, and those open at the cut
-        is_open = F.col("ended").isNull() | (F.col("ended") > F.lit(cut))
-        window = held_window.agg(
-            F.count(F.lit(1)).alias("began"),
-            F.collect_list(F.when(is_open, F.col("tx"))).alias("open"),
-        ).first()
-        if window is None or not window["began"]:  # none began in the window: none held
+        began = held_window.collect()
+        if not began:  # no transaction began in the window: none is held (one job)
             return frozenset(), None
-        held = frozenset(str(tx) for tx in window["open"])
+        held = frozenset(str(r["tx"]) for r in began if r["ended"] is None or int(r["ended"]) > cut)
         held |= self._read_ahead(cut, markers, held_window)
         if not held:
             return held, None
