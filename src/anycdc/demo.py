@@ -14,7 +14,6 @@ Run: ``python -m anycdc.demo [--events 300] [--rows 20] [--keep-kafka]``
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 from anycdc.config import PipelineConfig
 from anycdc.console import print_table
 from anycdc.formats import get_format
+from anycdc.scratch import tool_scratch
 from anycdc.simulate import Workload
 from anycdc.verify import compare_rows
 
@@ -110,14 +110,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rows", type=int, default=20, help="snapshot rows per table")
     parser.add_argument("--events", type=int, default=300, help="incremental changes per format")
-    parser.add_argument("--out", default="var/demo", help="where the lake and checkpoint go")
+    parser.add_argument(
+        "--out",
+        default="var/demo",
+        help="where the lake and checkpoint go (made, or emptied when an earlier demo made it)",
+    )
     parser.add_argument("--keep-kafka", action="store_true", help="leave the broker running")
     args = parser.parse_args(argv)
 
     from anycdc.devtools.kafka import broker_from_home
 
-    out = Path(args.out)
-    shutil.rmtree(out, ignore_errors=True)
+    out = tool_scratch(Path(args.out), "anycdc demo", ("lake",), option="--out")
     broker = broker_from_home()
     started_here = broker.running_pid() is None
     broker.start(timeout=180)

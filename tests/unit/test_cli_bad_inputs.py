@@ -66,6 +66,18 @@ ROWS: list[tuple[str, Sequence[str], set[int], str]] = [
         USAGE,
         "messages.jsonl is a file",
     ),
+    # the bench: what cannot be measured, refused before a broker or Spark starts
+    ("bench negative events", ["bench", "--events", "-5"], USAGE, "--events: at least 0"),
+    ("bench no tables", ["bench", "--tables", "0"], USAGE, "--tables: at least 1"),
+    (
+        "bench nothing to measure",
+        ["bench", "--events", "0", "--sustained-seconds", "0"],
+        USAGE,
+        "nothing to measure",
+    ),
+    ("bench unknown run", ["bench", "--runs", "deferred,fast"], USAGE, "unknown run fast"),
+    ("bench unknown format", ["bench", "--format", "nope"], USAGE, "--format nope"),
+    ("bench work dir is a file", ["bench", "--work-dir", "{tmp}/messages.jsonl"], USAGE, "a file"),
     (
         "out is a file",
         ["simulate", "-f", "canal-json", "--out", "{tmp}/messages.jsonl"],

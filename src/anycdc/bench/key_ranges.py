@@ -21,7 +21,6 @@ Run: ``python -m anycdc.bench.key_ranges [--rows 5000000] [--files 32] [--batch 
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 from decimal import Decimal
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING
 from anycdc.config import PipelineConfig
 from anycdc.event import ChangeEvent, Column, Op, Position
 from anycdc.formats import get_format
+from anycdc.scratch import tool_scratch
 from anycdc.values import LogicalType
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     from anycdc.spark.session import get_spark
 
     work = args.work_dir.resolve()
-    shutil.rmtree(work, ignore_errors=True)
+    tool_scratch(work, "python -m anycdc.bench.key_ranges", ("messages", "bounded", "whole"))
     source = work / "messages"
     targets = {"bounded": (work / "bounded", 0.0), "whole": (work / "whole", WITHOUT_BOUNDS_MB)}
     spark = get_spark("anycdc-bench-key-ranges")

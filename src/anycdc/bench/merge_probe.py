@@ -52,6 +52,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from anycdc.scratch import tool_scratch
 from anycdc.spark.action_rules import Effect, merge_clauses_sql, newer_than_row, writes_column_sql
 from anycdc.spark.merge_sql import q
 
@@ -573,8 +574,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     temporary = args.work_dir is None
     work = (args.work_dir or Path(tempfile.mkdtemp(prefix="anycdc-merge-probe-"))).resolve()
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    tool_scratch(work, "python -m anycdc.bench.merge_probe", ("t*", "_anycdc"))
     spark = get_spark("anycdc-merge-probe", master=args.master, conf=conf)
     recorder = Recorder(args.jfr.resolve() if args.jfr else None)
     try:

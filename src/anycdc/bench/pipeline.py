@@ -53,6 +53,10 @@ if TYPE_CHECKING:
     from anycdc.spark.pipeline import BatchMetrics
 
 RUNS: Final = ("every-batch", "deferred", "peer")
+BENCH_OUTPUTS: Final = (
+    "kafka", "floor", "anycdc-*", "peer", "sustained*", "*-stream.bin", "results.json",
+)  # fmt: skip
+"""What a bench run writes in its ``--work-dir`` (an older run's folder has only these)."""
 """The runs a bench can measure beside the floor: anycdc with every table MERGEd in every
 batch, or when due; and the hand-written peer (:mod:`anycdc.bench.peer`), whose tables are
 then compared with the simulator's truth, as are anycdc's."""
@@ -98,6 +102,52 @@ class BenchSettings:
     profile: str = "shop"
     """The simulated tables (:class:`~anycdc.simulate.Workload`): ``shop`` or ``rich``
     (every type the formats carry: unsigned BIGINT, binary, time zones, ...)."""
+
+    def check(self) -> None:
+        """Raise :class:`~anycdc.errors.OptionError` naming the flag of a setting that
+        cannot be measured, before a broker or Spark starts.
+
+        >>> BenchSettings(events=-5).check()
+        Traceback (most recent call last):
+        ...
+        anycdc.errors.OptionError: --events: at least 0, got -5
+        >>> BenchSettings(events=0, sustained_seconds=0).check()
+        Traceback (most recent call last):
+        ...
+        anycdc.errors.OptionError: --events 0 and --sustained-seconds 0: nothing to measure
+        """
+        from anycdc.errors import OptionError
+        from anycdc.formats import format_ids
+
+        lowest = {
+            "--events": (self.events, 0),
+            "--tables": (self.tables, 1),
+            "--partitions": (self.partitions, 1),
+            "--max-offsets-per-trigger": (self.max_offsets_per_trigger, 1),
+            "--rate": (self.rate, 1),
+            "--sustained-seconds": (self.sustained_seconds, 0),
+            "--freshness": (self.freshness, 0),
+            "--skew": (self.skew, 0),
+            "--hot-tables": (self.hot_tables, 0),
+            "--hot-freshness": (self.hot_freshness, 0),
+        }
+        for flag, (value, low) in lowest.items():
+            if value < low:
+                raise OptionError(f"{flag}: at least {low}, got {value:g}")
+        if self.hot_tables > self.tables:
+            raise OptionError(f"--hot-tables {self.hot_tables}: more than --tables {self.tables}")
+        if not self.events and not self.sustained_seconds:
+            raise OptionError("--events 0 and --sustained-seconds 0: nothing to measure")
+        unknown = sorted(set(self.runs) - set(RUNS))
+        if unknown or not self.runs:
+            raise OptionError(
+                f"--runs: unknown run {', '.join(unknown) or '(none given)'}; "
+                f"choose from {', '.join(RUNS)}"
+            )
+        if self.format not in format_ids():
+            raise OptionError(
+                f"--format {self.format}: not a format id (`anycdc formats` lists them)"
+            )
 
     def workload(self, events: int, seed: int) -> Workload:
         """The simulated source database of this bench."""

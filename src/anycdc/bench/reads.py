@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import shutil
 import statistics
 import time
 from collections.abc import Callable
@@ -35,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from anycdc.bench.key_ranges import COLUMNS, change, load_table, write_round
 from anycdc.config import PipelineConfig
 from anycdc.event import Op
+from anycdc.scratch import tool_scratch
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     from anycdc.spark.session import get_spark
 
     work = args.work_dir.resolve()
-    shutil.rmtree(work, ignore_errors=True)
+    tool_scratch(work, "python -m anycdc.bench.reads", ("messages*", "lake*"))
     spark = get_spark("anycdc-bench-reads")
     rng = random.Random(args.seed)
     if args.tables > 1:

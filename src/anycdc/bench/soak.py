@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -41,6 +40,7 @@ from typing import Any
 from anycdc.bench.pipeline import MemorySampler
 from anycdc.devtools.chaos import ChaosRunner, last_batch
 from anycdc.devtools.kafka import create_topic, produce
+from anycdc.scratch import tool_scratch
 from anycdc.simulate import Stream, Workload, partition_of, write_truth
 
 TOPIC = "anycdc-soak"
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.phase in ("both", "scale"):
         phases.append(Phase("scale", args.events, args.tables, 0, args.max_offsets_per_trigger))
     work = args.work_dir.resolve()
-    shutil.rmtree(work, ignore_errors=True)
+    tool_scratch(work, "python -m anycdc.bench.soak", ("kafka", "kills", "scale", "soak.json"))
     work.mkdir(parents=True)
     broker = KafkaBroker(home=work / "kafka", port=free_port(), controller_port=free_port(),
                          owner_pid=os.getpid())  # fmt: skip

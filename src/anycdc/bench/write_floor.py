@@ -45,6 +45,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from anycdc.scratch import tool_scratch
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -208,8 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     temporary = args.work_dir is None
     work = (args.work_dir or Path(tempfile.mkdtemp(prefix="anycdc-write-floor-"))).resolve()
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    tool_scratch(work, "python -m anycdc.bench.write_floor", ("round*",))
     spark = get_spark("anycdc-write-floor", master=args.master)
     spark.sparkContext.setLogLevel("ERROR")
     try:

@@ -6,12 +6,12 @@ import argparse
 import json
 import logging
 import os
-import shutil
 import time
 from pathlib import Path
 
 from anycdc.cli.base import Command
 from anycdc.cli.run import LOG_FORMAT
+from anycdc.scratch import fresh_scratch
 
 DESCRIPTION = """\
 Measure anycdc end to end against the copy floor, on this machine, in one run:
@@ -89,7 +89,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
-        "--work-dir", type=Path, default=Path("var/bench"), help="scratch folder (wiped first)"
+        "--work-dir",
+        type=Path,
+        default=Path("var/bench"),
+        help="scratch folder: made, or emptied when an earlier bench made it (a folder of other files is refused)",
     )
     parser.add_argument(
         "--kafka-bootstrap", help="use this broker instead of starting one (topics are created)"
@@ -120,8 +123,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from anycdc.bench.pipeline import (
+        BENCH_OUTPUTS,
         REPORT_HEADERS,
-        RUNS,
         BenchSettings,
         exactness_lines,
         freshness_lines,
@@ -153,14 +156,8 @@ def run(args: argparse.Namespace) -> int:
         detect=args.detect,
         metrics=args.metrics,
     )
-    unknown = sorted(set(settings.runs) - set(RUNS))
-    if unknown:
-        print(
-            f"anycdc bench: --runs: unknown run {', '.join(unknown)}; choose from {', '.join(RUNS)}"
-        )
-        return 2
-    shutil.rmtree(args.work_dir, ignore_errors=True)
-    args.work_dir.mkdir(parents=True)
+    settings.check()
+    fresh_scratch(args.work_dir, "--work-dir", BENCH_OUTPUTS)
     broker = None
     bootstrap = args.kafka_bootstrap
     if not bootstrap:

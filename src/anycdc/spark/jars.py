@@ -40,6 +40,8 @@ from typing import TextIO
 from urllib.parse import unquote, urlparse
 
 from anycdc.checkout import project_root
+from anycdc.errors import OptionError
+from anycdc.scratch import check_scratch, mark
 
 # artifact-version[-classifier].jar; the version is the first "-<digits>.<digits>..." part
 # counted from the left that leaves a well-formed artifact id, so that
@@ -184,6 +186,9 @@ def fetch(directory: Path | None = None, *, out: TextIO | None = None) -> list[P
 
     stream = out if out is not None else sys.stdout
     target = directory if directory is not None else user_cache_dir()
+    # a folder the user names may hold their own files: replaced only if a fetch made it
+    # (or it is empty); the user cache is anycdc's own, its jars an older fetch's
+    check_scratch(target, "jars fetch", ("*.jar",) if directory is None else ())
     conf = SparkConf(loadDefaults=False)
     for key, value in maven_conf().items():
         conf.set(key, value)
@@ -206,6 +211,7 @@ def fetch(directory: Path | None = None, *, out: TextIO | None = None) -> list[P
     for source in sources:
         local = Path(unquote(urlparse(source).path)) if "://" in source else Path(source)
         copied.append(Path(shutil.copy2(local, staging / ivy_file_name(source))))
+    mark(staging)
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)  # whole or not at all: a half-filled folder is never found
     paths = sorted(target / p.name for p in copied)
@@ -293,7 +299,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         prune()
         return 0
     if verb == "fetch":
-        fetch(Path(args[1]) if len(args) > 1 else None)
+        try:
+            fetch(Path(args[1]) if len(args) > 1 else None)
+        except OptionError as exc:  # a folder that is not ours: one line, nothing fetched
+            print(f"anycdc: {exc}", file=sys.stderr)
+            return 2
         return 0
     if verb == "packages":
         conf = maven_conf()
