@@ -44,10 +44,14 @@ MARKER_TEXT: Final = (
 )
 
 
-def fresh_scratch(path: Path, option: str, outputs: Sequence[str] = ()) -> Path:
+def fresh_scratch(
+    path: Path, option: str, outputs: Sequence[str] = (), *, marked: bool = True
+) -> Path:
     """``path`` as an empty, marked folder (see the module docstring); ``option``: the flag
     that named it, for the error; ``outputs``: glob patterns of the names the command
-    writes there (an unmarked folder holding only such names is an older run's).
+    writes there (an unmarked folder holding only such names is an older run's);
+    ``marked=False``: no marker (a folder whose every name ``outputs`` knows, read by
+    other tools as it is).
 
     Raises :class:`~anycdc.errors.OptionError` for a file, or for a folder holding anything
     else (:func:`check_scratch`), and leaves it as it was."""
@@ -55,7 +59,8 @@ def fresh_scratch(path: Path, option: str, outputs: Sequence[str] = ()) -> Path:
         _remove(path / name)
     try:
         path.mkdir(parents=True, exist_ok=True)
-        mark(path)
+        if marked:
+            mark(path)
     except OSError as exc:
         raise OptionError(
             f"{option} {path}: cannot make the folder: {exc.strerror or exc}"

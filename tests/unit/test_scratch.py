@@ -112,3 +112,20 @@ def test_jars_fetch_refuses_a_users_folder_before_resolving(
     err = capsys.readouterr()
     assert "jars fetch" in err.err and "resolving" not in err.out
     assert (folder / "my-driver.jar").read_text() == "not ours"
+
+
+def test_simulate_replaces_an_earlier_runs_messages_and_refuses_others(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sim"
+    base = ["simulate", "-f", "canal-json", "--events", "20", "--quiet", "--out", str(out)]
+    assert main([*base, "--partitions", "3"]) == 0
+    assert main([*base, "--partitions", "1"]) == 0  # p001, p002 of the first run: gone
+    assert _files(out / "messages") == ["p000.jsonl"]  # no marker: its names are known
+    mine = tmp_path / "mine"
+    (mine / "messages").mkdir(parents=True)
+    (mine / "messages" / "orders.jsonl").write_text('{"mine": 1}\n')
+    capsys.readouterr()
+    assert main([*base[:-1], str(mine)]) == 2
+    assert "holds files anycdc did not make ('orders.jsonl')" in capsys.readouterr().err
+    assert (mine / "messages" / "orders.jsonl").read_text() == '{"mine": 1}\n'

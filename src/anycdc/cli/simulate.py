@@ -19,12 +19,15 @@ from anycdc.cli.base import (
 )
 from anycdc.errors import AnyCdcError
 from anycdc.formats import format_class, format_ids
+from anycdc.scratch import fresh_scratch
 from anycdc.simulate import PROFILES
 
 if TYPE_CHECKING:
     from anycdc.simulate import Workload
 
 MESSAGES_DIR: Final = "messages"
+MESSAGE_FILES: Final = ("p[0-9][0-9][0-9].jsonl", "p[0-9][0-9][0-9]-*.avro")
+"""The names simulate writes in ``DIR/messages`` (an older run's folder holds only these)."""
 TRUTH_DIR: Final = "truth"
 PRIMARY_KEY_OPTION: Final = "primary_key"
 SCHEMA_DIR_OPTION: Final = "schema_dir"
@@ -107,6 +110,11 @@ def run(args: argparse.Namespace) -> int:
         made = _make_folder(flag, given, folder)
         if made:
             return fail(made)
+    if args.out:  # an earlier run's files would join this stream: the folder is replaced
+        try:
+            fresh_scratch(Path(args.out) / MESSAGES_DIR, "--out", MESSAGE_FILES, marked=False)
+        except AnyCdcError as exc:
+            return fail(str(exc))
     progress = ProgressLine("simulate", progress_wanted(args))
     progress.phase(f"simulating {args.events} changes of {args.tables} table(s) as {args.format}")
     try:
