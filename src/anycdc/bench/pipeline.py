@@ -53,13 +53,13 @@ if TYPE_CHECKING:
     from anycdc.spark.pipeline import BatchMetrics
 
 RUNS: Final = ("every-batch", "deferred", "peer")
+"""The runs a bench can measure beside the floor: anycdc with every table MERGEd in every
+batch, or when due; and the hand-written peer (:mod:`anycdc.bench.peer`), whose tables are
+then compared with the simulator's truth, as are anycdc's."""
 BENCH_OUTPUTS: Final = (
     "kafka", "floor", "anycdc-*", "peer", "sustained*", "*-stream.bin", "results.json",
 )  # fmt: skip
 """What a bench run writes in its ``--work-dir`` (an older run's folder has only these)."""
-"""The runs a bench can measure beside the floor: anycdc with every table MERGEd in every
-batch, or when due; and the hand-written peer (:mod:`anycdc.bench.peer`), whose tables are
-then compared with the simulator's truth, as are anycdc's."""
 TOPIC = "anycdc-bench"
 SUSTAINED_TOPIC = "anycdc-bench-sustained"
 
