@@ -66,6 +66,19 @@ ROWS: list[tuple[str, Sequence[str], set[int], str]] = [
         USAGE,
         "messages.jsonl is a file",
     ),
+    # verify: both folders looked at before Spark starts
+    (
+        "verify without a truth",
+        ["verify", "--target", "{tmp}/empty", "--truth", "{tmp}/empty"],
+        USAGE,
+        "--truth {tmp}/empty: no ground truth there",
+    ),
+    (
+        "verify missing target",
+        ["verify", "--target", "{tmp}/missing", "--truth", "{tmp}/avro/truth"],
+        USAGE,
+        "--target {tmp}/missing: no such folder",
+    ),
     # the bench: what cannot be measured, refused before a broker or Spark starts
     ("bench negative events", ["bench", "--events", "-5"], USAGE, "--events: at least 0"),
     ("bench no tables", ["bench", "--tables", "0"], USAGE, "--tables: at least 1"),

@@ -174,8 +174,18 @@ def print_report(result: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from anycdc.spark.session import get_spark
 
+    # both folders looked at before Spark starts: a typo is one line, at once
+    if not (Path(args.truth) / "manifest.json").is_file():
+        return fail(
+            f"--truth {args.truth}: no ground truth there (no manifest.json; "
+            "`anycdc simulate` writes one)"
+        )
+    if not Path(args.target).is_dir():
+        return fail(f"--target {args.target}: no such folder")
     spark = get_spark("anycdc verify")
     try:
         result = verify(spark, args.target, args.truth)

@@ -588,7 +588,10 @@ class TargetReads:
             exact = [i for i in known if i[2] == name]
         if len(exact) == 1:
             return exact[0]
-        names = ", ".join(qualified_name(i) for i in (exact or known)[:8]) or "none"
+        listed = exact or known
+        names = ", ".join(qualified_name(i) for i in listed[:8]) or "none"
+        if len(listed) > 8:
+            names += f", ... {len(listed)} in all"
         if exact:
             raise ReadError(f"{name}: more than one table has that name ({names})")
         raise ReadError(f"{name}: no such table in {self.config.target} (tables: {names})")
