@@ -66,6 +66,12 @@ ROWS: list[tuple[str, Sequence[str], set[int], str]] = [
         USAGE,
         "messages.jsonl is a file",
     ),
+    (
+        "run missing source folder",
+        ["run", "--source-dir", "{tmp}/missing", "--target", "{tmp}/lake"],
+        USAGE,
+        "source_dir {tmp}/missing: no such file or folder",
+    ),
     # verify: both folders looked at before Spark starts
     (
         "verify without a truth",

@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import threading
+from pathlib import Path
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
@@ -125,6 +126,28 @@ def per_topic_flags(formats: list[str], options: list[str]) -> dict[str, dict[st
     return out
 
 
+def _missing_local_source(source_dir: str | None) -> str | None:
+    """Why a local ``source_dir`` cannot be read (it does not exist), found before Spark
+    starts; None for one that exists or is not local (``s3a://...``: Spark's to judge).
+
+    >>> _missing_local_source("/no/such/folder")
+    'source_dir /no/such/folder: no such file or folder (--source-dir)'
+    >>> [_missing_local_source(p) is None for p in ("s3a://bucket/cdc", "/", "/no/*/such")]
+    [True, True, True]
+    """
+    if not source_dir:
+        return None
+    from urllib.parse import urlparse
+
+    parsed = urlparse(source_dir)
+    if parsed.scheme not in ("", "file"):
+        return None
+    path = Path(parsed.path if parsed.scheme else source_dir)
+    if path.exists() or any(c in source_dir for c in "*?[{"):  # a glob is Spark's to expand
+        return None
+    return f"source_dir {source_dir}: no such file or folder (--source-dir)"
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         # before Spark is imported: a bad flag or configuration costs no JVM start
@@ -136,6 +159,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not config.source_dir and not config.kafka_bootstrap:
         return fail("give a source: --source-dir DIR or --kafka-bootstrap HOST:PORT --topics T")
+    missing = _missing_local_source(config.source_dir)
+    if missing:
+        return fail(missing)
     console = None
     if wants_progress(args):
         from rich.console import Console
