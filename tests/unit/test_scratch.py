@@ -129,3 +129,15 @@ def test_simulate_replaces_an_earlier_runs_messages_and_refuses_others(
     assert main([*base[:-1], str(mine)]) == 2
     assert "holds files anycdc did not make ('orders.jsonl')" in capsys.readouterr().err
     assert (mine / "messages" / "orders.jsonl").read_text() == '{"mine": 1}\n'
+
+
+def test_a_fresh_broker_wipes_only_a_kafka_log_folder(tmp_path: Path) -> None:
+    from anycdc.devtools.kafka import KafkaBroker, KafkaError, free_port
+
+    home = tmp_path / "home"
+    (home / "data").mkdir(parents=True)
+    (home / "data" / "photos.zip").write_text("mine")
+    broker = KafkaBroker(home=home, port=free_port(), controller_port=free_port())
+    with pytest.raises(KafkaError, match="is not a Kafka log folder"):
+        broker.start(timeout=5, fresh=True, quiet=True)
+    assert (home / "data" / "photos.zip").read_text() == "mine"

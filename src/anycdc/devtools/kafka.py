@@ -469,6 +469,12 @@ class KafkaBroker:
         with contextlib.suppress(FileNotFoundError):
             self.pid_path.unlink()  # stale: its process is gone or is not this broker
         if fresh and self.data_dir.exists():
+            if any(self.data_dir.iterdir()) and not (self.data_dir / "meta.properties").is_file():
+                # --home names a folder the user chose: its data/ may be theirs, not a broker's
+                raise KafkaError(
+                    f"--fresh: {self.data_dir} is not a Kafka log folder (no meta.properties): "
+                    "not wiped; give --home a folder of its own"
+                )
             say(f"wiping {self.data_dir}")
             shutil.rmtree(self.data_dir)
         assert self.controller_port is not None
