@@ -170,15 +170,24 @@ class Pending:
 
 def backlog_seconds(behind: float | None, catch_up_batches: float, batch_seconds: float) -> float:
     """What reading a short backlog takes (:attr:`Schedule.backlog_s`): ``behind`` batches
-    at ``batch_seconds`` each, when the stream is a batch or more behind but not more than
-    ``catch_up_batches`` (then it is catching up); 0 otherwise, and when the rule is off.
+    at ``batch_seconds`` each, when the stream is behind but not more than
+    ``catch_up_batches`` (then it is catching up); 0 when nothing is left to read after
+    this batch, and when the rule is off.
+
+    Less than a batch left counts: it is a backlog's last batch (a catch-up's remainder,
+    or the few events Spark's Kafka source leaves when it shares ``maxOffsetsPerTrigger``
+    among the partitions rounding down). The next batch reads it; the tables due now wait
+    for it where applying them takes longer, and are applied once, not now and again
+    a batch later.
 
     >>> backlog_seconds(1.5, 2, 10.0), backlog_seconds(0.5, 2, 10.0)
-    (15.0, 0.0)
-    >>> backlog_seconds(3.0, 2, 10.0), backlog_seconds(1.5, 0, 10.0), backlog_seconds(None, 2, 1)
-    (0.0, 0.0, 0.0)
+    (15.0, 5.0)
+    >>> backlog_seconds(0.0, 2, 10.0), backlog_seconds(3.0, 2, 10.0)
+    (0.0, 0.0)
+    >>> backlog_seconds(1.5, 0, 10.0), backlog_seconds(None, 2, 1)
+    (0.0, 0.0)
     """
-    if not catch_up_batches or behind is None or not 1 <= behind <= catch_up_batches:
+    if not catch_up_batches or behind is None or not 0 < behind <= catch_up_batches:
         return 0.0
     return behind * batch_seconds
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from anycdc.schedule import FreshnessPolicy, Schedule
+from anycdc.schedule import FreshnessPolicy, Schedule, backlog_seconds
+from anycdc.spark.batch_metrics import batches_behind
 
 ORDERS = ("shop", None, "orders")
 ARCHIVE = ("archive", None, "log")
@@ -110,3 +111,31 @@ def test_a_short_backlog_after_a_long_one_holds_from_the_end_of_the_long_one() -
     assert schedule.due(now_ms=260_000) == tables  # held a second freshness period: no longer
     schedule.behind(catching_up=False, backlog_s=0.0, now_ms=150_000)
     assert schedule.due(now_ms=150_000) == tables  # caught up: due at once
+
+
+def test_a_catch_ups_last_few_events_hold_the_round_for_the_batch_that_reads_them() -> None:
+    # the 1M-event catch-up in 200,000-event batches: Spark's Kafka source rounds each
+    # partition's share down, so the fifth batch left 14 events for a sixth. The fifth applied
+    # the 50 tables and the sixth's 14 events made a second round of 11 tables moments later.
+    progress = {
+        "sources": [
+            {
+                "endOffset": {"bench": {"0": 399_998, "1": 399_998}},
+                "metrics": {"avgOffsetsBehindLatest": "100007.0"},  # 200,014 left after it
+            }
+        ]
+    }
+    behind = batches_behind(progress, 200_000, messages=199_998)
+    assert behind is not None and 0 < behind < 1  # this batch leaves 14 events
+    schedule = Schedule(FreshnessPolicy(60), apply_s=1.0)
+    tables = [("db", None, f"t{n:02d}") for n in range(50)]
+    for ident in tables:
+        schedule.ingested(ident, 0, rows=5, now_ms=0)
+    schedule.behind(catching_up=False, backlog_s=backlog_seconds(behind, 2, 12.0), now_ms=61_000)
+    assert schedule.due(now_ms=61_000) == []  # the next batch reads the rest: the round waits
+    # the next batch read the 14: nothing is left behind it, so the 50 are applied once
+    last = batches_behind({"sources": [{"endOffset": {"bench": {"0": 1, "1": 1}},
+                                        "metrics": {"avgOffsetsBehindLatest": "7.0"}}]},
+                          200_000, messages=14)  # fmt: skip
+    schedule.behind(catching_up=False, backlog_s=backlog_seconds(last, 2, 2.8), now_ms=64_000)
+    assert last == 0.0 and schedule.due(now_ms=64_000) == tables

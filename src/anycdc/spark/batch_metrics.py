@@ -110,8 +110,10 @@ class BatchMetrics:
             text += f", newest source change {_age(lag)} old"
         if self.handed:
             text += f", {self.handed} tables handed to the apply beside ingest"
-        if self.behind:
+        if self.behind and self.behind >= 1:
             text += f", {self.behind:.0f} batches of backlog"
+        elif self.behind:
+            text += ", under a batch of backlog"
         return text
 
     def _appended_text(self) -> str:

@@ -451,7 +451,7 @@ class Pipeline:
         with schedule.lock:
             schedule.behind(
                 catching_up=bool(catch_up and behind is not None and behind > catch_up),
-                # a shorter backlog (a batch or more): what reading it takes, at this pace
+                # a shorter backlog (its last batch included): what reading it takes, at this pace
                 backlog_s=backlog_seconds(behind, catch_up, ingest_seconds),
                 now_ms=batch.now_ms,
             )
