@@ -110,10 +110,8 @@ class BatchMetrics:
             text += f", newest source change {_age(lag)} old"
         if self.handed:
             text += f", {self.handed} tables handed to the apply beside ingest"
-        if self.behind and self.behind >= 1:
-            text += f", {self.behind:.0f} batches of backlog"
-        elif self.behind:
-            text += ", under a batch of backlog"
+        if self.behind:
+            text += f", {backlog_text(self.behind)}"
         return text
 
     def _appended_text(self) -> str:
@@ -137,6 +135,18 @@ def _age(seconds: float) -> str:
     if seconds < 172800:
         return f"{seconds / 3600:.0f}h"
     return f"{seconds / 86400:.0f}d"
+
+
+def backlog_text(behind: float) -> str:
+    """How a batch line says what is left to read after it (``behind``: batches).
+
+    >>> backlog_text(0.00007), backlog_text(1.4), backlog_text(2.5)
+    ('under a batch of backlog', '1 batch of backlog', '2 batches of backlog')
+    """
+    if behind < 1:
+        return "under a batch of backlog"
+    whole = round(behind)
+    return f"{whole} batch{'es' if whole != 1 else ''} of backlog"
 
 
 def batches_behind(progress: dict[str, Any], cap: int | None, messages: int) -> float | None:
