@@ -144,6 +144,29 @@ def test_a_failure_mid_way_keeps_the_old_out(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out.jsonl"]
 
 
+def test_a_wrong_from_converts_nothing_keeps_out_and_names_the_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = _canal(tmp_path / "in.jsonl", ("INSERT", "1"), ("DELETE", "1"))
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"old\n")
+    code, _, err = _run(
+        capsys, "--force", "--from", "debezium-json", "--to", "ogg-json", str(source), str(out)
+    )
+    assert code == 1
+    assert out.read_bytes() == b"old\n"  # an empty output does not replace it, --force or not
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl"]
+    assert "anycdc: no message is debezium-json: they look like canal-json" in err
+    assert "give --from canal-json" in err and "left as it was" in err
+    # one message of the two converts: the output is written, the exit is the usual one
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_bytes(source.read_bytes() + b'{"op":"c","after":{"id":2},"source":{"table":"t"}}\n')
+    code, _, err = _run(
+        capsys, "--force", "--from", "debezium-json", "--to", "ogg-json", str(mixed), str(out)
+    )
+    assert code == 0 and out.read_bytes() != b"old\n" and "look like" not in err
+
+
 def test_a_folder_out_for_a_json_target_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -355,3 +355,17 @@ def test_json_safe_writes_zoned_times_as_offsets_with_the_zone_beside(
     event = json.loads(capsys.readouterr().out.splitlines()[0])
     assert dt.datetime.fromisoformat(event["after"]["dt"]).utcoffset() == dt.timedelta(hours=8)
     assert event["zones"] == {"before.dt": "Asia/Shanghai", "after.dt": "Asia/Shanghai"}
+
+
+def test_a_wrong_format_that_decodes_nothing_names_what_the_messages_look_like(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "in.jsonl").write_bytes(INSERT + b"\n")
+    wrong = "canal-json"  # INSERT is a Debezium message
+    code, out, err = _run(capsys, "--format", wrong, tmp_path / "in.jsonl")
+    assert code == 0 and out == []
+    hint = [line for line in err if "they look like" in line]
+    assert len(hint) == 1 and hint[0].startswith(f"anycdc: no message is {wrong}: ")
+    assert err[-1].endswith(SUMMARY_SUFFIX)  # the summary stays the last line
+    code, out, err = _run(capsys, tmp_path / "in.jsonl")  # detected: no hint
+    assert len(out) == 1 and not any("look like" in line for line in err)

@@ -112,6 +112,52 @@ def fail(message: str, code: int = EXIT_USAGE) -> int:
     return code
 
 
+class NamedFormatMiss:
+    """What messages look like when the format a user named (``--from`` / ``--format``)
+    failed on them: the first failure is detected, and where no message decoded at all,
+    :meth:`hint` names the format they look like (a wrong flag, not bad data).
+
+    >>> miss = NamedFormatMiss("debezium-json", "--from")
+    >>> miss.failed(b'{"data":[{"id":"1"}],"database":"shop","table":"t","type":"INSERT",'
+    ...             b'"isDdl":false,"pkNames":["id"],"es":1,"ts":1,"mysqlType":{"id":"int"}}')
+    >>> miss.hint(decoded=0)
+    'no message is debezium-json: they look like canal-json (`anycdc detect`): give --from canal-json, or leave --from out to detect each message'
+    >>> miss.hint(decoded=3) is None
+    True
+    """
+
+    def __init__(self, named: str, flag: str) -> None:
+        self.named = named
+        self.flag = flag
+        self.looks: str | None = None
+        from anycdc.decoding import AUTO
+
+        self._asked = named == AUTO  # detection named them already: nothing to add
+
+    def failed(self, value: bytes | None) -> None:
+        """A message failed to decode as the named format (only the first is looked at)."""
+        if self._asked or value is None:
+            return
+        self._asked = True
+        from anycdc.formats import detect
+
+        try:
+            found = detect(value)
+        except Exception:  # a hint only: a message no sniffer can read gives none
+            return
+        if found.known and found.format != self.named:
+            self.looks = found.format
+
+    def hint(self, decoded: int) -> str | None:
+        """The line to print when ``decoded`` messages (of the command's) decoded, if any."""
+        if decoded or self.looks is None:
+            return None
+        return (
+            f"no message is {self.named}: they look like {self.looks} (`anycdc detect`): "
+            f"give {self.flag} {self.looks}, or leave {self.flag} out to detect each message"
+        )
+
+
 PROGRESS_EVERY_S: Final = 5.0
 """Seconds between two progress lines of long work (decode, convert, simulate)."""
 PROGRESS_CHECK_EVERY: Final = 256

@@ -25,6 +25,7 @@ from typing import BinaryIO, Final, Protocol
 
 from anycdc.cli.base import (
     Command,
+    NamedFormatMiss,
     ProgressLine,
     add_option_argument,
     add_progress_arguments,
@@ -186,6 +187,7 @@ def _convert(args: argparse.Namespace, sink: _Sink) -> tuple[int, bool]:
         return fail(str(exc), USAGE_ERROR), False
     report = LossReport(args.to)
     pairer = SplitUpdatePairer()
+    miss = NamedFormatMiss(args.source, "--from")
     read = written = bad = 0
 
     def emit(event: ChangeEvent) -> int:
@@ -216,6 +218,8 @@ def _convert(args: argparse.Namespace, sink: _Sink) -> tuple[int, bool]:
             except (DecodeError, EncodeError) as exc:
                 bad += 1
                 print(f"{message.coordinates}: {exc}", file=sys.stderr)
+                if isinstance(exc, DecodeError):
+                    miss.failed(message.value)
         for event in pairer.flush():
             try:
                 written += emit(event)
@@ -235,12 +239,19 @@ def _convert(args: argparse.Namespace, sink: _Sink) -> tuple[int, bool]:
         print(f"anycdc: {line}", file=sys.stderr)
     if report.lost_keys:
         print("anycdc: give --with-keys to write each message's Kafka key", file=sys.stderr)
+    hint = miss.hint(decoded=read - bad)
+    if hint:
+        print(f"anycdc: {hint}", file=sys.stderr)
     if not args.quiet:
         print(
             f"{read} messages read, {written} written as {args.to}, {bad} errors"
             + (f", {report.count} losses reported" if report.count else ""),
             file=sys.stderr,
         )
+    if read and bad >= read and not written:
+        # nothing converted: an empty OUT would replace what --force let it replace
+        print(f"anycdc: every message failed: OUT {args.output} left as it was", file=sys.stderr)
+        return DATA_ERROR, False
     return (DATA_ERROR if args.strict and (bad or report.count) else 0), True
 
 
@@ -439,7 +450,8 @@ COMMAND = Command(
     "Avro targets write one .avro file per message into the OUT folder; debezium-avro\n"
     "writes its schemas to OUT/schemas/<id>.avsc (or --to-option registry_url=URL).\n"
     "OUT is written beside itself and moved into place at the end: an existing OUT is\n"
-    "replaced only with --force, and a failed run leaves it as it was. What the target\n"
+    "replaced only with --force, and a failed run (or one where every message failed, exit\n"
+    "1) leaves it as it was. What the target\n"
     "format cannot carry is reported once per column (--strict: exit 1).\n\n"
     "Examples:\n"
     "  anycdc convert --to debezium-json canal.jsonl debezium.jsonl\n"

@@ -22,6 +22,7 @@ from typing import Any, Final, TextIO
 from anycdc.cli.base import (
     PROGRESS_EVERY_S,
     Command,
+    NamedFormatMiss,
     ProgressLine,
     add_option_argument,
     add_progress_arguments,
@@ -145,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(exc))
     pairer = None if args.no_pair else SplitUpdatePairer()
     tally = Tally(progress_wanted(args))
+    miss = NamedFormatMiss(args.format, "--format")
     live = args.kafka_bootstrap is not None or "-" in args.files
     try:
         for message in messages:
@@ -154,6 +156,7 @@ def run(args: argparse.Namespace) -> int:
             except DecodeError as exc:
                 tally.error(exc.format_id)
                 print(f"{message.coordinates}: {exc}", file=sys.stderr)
+                miss.failed(message.value)
                 hint = json_lines_hint(message)
                 if hint:
                     print(hint, file=sys.stderr)
@@ -169,6 +172,9 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     if tally.messages == 0:
         print(f"anycdc: no messages read from {_described(args)}", file=sys.stderr)
+    hint = miss.hint(decoded=tally.messages - tally.bad)
+    if hint:
+        print(f"anycdc: {hint}", file=sys.stderr)
     if not args.quiet:
         print(tally.summary(), file=sys.stderr)
     return 1 if args.strict and tally.bad else 0
