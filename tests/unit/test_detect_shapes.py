@@ -24,6 +24,7 @@ from anycdc.decoding import MessageDecoder
 from anycdc.errors import DecodeError
 from anycdc.formats import _index, detect_parsed, detect_parsed_reference
 from anycdc.formats.base import parse_json
+from anycdc.formats.fastpath import SNIFF_PASS
 from tests.cases import iter_cases
 from tests.strategies import st_json_value
 from tests.unit.test_detect_index import CORPUS
@@ -67,17 +68,35 @@ def test_every_message_with_verdicts_kept_in_both_orders() -> None:
         _same(message)
 
 
+CANAL = {"database": "d", "table": "t", "type": "INSERT", "isDdl": False,
+         "data": [{"id": "1"}], "old": None, "pkNames": ["id"], "mysqlType": {"id": "int"},
+         "sqlType": {"id": 4}, "es": 1, "ts": 2, "id": 3, "sql": ""}  # fmt: skip
+
+
 def test_canal_shapes_are_decided_by_shape_and_evidence() -> None:
-    """Not vacuous: of a Canal-shaped message's candidates only debezium-json (its ``data``
-    is a CloudEvent's key) reads content; the Canal family's scores are kept, DRS' evidence
-    being their one per-message read."""
-    canal = {"database": "d", "table": "t", "type": "INSERT", "isDdl": False,
-             "data": [{"id": "1"}], "old": None, "pkNames": ["id"], "mysqlType": {"id": "int"},
-             "sqlType": {"id": 4}, "es": 1, "ts": 2, "id": 3, "sql": ""}  # fmt: skip
-    plan = _index().plan(canal)
+    """Not vacuous: no candidate of a Canal-shaped message reads content (debezium-json
+    claims a ``data`` key only beside a CloudEvent's ``specversion``); the Canal family's
+    scores are kept, DRS' evidence being their one per-message read."""
+    plan = _index().plan(CANAL)
     assert {fid for _, fid, _ in plan.fixed} >= {"canal-json", "dts-canal-json", "drs-json"}
-    assert [fid for _, fid, _ in plan.content] == ["debezium-json"]
+    assert [fid for _, fid, _ in plan.content] == []
+    assert "debezium-json" not in {fid for fid, _ in plan.sniffers}
     assert [read.__name__ for read in plan.evidence] == ["read_drs_evidence", "_unreadable"]
+    cloud_event = {"specversion": "1.0", "data": {}, "type": "t", "source": "s"}
+    assert "debezium-json" in {fid for fid, _ in _index().plan(cloud_event).sniffers}
+
+
+def test_a_kept_verdict_asks_no_sniffer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second message of a Canal shape is told by its kept verdict: its evidence read,
+    no sniffer asked and no sniffing pass begun (what makes ``auto`` cheap per message)."""
+    message = {**CANAL, "table": "kept_verdict"}
+    assert detect_parsed(message)[0].format == "canal-json"
+    asked: list[str] = []
+    for _, cls in _index().plan(message).sniffers:
+        monkeypatch.setattr(cls, "sniff", classmethod(lambda c, m: asked.append(c.__name__)))
+    monkeypatch.setattr(SNIFF_PASS, "begin", lambda m: asked.append("pass"))
+    found = detect_parsed({**message, "type": "INSERT", "data": [{"id": "2"}]})[0]
+    assert (found.format, asked) == ("canal-json", [])
 
 
 def test_content_sniffers_are_asked_per_message() -> None:

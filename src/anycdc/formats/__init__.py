@@ -205,7 +205,7 @@ class _CandidateIndex:
         self.fields = tuple(
             sorted({name for _, cls in sniffers for name in (cls.sniff_fields or ())})
         )
-        self.plans: Cache[frozenset[str], _Plan] = Cache(SHAPE_CACHE_SIZE)
+        self.plans: Cache[tuple[str, ...], _Plan] = Cache(SHAPE_CACHE_SIZE)
         self.verdicts: Cache[tuple[Any, ...], tuple[list[tuple[int, str, float]], Detection]] = (
             Cache(VERDICT_CACHE_SIZE)
         )
@@ -227,8 +227,11 @@ class _CandidateIndex:
             found = self.shapes.put(shape, tuple(self.sniffers[i] for i in sorted(chosen)))
         return found
 
-    def plan(self, message: dict[str, Any]) -> _Plan:
-        shape = frozenset(message)
+    def plan(self, message: dict[str, Any], keys: tuple[str, ...] | None = None) -> _Plan:
+        """The plan of a message's shape (``keys``: its keys in order, when the caller
+        has them): kept by the keys in order, the tuple the verdict's key starts with
+        (a topic writes its keys in one order or a few)."""
+        shape = tuple(message) if keys is None else keys
         found = self.plans.get(shape)
         if found is None:
             sniffers = self.of(message)
@@ -250,15 +253,16 @@ class _CandidateIndex:
 
     @staticmethod
     def shape_key(
-        message: dict[str, Any], plan: _Plan, evidence: tuple[Any, ...]
+        message: dict[str, Any], keys: tuple[str, ...], plan: _Plan, evidence: tuple[Any, ...]
     ) -> tuple[Any, ...]:
-        """What :attr:`Format.sniff_fields` promises a shape-determined score depends on.
-        A field's value is kept only for the types of :data:`_SCALARS` (hashable, few);
-        ``True`` and ``1`` are equal keys, but the value types beside them tell them apart."""
+        """What :attr:`Format.sniff_fields` promises a shape-determined score depends on
+        (``keys``: the message's keys in order). A field's value is kept only for the types
+        of :data:`_SCALARS` (hashable, few); ``True`` and ``1`` are equal keys, but the
+        value types beside them tell them apart."""
         values = [
             v if type(v) in _SCALARS else type(v) for v in map(message.__getitem__, plan.fields)
         ]
-        return (tuple(message), tuple(map(type, message.values())), tuple(values), evidence)
+        return (keys, tuple(map(type, message.values())), tuple(values), evidence)
 
 
 @cache
@@ -287,7 +291,19 @@ def _detect_object(message: dict[str, Any]) -> Detection:
     scores kept per shape (:attr:`Format.sniff_fields`) and only the content sniffers and the
     evidence read per message."""
     index = _index()
-    plan = index.plan(message)
+    keys = tuple(message)
+    plan = index.plans.get(keys) or index.plan(message, keys)
+    if not plan.content:
+        # no sniffer reads content (a Canal-shaped message's case): a kept verdict needs no
+        # sniffing pass, so the evidence is read directly; anything else takes the pass below
+        try:
+            evidence = tuple([read(message) for read in plan.evidence])
+        except Exception:
+            evidence = None
+        if evidence is not None:
+            kept = index.verdicts.get(index.shape_key(message, keys, plan, evidence))
+            if kept is not None:
+                return kept[1]
     SNIFF_PASS.begin(message)  # the evidence is read once, and reused by content sniffers
     try:
         try:
@@ -295,7 +311,7 @@ def _detect_object(message: dict[str, Any]) -> Detection:
         except Exception:
             # evidence that raises: the sniffers reading it score 0; ask them as the reference
             return _best(_pass_scores(message, plan.sniffers))
-        key = index.shape_key(message, plan, evidence)
+        key = index.shape_key(message, keys, plan, evidence)
         kept = index.verdicts.get(key)
         if kept is None:
             fixed = _ranked_scores(message, plan.fixed)

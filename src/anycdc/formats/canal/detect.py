@@ -141,6 +141,8 @@ def read_drs_evidence(message: Any) -> tuple[int, int]:
         or not isinstance(old, (list, type(None)))
     ):
         return (DRS_LIKE if signed else NOT_FLAT), 0
+    if not signed and (not types or _plain_types(types)):
+        return FLAT, 0  # the common flat message, told by its type names alone
     binary, stamps = _evidence_columns(types, types is message.get(F_MYSQL_TYPE))
     if not (signed or binary or stamps):
         # nothing below can sign it or show an epoch beside an id: the common flat
@@ -208,10 +210,33 @@ def _read_evidence_columns(types: dict[str, Any], mysql: bool) -> _EvidenceColum
         word = type_word(vendor)
         if word in _BINARY_NAMES:
             binary.append(name)
-        elif word == "timestamp" and mysql:
-            # not "timestamp with ..."
-            stamps.append((name, vendor.split("(", 1)[0].strip().lower() == word))
+        elif word == "timestamp":
+            if mysql:  # not "timestamp with ..."
+                stamps.append((name, vendor.split("(", 1)[0].strip().lower() == word))
+        elif len(_PLAIN_TYPES) < _MAX_CACHED_MAPS:
+            _PLAIN_TYPES.add(vendor)
     return tuple(binary), tuple(stamps)
+
+
+_PLAIN_TYPES: Final[set[str]] = set()
+"""Type names read by :func:`_read_evidence_columns` that name neither a binary type nor a
+TIMESTAMP, in either map: a map of these alone has no column that can show DRS."""
+
+
+def _plain_types(types: dict[str, Any]) -> bool:
+    """Every type name of ``types`` is one of :data:`_PLAIN_TYPES` (a set test in C: most
+    messages' whole evidence, where :func:`_evidence_columns` would key its cache by the
+    map's content).
+
+    >>> _read_evidence_columns({"id": "bigint", "b": "blob"}, True)
+    (('b',), ())
+    >>> _plain_types({"id": "bigint"}), _plain_types({"id": "bigint", "b": "blob"})
+    (True, False)
+    """
+    try:
+        return _PLAIN_TYPES.issuperset(types.values())
+    except TypeError:  # a type that is a list or an object (unhashable): read in full
+        return False
 
 
 def _all_text(rows: list[dict[str, Any]]) -> bool:

@@ -113,9 +113,11 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
         self._prefixes: Cache[bytes, EnvelopePlan] = Cache(self._PREFIX_CACHE_SIZE)
 
     # ------------------------------------------------------------------ detection
-    # an envelope's payload, a CloudEvent's data, or a payload alone: a row change's op,
-    # a schema change's source, a transaction marker's status
-    sniff_keys = frozenset({ENVELOPE_PAYLOAD, CE_DATA, OP, SOURCE, TX_STATUS})
+    # an envelope's payload, a CloudEvent (its specversion: ``data`` alone is also a
+    # Canal message's rows, and the sniffer claims no CloudEvent without a specversion),
+    # or a payload alone: a row change's op, a schema change's source, a transaction
+    # marker's status
+    sniff_keys = frozenset({ENVELOPE_PAYLOAD, CE_SPECVERSION, OP, SOURCE, TX_STATUS})
 
     @classmethod
     def sniff(cls, message: Any) -> float:
