@@ -18,8 +18,11 @@ Two measures:
   message. ``--callgrind`` does both runs (``PYTHONHASHSEED=0``) and prints instructions
   per message.
 
+``--auto`` decodes the same messages with each one's format detected (``--format auto``),
+which is what detection costs on top of the named decode.
+
 Run: ``python -m anycdc.bench.stage [--formats canal-json,dts-canal-json] [--messages 1000]
-[--passes 20] [--callgrind]``.
+[--passes 20] [--callgrind] [--auto]``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import time
 from collections.abc import Callable
 
 from anycdc.bench.decode import messages
+from anycdc.decoding import AUTO
 from anycdc.spark.decode import ChangelogRows
 
 DEFAULT_FORMATS = ("canal-json", "dts-canal-json", "drs-json", "drs-json-c")
@@ -41,7 +45,8 @@ DEFAULT_FORMATS = ("canal-json", "dts-canal-json", "drs-json", "drs-json-c")
 
 def stage_pass(format_id: str, data: list[bytes]) -> Callable[[], int]:
     """One pass of the decode stage over ``data`` (one :class:`ChangelogRows`, kept across
-    passes as a worker keeps it across chunks); returns the rows made."""
+    passes as a worker keeps it across chunks; ``format_id`` may be ``auto``); returns the
+    rows made."""
     stage = ChangelogRows(format_id, {})
     records = [("bench", 0, n, None, message, None) for n, message in enumerate(data)]
 
@@ -54,11 +59,13 @@ def stage_pass(format_id: str, data: list[bytes]) -> Callable[[], int]:
     return run
 
 
-def wall_ns(format_id: str, count: int, passes: int, cpu: bool = False) -> float:
+def wall_ns(
+    format_id: str, count: int, passes: int, cpu: bool = False, auto: bool = False
+) -> float:
     """Nanoseconds per message: the best of ``passes`` passes after a warm-up pass (``cpu``:
-    the process's CPU time)."""
+    the process's CPU time; ``auto``: the messages' format detected)."""
     data = messages(format_id, count)
-    run = stage_pass(format_id, data)
+    run = stage_pass(AUTO if auto else format_id, data)
     run()
     clock = time.process_time_ns if cpu else time.perf_counter_ns
     best = float("inf")
@@ -69,21 +76,21 @@ def wall_ns(format_id: str, count: int, passes: int, cpu: bool = False) -> float
     return best / len(data)
 
 
-def quiet(format_id: str, count: int, passes: int) -> None:
+def quiet(format_id: str, count: int, passes: int, auto: bool = False) -> None:
     """Build, warm up, then ``passes`` passes, untimed (what callgrind counts)."""
-    run = stage_pass(format_id, messages(format_id, count))
+    run = stage_pass(AUTO if auto else format_id, messages(format_id, count))
     run()
     for _ in range(passes):
         run()
 
 
-def _callgrind_total(format_id: str, count: int, passes: int) -> int:
+def _callgrind_total(format_id: str, count: int, passes: int, auto: bool) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         command = [
             "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
             sys.executable, "-m", "anycdc.bench.stage", "--quiet", "--formats", format_id,
-            "--messages", str(count), "--passes", str(passes),
+            "--messages", str(count), "--passes", str(passes), *(["--auto"] if auto else []),
         ]  # fmt: skip
         # one hash seed: string hashes order sets and dicts, and so the work done
         env = {**os.environ, "PYTHONHASHSEED": "0"}
@@ -96,10 +103,10 @@ def _callgrind_total(format_id: str, count: int, passes: int) -> int:
     raise RuntimeError("no totals in the callgrind output")
 
 
-def instructions(format_id: str, count: int) -> float:
+def instructions(format_id: str, count: int, auto: bool = False) -> float:
     """Instructions per message in steady state (two callgrind runs, differenced)."""
-    base = _callgrind_total(format_id, count, 0)
-    more = _callgrind_total(format_id, count, 1)
+    base = _callgrind_total(format_id, count, 0, auto)
+    more = _callgrind_total(format_id, count, 1, auto)
     return (more - base) / count
 
 
@@ -113,18 +120,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="no timing (for callgrind)")
     parser.add_argument("--callgrind", action="store_true", help="instructions per message")
     parser.add_argument("--cpu", action="store_true", help="CPU time instead of wall clock")
+    parser.add_argument("--auto", action="store_true", help="each message's format detected")
     args = parser.parse_args(argv)
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     for format_id in formats:
         if args.quiet:
-            quiet(format_id, args.messages, args.passes)
-        elif args.callgrind:
-            per = instructions(format_id, args.messages)
-            print(f"{format_id}: {per:,.0f} instructions/message", flush=True)
+            quiet(format_id, args.messages, args.passes, args.auto)
+            continue
+        name = f"{format_id} (detected)" if args.auto else format_id
+        if args.callgrind:
+            per = instructions(format_id, args.messages, args.auto)
+            print(f"{name}: {per:,.0f} instructions/message", flush=True)
         else:
-            per_ns = wall_ns(format_id, args.messages, args.passes, args.cpu)
+            per_ns = wall_ns(format_id, args.messages, args.passes, args.cpu, args.auto)
             unit = "CPU us" if args.cpu else "us"
-            print(f"{format_id}: {per_ns / 1000:.2f} {unit}/message", flush=True)
+            print(f"{name}: {per_ns / 1000:.2f} {unit}/message", flush=True)
     return 0
 
 
