@@ -13,14 +13,25 @@ when first used, so a format's dependencies never break the others.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final
 
+import msgspec
+
 from anycdc.errors import UnknownFormatError
-from anycdc.formats.base import SNIFF_PASS, Cache, Format, parse_json
+from anycdc.formats import base
+from anycdc.formats.base import (
+    MAX_MESSAGE_BYTES,
+    SNIFF_PASS,
+    Cache,
+    Format,
+    parse_json,
+)
+from anycdc.formats.heads import F_PAYLOAD, F_SCHEMA, SCHEMA_HEAD, Heads
 
 REGISTRY: Final[dict[str, str]] = {
     "debezium-json": "anycdc.formats.debezium.format:DebeziumJson",
@@ -50,6 +61,9 @@ few; payload-only messages whose keys are the row's columns have more, and evict
 VERDICT_CACHE_SIZE: Final = 1024
 """Shape-determined scores kept, by envelope shape and evidence (:attr:`Format.sniff_fields`:
 a topic has a few shapes, each with a few type and evidence values)."""
+HEAD_CACHE_SIZE: Final = 8
+"""Kafka Connect envelope heads whose schema is kept parsed (:func:`_parse_message`: a topic's
+tables, a few at a time in a partition's stretch of messages)."""
 _SCALARS: Final = frozenset({str, int, bool, type(None)})
 """The value types of :attr:`Format.sniff_fields` whose values (not only types) a shape holds."""
 
@@ -147,12 +161,42 @@ def _detect(
     if isinstance(message, (bytes, bytearray, memoryview, str)):
         raw = bytes(message) if not isinstance(message, str) else message.encode("utf-8")
         try:
-            parsed = parse_json(UNKNOWN_FORMAT, raw)
+            parsed = _parse_message(raw)
         except Exception:
             return _best(_scores(raw, _sniffers(binary=True))), NOT_JSON
     else:
         parsed = message
     return judge(parsed), parsed
+
+
+_HEADS: Final[Heads[Any]] = Heads(HEAD_CACHE_SIZE)
+_TOP_LEVEL: Final = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+def _parse_message(raw: bytes) -> Any:
+    """``parse_json(UNKNOWN_FORMAT, raw)``, with a Kafka Connect envelope's schema parsed once
+    per head (:mod:`anycdc.formats.heads`): the same value, but the schema of a message
+    whose head was seen is the object parsed then, shared by every message of that head
+    (detection and decoders read a parsed message, never change it).
+
+    >>> head = b'{"schema":{"type":"struct","name":"t.Envelope"},"payload":'
+    >>> first = _parse_message(head + b'{"op":"c"}}')
+    >>> second = _parse_message(head + b'{"op":"u"}}')
+    >>> second == parse_json("x", head + b'{"op":"u"}}'), second["schema"] is first["schema"]
+    (True, True)
+    """
+    if not raw.startswith(SCHEMA_HEAD) or len(raw) > MAX_MESSAGE_BYTES:
+        return parse_json(UNKNOWN_FORMAT, raw)
+    found = _HEADS.find(raw)
+    if found is not None:
+        with contextlib.suppress(Exception):  # else no one JSON value after the head:
+            # parse_json's parser (base.JSON_DECODER, looked up as parse_json looks it up)
+            return {F_SCHEMA: found[0], F_PAYLOAD: base.JSON_DECODER.decode(found[1])}
+    # the whole message says what it is
+    value = parse_json(UNKNOWN_FORMAT, raw)
+    if type(value) is dict and len(value) == 2 and list(value) == [F_SCHEMA, F_PAYLOAD]:
+        _HEADS.remember(raw, bytes(_TOP_LEVEL.decode(raw)[F_SCHEMA]), value[F_SCHEMA])
+    return value
 
 
 _Sniffers = tuple[tuple[str, type[Format]], ...]

@@ -48,7 +48,6 @@ from anycdc.formats.debezium.wire import (
     DDL_SCHEMA_NAME,
     DELETE,
     ENVELOPE_DECODER,
-    ENVELOPE_HEAD_RE,
     ENVELOPE_PAYLOAD,
     ENVELOPE_SCHEMA,
     EXACT_JSON,
@@ -63,7 +62,6 @@ from anycdc.formats.debezium.wire import (
     OP,
     OP_CODES,
     OPS,
-    PAYLOAD_HEAD_RE,
     ROW_OP_CODES,
     SOURCE,
     SRC_COLLECTION,
@@ -93,6 +91,7 @@ from anycdc.formats.debezium.wire import (
     X_TABLE_CHANGE,
 )
 from anycdc.formats.events import Header, build_event
+from anycdc.formats.heads import Heads
 from anycdc.typemap import jdbc_type, sql_type
 from anycdc.values import (
     UNKNOWN,
@@ -110,7 +109,7 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
         super().__init__(options)
         self._plans: Cache[bytes, EnvelopePlan] = Cache(self._PLAN_CACHE_SIZE)
         # the bytes of a message up to its payload value -> the plan of its schema
-        self._prefixes: Cache[bytes, EnvelopePlan] = Cache(self._PREFIX_CACHE_SIZE)
+        self._prefixes: Heads[EnvelopePlan] = Heads(self._PREFIX_CACHE_SIZE)
 
     # ------------------------------------------------------------------ detection
     # an envelope's payload, a CloudEvent (its specversion: ``data`` alone is also a
@@ -165,35 +164,22 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
             raise NotFast
         raw = bytes(envelope.schema)
         plan = self._plan_from_raw(raw)
-        self._remember_prefix(value, raw, plan)
+        self._prefixes.remember(value, raw, plan)
         return self._decode_payload(envelope.payload, plan, key, "$.payload")
 
     def _known_envelope(self, data: bytes) -> tuple[EnvelopePlan, Any] | None:
         """Fast path: the message starts with the exact bytes of a recently seen
         ``{"schema":<S>,"payload":`` and ends with ``}``, so only the payload is parsed
         (a byte comparison instead of parsing a schema of kilobytes every message).
-        Anything else (another schema, trailing data, a duplicate key) takes the full path."""
-        end = len(data)
-        if not data.endswith(b"}"):
-            end = len(data.rstrip())
-            if data[end - 1 : end] != b"}":
-                return None
-        for prefix in self._prefixes:  # (keys, then the plan: the quickest way)
-            if data.startswith(prefix):
-                try:
-                    return self._prefixes[prefix], EXACT_JSON.decode(data[len(prefix) : end - 1])
-                except (msgspec.DecodeError, RecursionError, UnicodeError):
-                    return None
-        return None
-
-    def _remember_prefix(self, data: bytes, raw_schema: bytes, plan: EnvelopePlan) -> None:
-        """Keep ``data`` up to the payload value, in the producer's own spacing."""
-        head = ENVELOPE_HEAD_RE.match(data)
-        if not raw_schema or head is None or not data.startswith(raw_schema, head.end()):
-            return
-        tail = PAYLOAD_HEAD_RE.match(data, head.end() + len(raw_schema))
-        if tail is not None and all(not data.startswith(p) for p in self._prefixes):
-            self._prefixes.put(data[: tail.end()], plan)
+        Anything else (another schema, trailing data, a duplicate key) takes the full path
+        (:class:`~anycdc.formats.heads.Heads`)."""
+        found = self._prefixes.find(data)
+        if found is None:
+            return None
+        try:
+            return found[0], EXACT_JSON.decode(found[1])
+        except (msgspec.DecodeError, RecursionError, UnicodeError):
+            return None
 
     def table_path(self, event: ChangeEvent) -> str:
         """``source.table`` (MongoDB: ``source.collection``) of the payload, wherever the

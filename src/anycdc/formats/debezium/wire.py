@@ -283,5 +283,3 @@ class _Envelope(msgspec.Struct, gc=False):
 
 SOURCE_PATHS: Final = MappingProxyType({"$": "$.source", "$.payload": "$.payload.source"})
 ENVELOPE_DECODER: Final = msgspec.json.Decoder(_Envelope, float_hook=Decimal)
-ENVELOPE_HEAD_RE: Final = re.compile(rb'\s*\{\s*"schema"\s*:\s*')
-PAYLOAD_HEAD_RE: Final = re.compile(rb'\s*,\s*"payload"\s*:\s*')
