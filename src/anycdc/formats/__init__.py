@@ -194,8 +194,10 @@ def _parse_message(raw: bytes) -> Any:
             return {F_SCHEMA: found[0], F_PAYLOAD: base.JSON_DECODER.decode(found[1])}
     # the whole message says what it is
     value = parse_json(UNKNOWN_FORMAT, raw)
-    if type(value) is dict and len(value) == 2 and list(value) == [F_SCHEMA, F_PAYLOAD]:
-        _HEADS.remember(raw, bytes(_TOP_LEVEL.decode(raw)[F_SCHEMA]), value[F_SCHEMA])
+    if type(value) is dict and list(value) == [F_SCHEMA, F_PAYLOAD]:
+        # kept for the next messages; the message itself is parsed: never its error
+        with contextlib.suppress(Exception):
+            _HEADS.remember(raw, bytes(_TOP_LEVEL.decode(raw)[F_SCHEMA]), value[F_SCHEMA])
     return value
 
 
