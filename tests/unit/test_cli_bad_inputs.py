@@ -236,7 +236,14 @@ ROWS += [
      "no anycdc run found under {tmp}/empty"),
     ("show with a bad setting", ["show", "--target", "{tmp}/empty", "shop.orders", "--config",
      "{tmp}/hold.yaml"], ANY_ERROR, "hold_open_transactions must be an integer >= 0"),
+    ("status without a run", ["status", "--target", "{tmp}/empty"], ANY_ERROR,
+     "no anycdc run found under {tmp}/empty (missing _anycdc/batches)"),
+    ("audit without a run", ["audit", "--target", "{tmp}/empty"], ANY_ERROR,
+     "no anycdc run found under {tmp}/empty"),
+    ("replay without a run", ["replay-dead-letters", "--target", "{tmp}/empty"], ANY_ERROR,
+     "no anycdc run found under {tmp}/empty"),
 ]  # fmt: skip
+NO_RUN = [row for row in ROWS if row[0].endswith("without a run")]
 
 ROWS.append(
     (
@@ -303,6 +310,24 @@ def test_a_bad_input_is_one_line_naming_it(
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("anycdc: "), err
     assert names.replace("{tmp}", str(inputs)) in lines[0]
+
+
+@pytest.mark.parametrize("argv", [r[1] for r in NO_RUN], ids=[r[0] for r in NO_RUN])
+def test_a_folder_without_a_run_is_told_before_spark_starts(
+    argv: Sequence[str], inputs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wrong --target is one line at once: no Spark session is asked for (its start-up
+    would take seconds and print the JVM's log lines first)."""
+    import anycdc.spark.session
+
+    asked: list[str] = []
+
+    def no_spark(name: str, *args: object, **kwargs: object) -> None:
+        asked.append(name)
+        raise RuntimeError("no Spark here")
+
+    monkeypatch.setattr(anycdc.spark.session, "get_spark", no_spark)
+    assert (run_cli(argv, inputs), asked) in [(code, []) for code in ANY_ERROR]
 
 
 @pytest.mark.skipif(IS_ROOT, reason="root reads a file whatever its permissions")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from anycdc.cli.base import Command, fail
+from anycdc.cli.base import Command, fail, no_run_under
 from anycdc.console import print_table
 
 
@@ -26,6 +26,9 @@ def run(args: argparse.Namespace) -> int:
     from anycdc.spark.accounting import NO_TABLE, account
     from anycdc.spark.session import get_spark
 
+    missing = no_run_under(args.target)
+    if missing:
+        return fail(missing)
     spark = get_spark("anycdc audit")
     try:
         result = account(spark, args.target, args.query_name)

@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from anycdc.errors import OptionError
@@ -110,6 +111,22 @@ def fail(message: str, code: int = EXIT_USAGE) -> int:
     """Print ``anycdc: message`` to stderr and return ``code`` (the exit code)."""
     print(f"anycdc: {message}", file=sys.stderr)
     return code
+
+
+def no_run_under(target: str, system_table: str = "changelog") -> str | None:
+    """Why ``target`` holds no anycdc run, told before Spark starts (a wrong folder is one
+    line, at once, not a session's start-up and then the same line): a local folder
+    without ``_anycdc/<system_table>``. A URI (``s3a://...``) is left to the command, which
+    reads it through Spark.
+
+    >>> no_run_under("/nonexistent", "batches")
+    'no anycdc run found under /nonexistent (missing _anycdc/batches)'
+    >>> no_run_under("s3a://bucket/lake") is None
+    True
+    """
+    if "://" in target or (Path(target) / "_anycdc" / system_table).is_dir():
+        return None
+    return f"no anycdc run found under {target} (missing _anycdc/{system_table})"
 
 
 class NamedFormatMiss:

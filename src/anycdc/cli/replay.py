@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from anycdc.cli.base import Command, fail
+from anycdc.cli.base import Command, fail, no_run_under
 from anycdc.cli.run import add_arguments as add_run_arguments
 from anycdc.cli.run import config_from_args
 from anycdc.errors import AnyCdcError, RunFailed
@@ -15,6 +15,9 @@ def run(args: argparse.Namespace) -> int:
         config = config_from_args(args)
     except (AnyCdcError, OSError) as exc:
         return fail(str(exc))
+    missing = no_run_under(str(config.target))
+    if missing:  # a wrong folder replays nothing: said, not "0 dead letters replayed"
+        return fail(missing)
     from anycdc.spark.pipeline import replay_dead_letters
     from anycdc.spark.session import get_spark
 

@@ -29,17 +29,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def read_config(args: argparse.Namespace) -> Any:
     """The run's configuration from ``--config`` (None: the defaults), and the target
     checked, before Spark starts: a wrong file or folder is one line, at once."""
-    from pathlib import Path
-
+    from anycdc.cli.base import no_run_under
     from anycdc.config import PipelineConfig
     from anycdc.errors import ReadError
 
     config = None
     if getattr(args, "config", None):
         config = PipelineConfig.from_file(args.config, {"target": args.target})
-    local = "://" not in args.target
-    if local and not (Path(args.target) / "_anycdc" / "changelog").is_dir():
-        raise ReadError(f"no anycdc run found under {args.target} (missing _anycdc/changelog)")
+    missing = no_run_under(args.target)
+    if missing:
+        raise ReadError(missing)
     return config
 
 

@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any, Final
 
-from anycdc.cli.base import Command, fail
+from anycdc.cli.base import Command, fail, no_run_under
 from anycdc.console import print_table, utc_time
 
 
@@ -290,6 +290,9 @@ def _position_text(sort_key: str | None) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from anycdc.spark.session import get_spark
 
+    missing = no_run_under(args.target, "batches")
+    if missing:
+        return fail(missing)
     spark = get_spark("anycdc status")
     try:
         report = collect(spark, args.target)
