@@ -78,5 +78,5 @@ def test_a_kept_schema_is_never_changed_by_what_reads_it() -> None:
                 except Exception:
                     continue
     assert len(_HEADS) > 0
-    for head in list(_HEADS._heads):
-        assert _HEADS._heads[head] == parse_json("test", head + b"null}")["schema"]
+    for head, schema in _HEADS.values():
+        assert schema == parse_json("test", head + b"null}")["schema"]

@@ -61,9 +61,9 @@ few; payload-only messages whose keys are the row's columns have more, and evict
 VERDICT_CACHE_SIZE: Final = 1024
 """Shape-determined scores kept, by envelope shape and evidence (:attr:`Format.sniff_fields`:
 a topic has a few shapes, each with a few type and evidence values)."""
-HEAD_CACHE_SIZE: Final = 8
-"""Kafka Connect envelope heads whose schema is kept parsed (:func:`_parse_message`: a topic's
-tables, a few at a time in a partition's stretch of messages)."""
+HEAD_CACHE_SIZE: Final = 256
+"""Kafka Connect envelope heads whose schema is kept parsed (:func:`_parse_message`: a head
+per table and schema version; a topic's tables interleave)."""
 _SCALARS: Final = frozenset({str, int, bool, type(None)})
 """The value types of :attr:`Format.sniff_fields` whose values (not only types) a shape holds."""
 

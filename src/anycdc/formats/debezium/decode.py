@@ -103,7 +103,7 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
     """The decoding half of :class:`~anycdc.formats.debezium.format.DebeziumJson`."""
 
     _PLAN_CACHE_SIZE: ClassVar[int] = 512
-    _PREFIX_CACHE_SIZE: ClassVar[int] = 8
+    _PREFIX_CACHE_SIZE: ClassVar[int] = 256  # a head per table and schema version
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)
