@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from anycdc.decoding import MessageDecoder
 from anycdc.formats import _HEADS, _parse_message
 from anycdc.formats.base import parse_json
+from anycdc.formats.heads import Heads
 from tests.cases import iter_cases
 from tests.unit.test_detect_shapes import MESSAGES
 
@@ -80,3 +81,15 @@ def test_a_kept_schema_is_never_changed_by_what_reads_it() -> None:
     assert len(_HEADS) > 0
     for head, schema in _HEADS.values():
         assert schema == parse_json("test", head + b"null}")["schema"]
+
+
+def test_heads_of_many_interleaved_tables_are_all_found() -> None:
+    """A topic's tables interleave: each of 20 heads (more than a linear scan kept) is found
+    by the next message of its table, whatever came between, and the payload is its own."""
+    heads: Heads[int] = Heads(256)
+    schemas = [SCHEMA.replace(b"s.t.Envelope", f"s.t{n}.Envelope".encode()) for n in range(20)]
+    for n, schema in enumerate(schemas):
+        heads.remember(b'{"schema":' + schema + b',"payload":' + PAYLOAD + b"}", schema, n)
+    for n in [*range(20), *reversed(range(20)), 3, 3, 17]:
+        message = b'{"schema":' + schemas[n] + b',"payload":{"op":"u","n":%d}}' % n
+        assert heads.find(message) == (n, b'{"op":"u","n":%d}' % n)
