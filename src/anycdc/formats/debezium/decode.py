@@ -91,7 +91,7 @@ from anycdc.formats.debezium.wire import (
     X_TABLE_CHANGE,
 )
 from anycdc.formats.events import Header, build_event
-from anycdc.formats.heads import Heads
+from anycdc.formats.heads import SCHEMA_HEAD, Heads
 from anycdc.typemap import jdbc_type, sql_type
 from anycdc.values import (
     UNKNOWN,
@@ -138,7 +138,7 @@ class DebeziumDecoder(SchemaPlans, SourceReader):
         (its schema planned, its prefix kept), or a payload alone; ``key`` (the Kafka key)
         names the key columns. A message the envelope reader cannot read is a refusal
         (:class:`NotFast`): :meth:`decode_slow` parses it and reports what is wrong."""
-        if value.startswith(b'{"schema"') or value.startswith(b'{"payload"'):
+        if value.startswith(SCHEMA_HEAD) or value.startswith(b'{"payload"'):
             envelope_like = True
         elif value.startswith(b'{"'):
             envelope_like = False  # the first key is another one

@@ -14,11 +14,12 @@ import msgspec
 
 from anycdc.event import TX_TABLE_EVENTS, Op
 from anycdc.formats.events import OpRule, op_rules
+from anycdc.formats.heads import F_PAYLOAD, F_SCHEMA
 from anycdc.values import EPOCH_DATE
 
 # --------------------------------------------------------------------------- wire names
-ENVELOPE_SCHEMA: Final = "schema"
-ENVELOPE_PAYLOAD: Final = "payload"
+ENVELOPE_SCHEMA: Final = F_SCHEMA  # the Kafka Connect envelope (formats/heads.py)
+ENVELOPE_PAYLOAD: Final = F_PAYLOAD
 
 BEFORE: Final = "before"
 AFTER: Final = "after"
