@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from typing import Any
 
 import pytest
@@ -129,10 +130,26 @@ def test_broker_restart_keeps_data(kafka_broker: Any, kafka_topic: Any) -> None:
         }
     )
     try:
-        low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)
+        low, high = _watermarks_once_led(consumer, TopicPartition(topic, 0))
     finally:
         consumer.close()
     assert (low, high) == (0, 100)
+
+
+def _watermarks_once_led(consumer: Any, partition: Any) -> tuple[int, int]:
+    """The partition's watermarks; a broker that has just become its leader may say "not
+    leader" to the first asks (a retriable error): ask again, up to a minute."""
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            low, high = consumer.get_watermark_offsets(partition, timeout=30)
+            return int(low), int(high)
+        except KafkaException as exc:
+            if not exc.args[0].retriable() or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def test_cli_status_sees_the_broker(kafka_broker: Any) -> None:

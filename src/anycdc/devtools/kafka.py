@@ -225,7 +225,9 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
 
 
 def metadata_ok(bootstrap: str, timeout: float = 5.0) -> bool:
-    """True when an admin client gets cluster metadata listing at least one live broker."""
+    """True when an admin client gets cluster metadata listing a live broker and a leader for
+    every partition: a restarted broker serves metadata before it has loaded its logs, and a
+    client asking it then is told "not leader"."""
     try:
         from confluent_kafka.admin import AdminClient
     except ImportError:  # core install without the [spark] extra: protocol-level probe
@@ -236,7 +238,13 @@ def metadata_ok(bootstrap: str, timeout: float = 5.0) -> bool:
         md = admin.list_topics(timeout=timeout)
     except Exception:
         return False
-    return bool(len(md.brokers) >= 1)
+    if len(md.brokers) < 1:
+        return False
+    return all(
+        topic.error is None
+        and all(part.error is None and part.leader >= 0 for part in topic.partitions.values())
+        for topic in md.topics.values()
+    )
 
 
 # ---------------------------------------------------------------- the broker
