@@ -408,3 +408,25 @@ def test_a_table_fits_the_terminal(
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) > 1
     assert max(len(line) for line in lines) <= width
+
+
+@pytest.mark.parametrize(
+    ("argv", "told_by"),
+    [
+        (["decode", "{tmp}/messages.jsonl", "--out", "x.jsonl"], "anycdc decode"),
+        (["dev", "kafka", "status", "--bogus"], "anycdc dev"),
+        (["--bogus"], "anycdc"),
+    ],
+)
+def test_an_unknown_flag_is_told_by_its_subcommand(
+    argv: Sequence[str], told_by: str, inputs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``anycdc decode FILE --out x`` shows decode's usage and names decode, not the top
+    level's ``anycdc [-h] [--version] COMMAND``, which does not say what takes which flag."""
+    capsys.readouterr()
+    assert run_cli(argv, inputs) == 2
+    err = capsys.readouterr().err
+    assert f"usage: {told_by} " in err
+    assert f"{told_by}: error: unrecognized arguments: " in err
+    assert argv[-1] in err.rsplit("unrecognized arguments: ", 1)[1]
+    assert "Traceback" not in err

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from anycdc.cli.base import EXIT_FAILED, EXIT_USAGE, Command, fail
+from anycdc.cli.base import COMMAND_PARSER, EXIT_FAILED, EXIT_USAGE, Command, fail
 from anycdc.errors import AnyCdcError, OptionError, UnknownFormatError, one_line
 from anycdc.source import InputError
 
@@ -98,7 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; the exit code (argparse exits with 2 itself on a bad flag)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # `anycdc decode: error: ...` and decode's usage, not the top level's
+        getattr(args, COMMAND_PARSER, parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     if not getattr(args, "command", None):
         parser.print_help()
         return EXIT_USAGE

@@ -43,6 +43,10 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
+COMMAND_PARSER: Final = "_command_parser"
+"""The namespace attribute holding the parser of the subcommand given."""
+
+
 def install_parser(sub: Any, name: str, **kwargs: Any) -> argparse.ArgumentParser:
     """A subcommand's parser, with the CLI's :class:`HelpFormatter`."""
     parser: argparse.ArgumentParser = sub.add_parser(name, formatter_class=HelpFormatter, **kwargs)
@@ -62,7 +66,8 @@ class Command:
     def install(self, sub: Any) -> None:
         parser = install_parser(sub, self.name, help=self.help, description=self.description)
         self.add_arguments(parser)
-        parser.set_defaults(handler=self.run)
+        # the subcommand's parser reports arguments it does not know (with its own usage)
+        parser.set_defaults(handler=self.run, **{COMMAND_PARSER: parser})
 
 
 def parse_key_values(pairs: Sequence[str] | None, what: str = "--option") -> dict[str, str]:
