@@ -242,8 +242,12 @@ ROWS += [
      "no anycdc run found under {tmp}/empty"),
     ("replay without a run", ["replay-dead-letters", "--target", "{tmp}/empty"], ANY_ERROR,
      "no anycdc run found under {tmp}/empty"),
+    ("run into a file, before Spark", ["run", "--source-dir", "{tmp}/empty", "--target",
+     "{tmp}/messages.jsonl"], USAGE, "{tmp}/messages.jsonl is a file, not a folder"),
+    ("run into its source, before Spark", ["run", "--source-dir", "{tmp}", "--target",
+     "{tmp}/lake"], USAGE, "{tmp}/lake is inside source_dir {tmp}"),
 ]  # fmt: skip
-NO_RUN = [row for row in ROWS if row[0].endswith("without a run")]
+BEFORE_SPARK = [row for row in ROWS if row[0].endswith(("without a run", "before Spark"))]
 
 ROWS.append(
     (
@@ -312,18 +316,19 @@ def test_a_bad_input_is_one_line_naming_it(
     assert names.replace("{tmp}", str(inputs)) in lines[0]
 
 
-@pytest.mark.parametrize("argv", [r[1] for r in NO_RUN], ids=[r[0] for r in NO_RUN])
-def test_a_folder_without_a_run_is_told_before_spark_starts(
+@pytest.mark.parametrize("argv", [r[1] for r in BEFORE_SPARK], ids=[r[0] for r in BEFORE_SPARK])
+def test_a_wrong_target_is_told_before_spark_starts(
     argv: Sequence[str], inputs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A wrong --target is one line at once: no Spark session is asked for (its start-up
+    """A wrong --target (no run there; for `run`, a file or a folder inside the source) is
+    one line at once: no Spark session is asked for (its start-up
     would take seconds and print the JVM's log lines first)."""
     import anycdc.spark.session
 
     asked: list[str] = []
 
-    def no_spark(name: str, *args: object, **kwargs: object) -> None:
-        asked.append(name)
+    def no_spark(*args: object, **kwargs: object) -> None:
+        asked.append(str(args or kwargs))
         raise RuntimeError("no Spark here")
 
     monkeypatch.setattr(anycdc.spark.session, "get_spark", no_spark)

@@ -148,6 +148,35 @@ def _missing_local_source(source_dir: str | None) -> str | None:
     return f"source_dir {source_dir}: no such file or folder (--source-dir)"
 
 
+def _unusable_local_target(target: str, source_dir: str | None) -> str | None:
+    """Why a local ``target`` cannot take the run, found before Spark starts: a file where
+    its folder goes, or the source folder itself or a folder inside it (the run would read
+    its own tables as messages). None for a usable one, or one that is not local.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile() as f:
+    ...     print(_unusable_local_target(f.name, None).endswith("is a file, not a folder (--target)"))
+    True
+    >>> _unusable_local_target("/in/lake", "/in")
+    'target /in/lake is inside source_dir /in: the run would read its own tables as messages (--target)'
+    >>> [_unusable_local_target(t, "/in") for t in ("/lake", "/input", "s3a://b/lake")]
+    [None, None, None]
+    """
+    if "://" in target:
+        return None
+    path = Path(target)
+    if path.exists() and not path.is_dir():
+        return f"target {target} is a file, not a folder (--target)"
+    if source_dir and "://" not in source_dir and not any(c in source_dir for c in "*?[{"):
+        source = Path(source_dir)
+        if path == source or source in path.parents:
+            return (
+                f"target {target} is inside source_dir {source_dir}: the run would read its "
+                "own tables as messages (--target)"
+            )
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         # before Spark is imported: a bad flag or configuration costs no JVM start
@@ -159,9 +188,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not config.source_dir and not config.kafka_bootstrap:
         return fail("give a source: --source-dir DIR or --kafka-bootstrap HOST:PORT --topics T")
-    missing = _missing_local_source(config.source_dir)
-    if missing:
-        return fail(missing)
+    unusable = _missing_local_source(config.source_dir) or _unusable_local_target(
+        config.target, config.source_dir
+    )
+    if unusable:
+        return fail(unusable)
     console = None
     if wants_progress(args):
         from rich.console import Console
