@@ -31,14 +31,14 @@ def read_config(args: argparse.Namespace) -> Any:
     checked, before Spark starts: a wrong file or folder is one line, at once."""
     from anycdc.cli.base import no_run_under
     from anycdc.config import PipelineConfig
-    from anycdc.errors import ReadError
+    from anycdc.errors import OptionError
 
     config = None
     if getattr(args, "config", None):
         config = PipelineConfig.from_file(args.config, {"target": args.target})
     missing = no_run_under(args.target)
-    if missing:
-        raise ReadError(missing)
+    if missing:  # a wrong --target: exit 2, as status and audit say it
+        raise OptionError(missing)
     return config
 
 
