@@ -62,26 +62,21 @@ def build_traffic(
 def produce(
     bootstrap: str, messages: list[tuple[bytes | None, bytes]], partitions: int = 3
 ) -> None:
-    from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+    """The demo's messages into a new :data:`TOPIC` (an earlier demo's is deleted first),
+    spread over ``partitions`` by their keys."""
+    from confluent_kafka.admin import AdminClient
+
+    from anycdc.devtools import kafka
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.delete_topics([TOPIC])
-    time.sleep(1)
-    for future in admin.create_topics([NewTopic(TOPIC, partitions, 1)]).values():
-        try:
-            future.result(30)
-        except Exception as exc:
-            if "TOPIC_ALREADY_EXISTS" not in str(exc):
-                raise
-    producer = Producer(
-        {"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20}
-    )
-    for key, value in messages:
-        producer.produce(TOPIC, key=key, value=value)
-        producer.poll(0)
-    if producer.flush(60):
-        raise RuntimeError("not every demo message was delivered within 60 s")
+    time.sleep(1)  # a deletion completes after its answer
+    try:
+        kafka.create_topic(bootstrap, TOPIC, partitions, timeout=30)
+    except Exception as exc:
+        if "TOPIC_ALREADY_EXISTS" not in str(exc):
+            raise
+    kafka.produce(bootstrap, TOPIC, ((key, value, -1) for key, value in messages))
 
 
 def check(spark: Any, target: str, workloads: dict[str, Workload]) -> list[list[Any]]:

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from anycdc.devtools import kafka
 
@@ -66,3 +67,29 @@ def test_cli_status_of_a_stopped_broker(tmp_path: Path) -> None:
     )
     assert result.returncode == 3
     assert "running    False" in result.stdout
+
+
+def test_a_producers_retries_are_debug_lines_and_its_errors_errors(caplog: Any) -> None:
+    """A producer's warnings (what it retries itself, as a new broker's "Coordinator load in
+    progress") reach ``anycdc.kafka.client`` as debug lines, not the user's terminal; a
+    failure to connect stays an error. Through librdkafka itself, to a closed port."""
+    import logging
+
+    from confluent_kafka import Producer
+
+    log = kafka.ClientLog()
+    producer = Producer(
+        {
+            "bootstrap.servers": f"127.0.0.1:{kafka.free_port()}",
+            "logger": log,
+            "message.timeout.ms": 2000,
+        }
+    )
+    with caplog.at_level(logging.DEBUG, logger="anycdc.kafka.client"):
+        log.log(logging.WARNING, "%s: retrying", "GETPID")
+        producer.produce("t", b"x")
+        producer.flush(4)
+    levels = {(r.levelno, r.getMessage().split(":")[0]) for r in caplog.records}
+    assert (logging.DEBUG, "GETPID") in levels
+    assert any(r.levelno == logging.ERROR and "Connect" in r.getMessage() for r in caplog.records)
+    assert not any(r.levelno == logging.WARNING for r in caplog.records)

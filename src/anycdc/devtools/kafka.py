@@ -35,6 +35,7 @@ import argparse
 import base64
 import contextlib
 import json
+import logging
 import os
 import shutil
 import signal
@@ -56,6 +57,23 @@ HOST = "127.0.0.1"
 HEAP = os.environ.get("ANYCDC_KAFKA_HEAP", "512m")
 MARK = "-Danycdc.kafka.home="  # on the java command line: finds our brokers among processes
 OWNER = "-Danycdc.kafka.owner.pid="
+
+
+class ClientLog(logging.LoggerAdapter[logging.Logger]):
+    """Where a producer's own log lines go (its ``logger`` setting): its warnings are about
+    what it retries by itself (a new broker's "Coordinator load in progress: retrying"), so
+    they are debug lines of ``anycdc.kafka.client``; its errors stay errors.
+
+    >>> log = ClientLog()
+    >>> log.log(logging.WARNING, "%s", "retrying"), log.logger.name
+    (None, 'anycdc.kafka.client')
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.getLogger("anycdc.kafka.client"), {})
+
+    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+        super().log(logging.DEBUG if level < logging.ERROR else level, msg, *args, **kwargs)
 
 
 class KafkaError(RuntimeError):
@@ -629,7 +647,8 @@ def produce(
     progress: Callable[[int], None] | None = None,
     sent_at: list[tuple[int, float]] | None = None,
 ) -> int:
-    """Produce ``(key, value, partition)`` messages, idempotently; returns how many were sent.
+    """Produce ``(key, value, partition)`` messages, idempotently (``partition`` -1: by the
+    key, Kafka's partitioner); returns how many were sent.
 
     ``rate`` paces them (messages/s), ``until`` (a ``time.monotonic()`` deadline) stops
     them; every 1,000 messages ``progress(count)`` is called and ``(count, wall time)``
@@ -638,7 +657,12 @@ def produce(
     from confluent_kafka import Producer
 
     producer = Producer(
-        {"bootstrap.servers": bootstrap, "linger.ms": 20, "enable.idempotence": True}
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 20,
+            "enable.idempotence": True,
+            "logger": ClientLog(),
+        }
     )
     started = time.monotonic()
     count = 0
