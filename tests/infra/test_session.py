@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from anycdc.spark import jars
+from anycdc.spark import jars, session
 from anycdc.spark.session import (
     CHECKPOINT_FILE_MANAGER,
     DELTA_CATALOG,
@@ -167,3 +167,31 @@ def test_the_session_commits_local_tables_through_the_local_log_store(
         4,
     ]
     assert (tmp_path / "t" / "_delta_log" / "00000000000000000001.crc").is_file()
+
+
+def test_a_users_log_configuration_stands(tmp_path: Path) -> None:
+    """anycdc's quiet log configuration is named only where the user's is not: in the
+    driver's options, or as log4j2.properties in the Spark configuration folder."""
+    ours = f"-Dlog4j2.configurationFile={session.LOG_CONFIG.as_uri()}"
+    assert session.with_quiet_log("-Xss4m", conf_dir=str(tmp_path)) == f"-Xss4m {ours}"
+    assert session.with_quiet_log("-Dlog4j.configurationFile=x.xml") == (
+        "-Dlog4j.configurationFile=x.xml"
+    )
+    (tmp_path / "log4j2.properties").write_text("rootLogger.level = info\n")
+    assert session.with_quiet_log("-Xss4m", conf_dir=str(tmp_path)) == "-Xss4m"
+
+
+@pytest.mark.spark
+def test_a_local_session_leaves_out_the_warnings_no_user_can_act_on(spark: Any) -> None:
+    """The local driver JVM reads anycdc's log configuration: no "Unable to load
+    native-hadoop library" or "adaptive execution is not supported in streaming" lines at
+    each start, the rest of Spark's warnings as before."""
+    jvm = spark.sparkContext._jvm
+    assert jvm.System.getProperty("log4j2.configurationFile") == session.LOG_CONFIG.as_uri()
+    manager = jvm.org.apache.logging.log4j.LogManager
+    for quiet in (
+        "org.apache.hadoop.util.NativeCodeLoader",
+        "org.apache.spark.sql.execution.streaming.runtime.ResolveWriteToStream",
+    ):
+        assert str(manager.getLogger(quiet).getLevel()) == "ERROR", quiet
+    assert str(manager.getLogger("org.apache.spark.scheduler.DAGScheduler").getLevel()) == "WARN"

@@ -44,6 +44,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from anycdc.spark import jars as _jars
@@ -183,6 +184,33 @@ def base_conf(*, for_tests: bool = False, local: bool = True) -> dict[str, str]:
     return conf
 
 
+LOG_CONFIG: Final = Path(__file__).with_name("log4j2.properties")
+"""The log configuration of a local Spark JVM anycdc starts (Spark's defaults at WARN,
+without the warnings no user can act on: see the file)."""
+LOG_CONFIG_OPTIONS: Final = ("-Dlog4j2.configurationFile=", "-Dlog4j.configurationFile=")
+
+
+def with_quiet_log(options: str, conf_dir: str | None = None) -> str:
+    """Driver JVM ``options`` that name :data:`LOG_CONFIG`, unless they name a log
+    configuration already or ``conf_dir`` (default ``$SPARK_CONF_DIR``, else
+    ``$SPARK_HOME/conf``) holds one: a user's own configuration stands.
+
+    >>> with_quiet_log("-Duser.timezone=UTC").split()[-1] == f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+    True
+    >>> with_quiet_log("-Dlog4j2.configurationFile=mine.properties")
+    '-Dlog4j2.configurationFile=mine.properties'
+    """
+    if conf_dir is None:
+        home = os.environ.get("SPARK_HOME")
+        conf_dir = os.environ.get("SPARK_CONF_DIR") or (f"{home}/conf" if home else None)
+    parts = options.split()
+    if any(p.startswith(LOG_CONFIG_OPTIONS) for p in parts) or not LOG_CONFIG.is_file():
+        return options
+    if conf_dir and (Path(conf_dir) / "log4j2.properties").is_file():
+        return options
+    return " ".join([*parts, f"{LOG_CONFIG_OPTIONS[0]}{LOG_CONFIG.as_uri()}"])
+
+
 def with_utc_zone(options: str | None) -> str:
     """JVM options that start the JVM in UTC: ``options`` plus ``-Duser.timezone=UTC``, unless
     they already name a zone (the caller's choice stands).
@@ -271,6 +299,8 @@ def get_spark(
     # the JVMs in UTC (see the module's docstring): before the driver JVM starts
     for key in (DRIVER_JAVA_OPTIONS, EXECUTOR_JAVA_OPTIONS):
         settings[key] = with_utc_zone(settings.get(key))
+    if local:
+        settings[DRIVER_JAVA_OPTIONS] = with_quiet_log(settings[DRIVER_JAVA_OPTIONS])
 
     if master.startswith("local"):
         # Python workers must be this interpreter (the venv that has anycdc), not PATH's python3
