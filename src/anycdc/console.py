@@ -41,6 +41,21 @@ def print_table(
     console.print(table)
 
 
+def age_text(seconds: float) -> str:
+    """``4.1s``, ``12m``, ``5h``, ``3d`` (a lag in words a reader can take in at once).
+
+    >>> age_text(4.12), age_text(720), age_text(81112469.2)
+    ('4.1s', '12m', '939d')
+    """
+    if seconds < 120:
+        return f"{seconds:.1f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}m"
+    if seconds < 172800:
+        return f"{seconds / 3600:.0f}h"
+    return f"{seconds / 86400:.0f}d"
+
+
 def utc_time(ts_ms: int | None) -> str:
     """Unix milliseconds as a table shows a time (UTC); "" for none.
 

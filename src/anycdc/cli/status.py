@@ -8,7 +8,7 @@ import time
 from typing import Any, Final
 
 from anycdc.cli.base import Command, fail, no_run_under
-from anycdc.console import print_table, utc_time
+from anycdc.console import age_text, print_table, utc_time
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -306,9 +306,9 @@ def run(args: argparse.Namespace) -> int:
         [
             t["table"], t["rows"], *([t["versions"] or ""] if history else []),
             t["events_applied"], t["last_position"] or "", utc_time(t["last_source_ts_ms"]),
-            "" if t["freshness_s"] is None else f"{t['freshness_s']}s",
+            _age(t["freshness_s"]),
             "" if t["applied_through_batch"] is None else t["applied_through_batch"],
-            t["pending_rows"], _seconds(t["staleness_s"]), _seconds(t["freshness_target_s"]),
+            t["pending_rows"], _age(t["staleness_s"]), _seconds(t["freshness_target_s"]),
             t["dead_letters"], _names_text(t), t["last_error"] or "",
         ]
         for t in report["tables"]
@@ -324,10 +324,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"skipped (applied to no table): {parts}")
     if report["last_batch"] is not None:
         lag = report["ingest_lag_s"]
-        print(
-            f"last batch: {report['last_batch']}; newest source change ingested "
-            f"{'' if lag is None else str(lag) + 's'} ago"
-        )
+        when = "at an unknown time" if lag is None else f"{age_text(lag)} ago"
+        print(f"last batch: {report['last_batch']}; newest source change ingested {when}")
     return 0
 
 
@@ -338,6 +336,15 @@ def _ts_ms(at: Any) -> int | None:
 
 def _seconds(value: float | None) -> str:
     return "" if value is None else f"{value:g}s"
+
+
+def _age(seconds: float | None) -> str:
+    """A lag as people read it; "" for none (``--json`` keeps the seconds).
+
+    >>> _age(81917992.0), _age(3725.0), _age(None)
+    ('948d', '62m', '')
+    """
+    return "" if seconds is None else age_text(seconds)
 
 
 COMMAND = Command(

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from anycdc.console import age_text
 from anycdc.spark.apply import TableResult
 
 SKIP_CONTROL: Final = "control"
@@ -107,7 +108,7 @@ class BatchMetrics:
         if newest:
             lag = (time.time() * 1000 - newest) / 1000
             # a replay of old data (or a simulated clock) is hours behind: say so plainly
-            text += f", newest source change {_age(lag)} old"
+            text += f", newest source change {age_text(lag)} old"
         if self.handed:
             text += f", {self.handed} tables handed to the apply beside ingest"
         if self.behind:
@@ -120,21 +121,6 @@ class BatchMetrics:
 
     def _phase_text(self) -> str:
         return ", ".join(f"{name} {secs:.1f}s" for name, secs in self.phases.items())
-
-
-def _age(seconds: float) -> str:
-    """``4.1s``, ``12m``, ``5h``, ``3d`` (a lag in words a reader can take in at once).
-
-    >>> _age(4.12), _age(720), _age(81112469.2)
-    ('4.1s', '12m', '939d')
-    """
-    if seconds < 120:
-        return f"{seconds:.1f}s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f}m"
-    if seconds < 172800:
-        return f"{seconds / 3600:.0f}h"
-    return f"{seconds / 86400:.0f}d"
 
 
 def backlog_text(behind: float) -> str:
