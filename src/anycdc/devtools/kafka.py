@@ -242,10 +242,12 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
     return data
 
 
-def metadata_ok(bootstrap: str, timeout: float = 5.0) -> bool:
-    """True when an admin client gets cluster metadata listing a live broker and a leader for
-    every partition: a restarted broker serves metadata before it has loaded its logs, and a
-    client asking it then is told "not leader"."""
+def metadata_ok(bootstrap: str, timeout: float = 5.0, *, led: bool = False) -> bool:
+    """True when an admin client gets cluster metadata listing a live broker; with ``led``,
+    also a leader for every partition (a restarted broker serves metadata before it has
+    loaded its logs, and a client asking it then is told "not leader"). ``led`` is for a
+    wait that asks again (:meth:`KafkaBroker.start`): at any one moment a topic another
+    client is creating or deleting may have no leader yet, or no more."""
     try:
         from confluent_kafka.admin import AdminClient
     except ImportError:  # core install without the [spark] extra: protocol-level probe
@@ -258,7 +260,7 @@ def metadata_ok(bootstrap: str, timeout: float = 5.0) -> bool:
         return False
     if len(md.brokers) < 1:
         return False
-    return all(
+    return not led or all(
         topic.error is None
         and all(part.error is None and part.leader >= 0 for part in topic.partitions.values())
         for topic in md.topics.values()
@@ -567,7 +569,7 @@ class KafkaBroker:
             elif not process_alive(pid):
                 return False
             if port_open(HOST, self.port) and metadata_ok(
-                self.bootstrap, max(1.0, min(5.0, deadline - time.monotonic()))
+                self.bootstrap, max(1.0, min(5.0, deadline - time.monotonic())), led=True
             ):
                 return True
             time.sleep(0.3)
