@@ -126,6 +126,11 @@ def per_topic_flags(formats: list[str], options: list[str]) -> dict[str, dict[st
     return out
 
 
+def _is_glob(path: str) -> bool:
+    """Whether ``path`` is a pattern (Spark's to expand), not one folder or file."""
+    return any(c in path for c in "*?[{")
+
+
 def _missing_local_source(source_dir: str | None) -> str | None:
     """Why a local ``source_dir`` cannot be read (it does not exist), found before Spark
     starts; None for one that exists or is not local (``s3a://...``: Spark's to judge).
@@ -143,7 +148,7 @@ def _missing_local_source(source_dir: str | None) -> str | None:
     if parsed.scheme not in ("", "file"):
         return None
     path = Path(parsed.path if parsed.scheme else source_dir)
-    if path.exists() or any(c in source_dir for c in "*?[{"):  # a glob is Spark's to expand
+    if path.exists() or _is_glob(source_dir):
         return None
     return f"source_dir {source_dir}: no such file or folder (--source-dir)"
 
@@ -167,7 +172,7 @@ def _unusable_local_target(target: str, source_dir: str | None) -> str | None:
     path = Path(target)
     if path.exists() and not path.is_dir():
         return f"target {target} is a file, not a folder (--target)"
-    if source_dir and "://" not in source_dir and not any(c in source_dir for c in "*?[{"):
+    if source_dir and "://" not in source_dir and not _is_glob(source_dir):
         source = Path(source_dir)
         if path == source or source in path.parents:
             return (
