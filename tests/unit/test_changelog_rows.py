@@ -12,6 +12,7 @@ import pytest
 from anycdc.bench.decode import messages as bench_messages
 from anycdc.changelog import CHANGELOG_NAMES
 from anycdc.spark.decode import (
+    MESSAGE_RUN,
     ChangelogRows,
     RawRecord,
     arrow_batch,
@@ -81,6 +82,39 @@ def test_chunked_feeding_gives_the_rows_of_one_pass() -> None:
     assert chunked == whole
     assert [r["op"] for r in whole[-2:]] == ["update", "update"]
     assert whole[-1]["split"] == "before"
+
+
+@pytest.mark.parametrize("format_id", ["auto", "dataworks-json"])
+def test_runs_of_messages_give_the_rows_of_one_message_at_a_time(format_id: str) -> None:
+    """The stage takes runs of :data:`MESSAGE_RUN` messages through each step; fed one
+    message at a time (runs of one), it must give the same rows: formats mixed (auto mode),
+    dead letters, tombstones, and a split update whose halves straddle a run's end."""
+    before, after = split_halves()
+    mixed = [
+        m
+        for pair in zip(
+            *(bench_messages(f, 40) for f in ("canal-json", "debezium-json")), strict=True
+        )
+        for m in pair
+    ]
+    values: list[bytes | None] = [
+        *bench_messages("dataworks-json", MESSAGE_RUN - 1),
+        before,
+        after,  # the first message of the second run
+        b"{not json",
+        None,
+        b'{"unknown": "shape"}',
+        *(mixed if format_id == "auto" else []),
+        before,  # a lone half at the end
+    ]
+    whole = list(ChangelogRows(format_id, {}).rows(records(values)))
+    stage = ChangelogRows(format_id, {})
+    one_at_a_time = [row for record in records(values) for row in stage.rows([record])]
+    assert one_at_a_time == whole
+    assert whole[MESSAGE_RUN - 1]["op"] == "update" and whole[MESSAGE_RUN - 1]["split"] is None
+    assert [row["error"] is not None for row in whole[MESSAGE_RUN : MESSAGE_RUN + 2]] == [True] * 2
+    if format_id == "auto":
+        assert {row["format"] for row in whole} >= {"canal-json", "debezium-json", "dataworks-json"}
 
 
 def test_rows_of_one_schema_share_their_column_structs() -> None:

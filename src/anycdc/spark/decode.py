@@ -30,8 +30,9 @@ from anycdc.changelog import (
     event_values,
     row_values,
 )
-from anycdc.decoding import MessageDecoder
+from anycdc.decoding import Found, MessageDecoder
 from anycdc.errors import AnyCdcError, SchemaSourceError
+from anycdc.event import ChangeEvent
 from anycdc.pairing import SplitUpdatePairer
 from anycdc.patch import PatchError, patch_as_partial_update
 from anycdc.redact import Redactor
@@ -43,6 +44,14 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
 
 INPUT_COLUMNS = ("source", "partition", "offset", "key", "value", "produced_ms")
+MESSAGE_RUN: Final = 64
+"""Messages the decode stage takes through each of its steps before the next step: a run
+is detected (auto mode), then decoded, then made rows. The same work as one message
+through all three at a time, in less time, as code paths that take turns per message
+evict each other from the processor's caches. The stage outside Spark (one core, 2,000
+bench messages, CPU time): Debezium-JSON detected 42.5 -> 30 us a message and named 21.8
+-> 19.3 us; Canal-JSON detected 23.2 -> 18.8 us and named 12.1 -> 11.1 us. (Detection
+alone run ahead: runs of 16 gained less, of 256 and 1,024 no more.)"""
 
 
 def changelog_schema() -> StructType:
@@ -155,45 +164,59 @@ class ChangelogRows:
     def values(self, records: Iterable[RawRecord]) -> Iterator[ChangelogValues]:
         """The changelog rows of ``records``, in order, as :data:`ChangelogValues` (what
         the worker hands to Arrow)."""
-        format_id, decoder, columns = self.format_id, self._decoder, self._columns
+        decoder, columns = self._decoder, self._columns
         redacted = self._redactor.row if self._redactor is not None else None
-        for source, partition, offset, key, value, produced in records:
-            where = Coordinates(
-                source or "", int(partition or 0), int(offset or 0), key, value, produced
-            )
-            try:
-                _, events = decoder.decode(value, key)
-            except SchemaSourceError:
-                raise  # the registry, not the message: fail the task (retried), no dead letters
-            except AnyCdcError as exc:
-                yield row_values(error_row(where, getattr(exc, "format_id", format_id), str(exc)))
-                continue
-            except Exception as exc:
-                reason = f"internal decoder error: {type(exc).__name__}: {exc}"
-                yield row_values(error_row(where, format_id, reason))
-                continue
-            for index, event in enumerate(events):
-                for ready in self._pairer.push(event):
-                    # a flushed lone before-half keeps its own coordinates; a joined
-                    # update takes those of its after-half (the message that completed it)
-                    lone = ready.split == "before" and ready is not event
-                    origin = self._held if lone else (where, index)
-                    try:
-                        ready = patch_as_partial_update(ready)
-                    except PatchError as exc:
-                        row = error_row(origin[0], ready.format, str(exc))
-                        if redacted is not None:  # its table's: no raw message
-                            row.update(database=ready.database, schema=ready.schema)
-                            row = redacted({**row, "table": ready.table})
-                            row.update(database=None, schema=None, table=None)
-                        yield row_values(row)
-                        continue
-                    if redacted is not None:
-                        yield row_values(redacted(event_to_row(ready, *origin, columns)))
-                    else:
-                        yield event_values(ready, *origin, columns)
-                if event.split == "before":
-                    self._held = (where, index)
+        pending = iter(records)
+        while run := list(itertools.islice(pending, MESSAGE_RUN)):
+            # each step over the run, then the next: faster than in turns (MESSAGE_RUN)
+            ahead = decoder.detect_ahead([record[4] for record in run])
+            decoded = [
+                self._decoded(record, found) for record, found in zip(run, ahead, strict=True)
+            ]
+            for (source, partition, offset, key, value, produced), events in zip(
+                run, decoded, strict=True
+            ):
+                where = Coordinates(
+                    source or "", int(partition or 0), int(offset or 0), key, value, produced
+                )
+                if isinstance(events, tuple):  # a dead letter: (format, reason)
+                    yield row_values(error_row(where, *events))
+                    continue
+                for index, event in enumerate(events):
+                    for ready in self._pairer.push(event):
+                        # a flushed lone before-half keeps its own coordinates; a joined
+                        # update takes those of its after-half (the message that completed it)
+                        lone = ready.split == "before" and ready is not event
+                        origin = self._held if lone else (where, index)
+                        try:
+                            ready = patch_as_partial_update(ready)
+                        except PatchError as exc:
+                            row = error_row(origin[0], ready.format, str(exc))
+                            if redacted is not None:  # its table's: no raw message
+                                row.update(database=ready.database, schema=ready.schema)
+                                row = redacted({**row, "table": ready.table})
+                                row.update(database=None, schema=None, table=None)
+                            yield row_values(row)
+                            continue
+                        if redacted is not None:
+                            yield row_values(redacted(event_to_row(ready, *origin, columns)))
+                        else:
+                            yield event_values(ready, *origin, columns)
+                    if event.split == "before":
+                        self._held = (where, index)
+
+    def _decoded(
+        self, record: RawRecord, found: Found | None
+    ) -> list[ChangeEvent] | tuple[str, str]:
+        """A message's events, or the format and reason of its dead letter."""
+        try:
+            return self._decoder.decode(record[4], record[3], found)[1]
+        except SchemaSourceError:
+            raise  # the registry, not the message: fail the task (retried), no dead letters
+        except AnyCdcError as exc:
+            return getattr(exc, "format_id", self.format_id), str(exc)
+        except Exception as exc:
+            return self.format_id, f"internal decoder error: {type(exc).__name__}: {exc}"
 
     def flush(self) -> Iterator[dict[str, Any]]:
         """The row of a before-half still waiting for its after-half (at the stream's end)."""
