@@ -89,7 +89,11 @@ def messages(format_id: str, count: int) -> list[bytes]:
 
 
 def rates(
-    funcs: dict[str, Callable[[bytes], Any]], data: list[bytes], repeat: int = 3, chunk: int = 200
+    funcs: dict[str, Callable[[bytes], Any]],
+    data: list[bytes],
+    repeat: int = 3,
+    chunk: int = 200,
+    streams: dict[str, Callable[[list[bytes]], Any]] | None = None,
 ) -> dict[str, float]:
     """Messages per second of each function over ``data``, measured side by side.
 
@@ -97,30 +101,45 @@ def rates(
     function in turn and its best time kept: on a machine shared with other work a
     chunk is short enough to run undisturbed at least once, while one long pass
     per function would let the slower one (the decoder) absorb more interruptions
-    and make the ratios unfair.
+    and make the ratios unfair. ``funcs`` take one message at a time, ``streams`` a
+    chunk at a time (as a worker is fed a partition).
     """
-    totals = dict.fromkeys(funcs, 0.0)
+    per_chunk: dict[str, Callable[[list[bytes]], Any]] = {
+        **{name: _each(func) for name, func in funcs.items()},
+        **(streams or {}),
+    }
+    totals = dict.fromkeys(per_chunk, 0.0)
     for start in range(0, len(data), chunk):
         part = data[start : start + chunk]
-        best = dict.fromkeys(funcs, float("inf"))
+        best = dict.fromkeys(per_chunk, float("inf"))
         for _ in range(repeat):
-            for name, func in funcs.items():
+            for name, run in per_chunk.items():
                 begin = time.perf_counter()
-                for item in part:
-                    func(item)
+                run(part)
                 best[name] = min(best[name], time.perf_counter() - begin)
-        for name in funcs:
+        for name in per_chunk:
             totals[name] += best[name]
     return {name: len(data) / total if total else 0.0 for name, total in totals.items()}
 
 
-def stage_decoder(format_id: str) -> Callable[[bytes], None]:
-    """What a pipeline worker does per message: decode, then render the changelog row
-    (value texts, column structs) that Spark appends and merges from."""
+def _each(func: Callable[[bytes], Any]) -> Callable[[list[bytes]], None]:
+    def run(part: list[bytes]) -> None:
+        for item in part:
+            func(item)
+
+    return run
+
+
+def stage_decoder(format_id: str) -> Callable[[list[bytes]], None]:
+    """What a pipeline worker does with a stream of messages: decode, then render the
+    changelog rows (value texts, column structs) that Spark appends and merges from. The
+    messages go in as one stream, as a worker's partition does (the stage takes runs of
+    them through each step: :data:`anycdc.spark.decode.MESSAGE_RUN`)."""
     stage = ChangelogRows(format_id, {})
 
-    def run(message: bytes) -> None:
-        for _ in stage.values((("bench", 0, 0, None, message, None),)):
+    def run(part: list[bytes]) -> None:
+        records = (("bench", 0, offset, None, message, None) for offset, message in enumerate(part))
+        for _ in stage.values(records):
             pass
 
     return run
@@ -172,11 +191,12 @@ def bench_formats(count: int, only: list[str] | None = None, auto: bool = False)
         fmt = get_format(format_id)
         events = sum(len(fmt.decode(m)) for m in data)
         gc.collect()
-        funcs: dict[str, Callable[[bytes], Any]] = {
-            "decode": auto_decoder() if auto else fmt.decode,
-            "stage": stage_decoder(format_id),
-        }
-        measured = rates({**funcs, **bare_parsers(format_id)}, data)
+        decode: Callable[[bytes], Any] = auto_decoder() if auto else fmt.decode
+        measured = rates(
+            {"decode": decode, **bare_parsers(format_id)},
+            data,
+            streams={"stage": stage_decoder(format_id)},
+        )
         decode_rate = measured.pop("decode") * events / len(data)
         stage_rate = measured.pop("stage") * events / len(data)
         bare = measured
