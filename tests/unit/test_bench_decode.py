@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from anycdc.bench.decode import SKIP, bare_parsers, messages
+from anycdc.bench.decode import SKIP, bare_parsers, messages, rates
 from anycdc.bench.stage import DEFAULT_FORMATS
 from anycdc.bench.stage import main as stage_main
 from anycdc.changelog import CHANGELOG_NAMES
@@ -46,3 +46,18 @@ def test_the_stage_detected_makes_the_rows_of_the_stage_named(
 
 def _records(data: list[bytes]) -> list[RawRecord]:
     return [("bench", 0, n, None, message, None) for n, message in enumerate(data)]
+
+
+def test_rates_feed_a_stream_its_chunks_and_a_function_each_message() -> None:
+    """The stage is timed as a worker runs it, a chunk of messages as one stream; the
+    decoders and parsers one message at a time. Every message is fed to each, in order,
+    once per repeat."""
+    data = [bytes([n]) for n in range(7)]
+    seen: list[bytes] = []
+    chunks: list[list[bytes]] = []
+    measured = rates(
+        {"each": seen.append}, data, repeat=2, chunk=3, streams={"stream": chunks.append}
+    )
+    assert set(measured) == {"each", "stream"}
+    assert chunks == [data[0:3], data[0:3], data[3:6], data[3:6], data[6:7], data[6:7]]
+    assert seen == [m for start in (0, 3, 6) for m in data[start : start + 3] * 2]
