@@ -112,7 +112,13 @@ class MessageDecoder:
         """
         if self.format_id != AUTO:
             return (None,) * len(values)
-        return [None if value is None else detect_parsed(value) for value in values]
+        found: list[Found | None] = []
+        for value in values:
+            try:
+                found.append(None if value is None else detect_parsed(value))
+            except Exception:  # a bug: decode detects again, and says it for this message
+                found.append(None)
+        return found
 
     def decode(
         self, value: bytes | None, key: bytes | None = None, found: Found | None = None

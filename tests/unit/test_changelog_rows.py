@@ -160,3 +160,25 @@ def test_an_arrow_batch_of_many_schemas_and_dead_letters() -> None:
     assert names == [[c["name"] for c in row["columns"]] for row in rows]
     assert names[3] == [] and names[0] == names[-1] and len(names[0]) == 10
     assert arrow_batch([], schema).num_rows == 0
+
+
+def test_a_detection_that_fails_is_its_message_s_dead_letter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Detection runs ahead of the decode (a run at a time): a bug that makes it raise on
+    one message is that message's dead letter, never the task's failure."""
+    import anycdc.decoding
+
+    good = bench_messages("canal-json", 3)
+    detect = anycdc.decoding.detect_parsed
+
+    def failing(value: bytes) -> object:
+        if value == good[1]:
+            raise RuntimeError("boom")
+        return detect(value)
+
+    monkeypatch.setattr(anycdc.decoding, "detect_parsed", failing)
+    rows = list(ChangelogRows("auto", {}).rows(records(good)))
+    assert [row["error"] for row in rows][::2] == [None, None]
+    assert "internal decoder error: RuntimeError: boom" in rows[1]["error"]
+    assert rows[1]["offset"] == 101
