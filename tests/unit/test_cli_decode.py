@@ -276,8 +276,17 @@ def test_json_file_holding_json_lines_gets_a_hint(
     assert code == 0 and out == []
     assert err[1] == (
         f"hint: {tmp_path / 'dump.json'} holds 2 lines of JSON; a .json file is ONE message: "
-        "rename it to .jsonl to read one message per line"
+        "rename it to .jsonl, or pass --input-shape lines, to read one message per line"
     )
+
+
+def test_a_named_input_shape_reads_a_json_file_s_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A .json file is one message, unless the user names how its lines hold messages."""
+    (tmp_path / "dump.json").write_bytes(INSERT + b"\n" + INSERT + b"\n")
+    code, out, err = _run(capsys, "--input-shape", "lines", tmp_path / "dump.json")
+    assert code == 0 and len(out) == 2 and err[-1].startswith("2 messages, 2 events, 0 errors")
 
 
 def test_gzip_files_and_gzip_stdin(

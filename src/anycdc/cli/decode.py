@@ -79,7 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="how lines hold messages: lines (one value per line), kcat-json (kcat -J), "
         "key-tab (KEY<TAB>VALUE, kafka-console-consumer --property print.key=true; split "
         "at the first tab); default: auto = kcat-json when the first line is a kcat "
-        "object, else lines",
+        "object, else lines, and a .json file is one message (named, the shape reads "
+        "its lines too)",
     )
     kafka = parser.add_argument_group("reading a Kafka topic (confluent-kafka)")
     kafka.add_argument("--kafka-bootstrap", metavar="HOST:PORT", help="broker to read from")

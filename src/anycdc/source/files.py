@@ -1,7 +1,8 @@
 """Raw messages from files: JSON Lines (a line ``null`` is a tombstone), ``.json`` or ``.avro``.
 
 ``.jsonl`` / ``.ndjson`` / ``.txt`` files hold one message per line. A ``.json``
-file is ONE message (it may be pretty-printed), and so is a ``.avro`` file
+file is ONE message (it may be pretty-printed) unless a shape is named (not ``auto``:
+then its lines are read in that shape), and so is a ``.avro`` file
 (DTS/DRS Avro are schemaless records, so several cannot share a file). Files are read in name order and
 lines in file order; ``(file, line)`` is a message's coordinate, the way
 ``(partition, offset)`` is in Kafka. A file ending in ``.gz`` (``dump.jsonl.gz``) is read
@@ -55,13 +56,14 @@ import msgspec
 
 from anycdc.errors import AnyCdcError
 
-WHOLE_FILE_SUFFIXES: Final = (".avro", ".json")
+JSON_SUFFIX: Final = ".json"
+WHOLE_FILE_SUFFIXES: Final = (".avro", JSON_SUFFIX)
 LINE_SUFFIXES: Final = (".jsonl", ".ndjson", ".txt")
 GZIP_SUFFIX: Final = ".gz"
 GZIP_MAGIC: Final = b"\x1f\x8b"
 KEY_SUFFIX: Final = ".key"
 """``<name>.key.json`` / ``<name>.key.avro``: the key of the messages of ``<name>.*``."""
-KEY_FILE_SUFFIXES: Final = (".json", ".avro")
+KEY_FILE_SUFFIXES: Final = (JSON_SUFFIX, ".avro")
 TOMBSTONE: Final = b"null"
 STDIN: Final = "-"
 STDIN_NAME: Final = "<stdin>"
@@ -202,7 +204,9 @@ def _iter_file(path: Path, shape: InputShape) -> Iterator[RawMessage]:
 def _read_file(path: Path, shape: InputShape) -> Iterator[RawMessage]:
     key = _sibling_key(path)
     gzipped = path.suffix == GZIP_SUFFIX
-    if _inner_suffix(path) in WHOLE_FILE_SUFFIXES:
+    suffix = _inner_suffix(path)
+    # a shape named (not auto) says how the lines hold messages: a .json file's too
+    if suffix in WHOLE_FILE_SUFFIXES and not (suffix == JSON_SUFFIX and shape != InputShape.AUTO):
         data = gzip.decompress(path.read_bytes()) if gzipped else path.read_bytes()
         yield RawMessage(None if data.strip() == TOMBSTONE else data, str(path), 1, key)
         return
@@ -359,7 +363,7 @@ def _replace_key(message: RawMessage, key: bytes | None) -> RawMessage:
 
 def json_lines_hint(message: RawMessage) -> str | None:
     """A hint for a ``.json`` file that fails as one message but holds JSON Lines."""
-    if not message.source.endswith(".json") or message.value is None:
+    if not message.source.endswith(JSON_SUFFIX) or message.value is None:
         return None
     lines = [line for line in message.value.splitlines() if line.strip()]
     if len(lines) < JSON_LINES_HINT_MIN:
@@ -371,5 +375,5 @@ def json_lines_hint(message: RawMessage) -> str | None:
         return None
     return (
         f"hint: {message.source} holds {len(lines)} lines of JSON; a .json file is ONE "
-        "message: rename it to .jsonl to read one message per line"
+        "message: rename it to .jsonl, or pass --input-shape lines, to read one message per line"
     )
