@@ -18,7 +18,7 @@ from typing import Final
 
 CRASH_ENV: Final = "ANYCDC_CRASH_AT"
 """A moment's name (:func:`crash_point`): the process kills itself there (fault tests)."""
-CRASH_POINTS: Final = ("written", "before-ledger", "renamed")
+CRASH_POINTS: Final = ("written", "appended", "before-ledger", "renamed")
 """The moments the process reaches itself (:func:`crash_point`), not seen from outside."""
 
 

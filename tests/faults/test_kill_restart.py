@@ -3,8 +3,9 @@
 A simulated canal-json stream (3 partitions, duplicates, reordering) goes
 through the project's real Kafka broker; ``anycdc run`` runs as its own
 process group and is killed with SIGKILL ``ANYCDC_CHAOS_KILLS`` times (default
-10): at startup, right after a batch is planned, between the Delta commits of
-a batch (ingest, then the tables due), right after a batch is committed, and
+9): at startup, right after a batch is planned, between the Delta commits of
+a batch (ingest, then the tables due), after the changelog's files are written and
+before their commit, right after a batch is committed, and
 during the final apply of the deferred tables; and, in a run that applies beside ingest,
 while its apply overlaps the next batch and before its ledger row. A last run finishes the stream. Then: every table equals the ground truth (``verify``), no key twice,
 every Kafka offset in the changelog exactly once, and no Delta table holds two
@@ -28,7 +29,7 @@ from tests.pipeline.helpers import accounted, small_jvm_args
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.faults]
 
-KILLS = int(os.environ.get("ANYCDC_CHAOS_KILLS", "8"))  # each moment once (MOMENTS)
+KILLS = int(os.environ.get("ANYCDC_CHAOS_KILLS", "9"))  # each moment once (MOMENTS)
 
 
 def _end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
@@ -56,8 +57,10 @@ APPLIES: dict[str, tuple[list[str], tuple[str, ...], int]] = {
     # tables due by their size (every other batch or so), DDL, TRUNCATE and the end, applied
     # beside the next batch's ingest: a table's commit while a batch runs ("between-tables")
     # is the apply overlapping it, "before-ledger" its round's tables committed, not its ledger
+    # (in batches of 20 messages: ~16 batches, so that a round's commits, ~10 s after it
+    # starts, land while a batch runs; in 40s the run's 8 batches could all end first)
     "beside-ingest": (
-        ["--max-pending-rows", "15", "--apply-beside-ingest"],
+        ["--max-pending-rows", "15", "--apply-beside-ingest", "--max-offsets-per-trigger", "20"],
         ("between-tables", "before-ledger"),
         2,
     ),

@@ -172,3 +172,67 @@ def test_auto_compaction_runs_only_after_a_commit_that_leaves_enough_files(
         spark.conf.unset(AUTO_COMPACT)
         spark.conf.unset(AUTO_COMPACT_MIN_FILES)
     assert _ids(spark, tmp_path / "a") == [(i, "r") for i in range(3)]
+
+
+def _jobs(spark: Any, group: str, run: Any) -> tuple[Any, int]:
+    """``run()``'s result and the Spark jobs it ran (in a job group of its own)."""
+    context = spark.sparkContext
+    context.setJobGroup(group, group)
+    try:
+        result = run()
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+    return result, len(context.statusTracker().getJobIdsForGroup(group))
+
+
+def test_an_append_once_reads_the_checksum_and_writes_what_delta_s_writer_writes(
+    spark: Any, tmp_path: Path
+) -> None:
+    # every _anycdc append (the changelog, batch records, ledger, tombstones): Delta's writer
+    # with txnAppId rebuilds the table's state on every append to learn the app's version;
+    # append_once reads it from the newest version's checksum. Same rows, same versions
+    from anycdc.spark.commit import append_by_writer
+
+    tables = DeltaTables(spark)
+    once, writer = tmp_path / "once", tmp_path / "writer"
+    for path in (once, writer):
+        _table(spark, path, range(3))
+    rows = [spark.range(i * 10, i * 10 + 2).selectExpr("id", "'n' AS v") for i in (1, 2)]
+    for batch, frame in ((1, rows[0]), (2, rows[1]), (2, rows[0]), (1, rows[1])):
+        done, jobs = _jobs(
+            spark,
+            f"once-{batch}",
+            lambda f=frame, b=batch: tables.append_once(str(once), f, APP, b),
+        )
+        assert done  # appended, or (the last two) skipped as replays
+        assert jobs <= 1  # the write's, and no state rebuilt (replays: none at all)
+        _, by_writer = _jobs(
+            spark,
+            f"writer-{batch}",
+            lambda f=frame, b=batch: append_by_writer(f, str(writer), APP, b, tables=tables),
+        )
+        assert by_writer > jobs  # the writer rebuilt the state first
+    assert (
+        _ids(spark, once)
+        == _ids(spark, writer)
+        == [(0, "0"), (1, "1"), (2, "2"), (10, "n"), (11, "n"), (20, "n"), (21, "n")]
+    )
+    assert tables.txn_version(str(once), APP) == tables.txn_version(str(writer), APP) == 2
+    from deltalake import DeltaTable
+
+    assert DeltaTable(str(once)).transaction_version(APP) == 2
+    assert DeltaTable(str(once)).version() == DeltaTable(str(writer)).version() == 2
+    # what it cannot read or write it leaves to Delta's writer, having written nothing
+    wider = rows[0].selectExpr("id", "v", "'w' AS extra")
+    assert not tables.append_once(str(once), wider, APP, 3)  # a schema change
+    checksums = "spark.databricks.delta.writeChecksumFile.enabled"
+    spark.conf.set(checksums, "false")
+    try:  # a version without a checksum (written by a writer that keeps none)
+        append_by_writer(rows[0], str(once), "other", 1)
+    finally:
+        spark.conf.unset(checksums)
+    assert not (once / "_delta_log" / f"{3:020d}.crc").exists()
+    spark.sparkContext._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()  # read as new
+    assert not tables.append_once(str(once), rows[0], APP, 3)  # no checksum
+    assert not tables.append_once(str(tmp_path / "new"), rows[0], APP, 3)  # no table
+    assert tables.txn_version(str(once), APP) == 2 and len(_ids(spark, once)) == 9

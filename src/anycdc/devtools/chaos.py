@@ -11,6 +11,11 @@ picked relative to what the run is doing, read from the files it writes
 ``mid-batch``
     just after a Delta commit of batch N (a table, the changelog ...), before the
     batch is marked done — the replay must skip what was written;
+``appended``
+    at the system tables' crash point (:data:`CRASH_ENV`) after an append's data files
+    (the changelog's, a batch record's) are written and before their commit, where
+    :meth:`~anycdc.spark.commit.DeltaTables.append_once` writes it (the replay writes it
+    again);
 ``committed``
     just after ``commits/N`` — the batch is done, the next one is starting;
 ``deferred``
@@ -58,8 +63,8 @@ from typing import Final
 from anycdc.faults import CRASH_ENV, CRASH_POINTS
 
 MOMENTS: Final = (
-    "startup", "planned", "mid-batch", "committed", "deferred", "written", "between-tables",
-    "before-ledger",
+    "startup", "planned", "mid-batch", "appended", "committed", "deferred", "written",
+    "between-tables", "before-ledger",
 )  # fmt: skip
 POLL_SECONDS: Final = 0.02
 UNJITTERED: Final = ("between-tables",)

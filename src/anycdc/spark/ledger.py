@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, ClassVar, Final, NamedTuple
 from anycdc.config import PipelineConfig
 from anycdc.event import TABLE_OPS
 from anycdc.schedule import Schedule, TableIdent, qualified_name
-from anycdc.spark.commit import compaction_when_due
+from anycdc.spark.commit import append_once
 from anycdc.spark.merge_sql import NAMES_A_TABLE
 
 if TYPE_CHECKING:
@@ -182,9 +182,7 @@ class Ledger:
             .coalesce(1)
             .withColumn("applied_at", F.current_timestamp())
         )
-        writer = frame.write.format("delta").mode("append").options(**app.options())
-        with compaction_when_due(self.spark, self.path):
-            writer.save(self.path)
+        append_once(frame, self.path, app.app_id, int(app.version), merge_schema=False)
 
 
 def pending_per_batch(changelog: DataFrame, after_batch: int = -1) -> DataFrame:

@@ -17,7 +17,7 @@ from anycdc.config import PipelineConfig
 from anycdc.spark.actions import MESSAGE_COORDINATES
 from anycdc.spark.apply import TableResult
 from anycdc.spark.batch_metrics import SKIP_EXCLUDED, BatchMetrics
-from anycdc.spark.commit import DeltaTables, compaction_when_due
+from anycdc.spark.commit import DeltaTables, append_once, session_tables
 from anycdc.spark.ledger import INGEST_BATCH, WriteId
 from anycdc.spark.maintenance import Upkeep, table_properties
 from anycdc.spark.merge_sql import delta_ref, table_condition
@@ -96,19 +96,16 @@ class SystemTables:
         self._tables: DeltaTables | None = None
 
     def append(self, frame: DataFrame, name: str, app: WriteId) -> None:
-        """Append to a system table once per ``app`` (Delta skips a replayed pair); one
-        written by an earlier version of anycdc gains the newer columns. Delta's auto
-        compaction waits until the table has the files for it
-        (:func:`~anycdc.spark.commit.compaction_when_due`)."""
+        """Append to a system table once per ``app`` (:func:`~anycdc.spark.commit.append_once`:
+        a replayed pair is skipped; one written by an earlier version of anycdc gains the
+        newer columns)."""
         path = f"{self.config.system_dir}/{name}"
-        writer = frame.write.format("delta").mode("append").options(**app.options())
-        with compaction_when_due(frame.sparkSession, path, self.delta_tables()):
-            writer.option("mergeSchema", "true").save(path)
+        append_once(frame, path, app.app_id, int(app.version), tables=self.delta_tables())
 
     def delta_tables(self) -> DeltaTables:
         """The session's Delta logs over py4j (made once: it looks up ~20 JVM classes)."""
         if self._tables is None:
-            self._tables = DeltaTables(self.spark)
+            self._tables = session_tables(self.spark)
         return self._tables
 
     def dead_letter_table(

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, ClassVar, Final
 
 from anycdc.config import PipelineConfig
 from anycdc.naming import partition_value
-from anycdc.spark.commit import compaction_when_due
+from anycdc.spark.commit import append_by_writer, append_once
 from anycdc.spark.merge_sql import delete_expired_sql, delta_ref, expiry_sql, optimize_sql
 
 if TYPE_CHECKING:
@@ -159,24 +159,18 @@ class Tombstones:
 
         # one file: a batch's deleted keys are few next to its rows, and each file is a
         # file the readers open until maintenance compacts them
-        writer = (
-            deleted.select(
-                "table",
-                "_key",
-                "position",
-                F.current_timestamp().alias("deleted_at"),
-                F.col("through").cast("bigint").alias("through"),
-            )
-            .coalesce(1)
-            .write.format("delta")
-            .mode("append")
-            .option("mergeSchema", "true")  # a store written before ``through`` was kept
-        )
-        if app is not None:
-            writer = writer.options(**app.options())
-        # maintain() compacts the store in any case
-        with compaction_when_due(deleted.sparkSession, self.path):
-            writer.save(self.path)
+        rows = deleted.select(
+            "table",
+            "_key",
+            "position",
+            F.current_timestamp().alias("deleted_at"),
+            F.col("through").cast("bigint").alias("through"),
+        ).coalesce(1)
+        # merge_schema: a store written before ``through`` was kept; maintain() compacts
+        if app is None:
+            append_by_writer(rows, self.path, None, None)
+        else:
+            append_once(rows, self.path, app.app_id, int(app.version))
 
     def maintain(self) -> None:
         """Delete the expired tombstones and compact the files. Idempotent: the pipeline
