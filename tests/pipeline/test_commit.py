@@ -212,6 +212,12 @@ def test_an_append_once_reads_the_checksum_and_writes_what_delta_s_writer_writes
             lambda f=frame, b=batch: append_by_writer(f, str(writer), APP, b, tables=tables),
         )
         assert by_writer > jobs  # the writer rebuilt the state first
+    # the writers' versions from the checksum (reads of a cut ask for them): no job, and
+    # what the table's state (rebuilt: Delta's own answer) says
+    version, jobs = _jobs(spark, "txns", lambda: tables.txn_version(str(once), APP))
+    assert (version, jobs) == (2, 0)
+    state = tables.snapshot(str(once)).transactions()
+    assert tables.transactions(tables.snapshot(str(once))) == {APP: int(state.apply(APP))}
     assert (
         _ids(spark, once)
         == _ids(spark, writer)

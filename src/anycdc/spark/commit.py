@@ -137,7 +137,14 @@ class DeltaTables:
 
     @staticmethod
     def transactions(snapshot: Any) -> dict[str, int]:
-        """The versions of the table's idempotent writers at ``snapshot`` (app id -> version)."""
+        """The versions of the table's idempotent writers at ``snapshot`` (app id -> version):
+        from the checksum Delta wrote with that version, where it lists them (no Spark job),
+        else from the table's state (``snapshot.transactions``: 3 jobs to rebuild it)."""
+        checksum = snapshot.checksumOpt()
+        if not checksum.isEmpty():
+            known = checksum.get().setTransactions()
+            if not known.isEmpty():
+                return {str(t.appId()): int(t.version()) for t in _iterate(known.get())}
         return {str(k): int(v) for k, v in _scala_map_items(snapshot.transactions())}
 
     def commits(self, path: str, start: int, end: int, app_id: str) -> list[Commit]:
@@ -188,8 +195,7 @@ class DeltaTables:
         known = checksum.get().setTransactions()
         if known.isEmpty() or not _same_columns(frame, snapshot):
             return False
-        txns = {str(t.appId()): int(t.version()) for t in _iterate(known.get())}
-        if txns.get(app_id, -1) >= version:
+        if self.transactions(snapshot).get(app_id, -1) >= version:
             return True  # a replay: the table has this write
         txn = self.delta_log(path).startTransaction(self._none, self._some(snapshot))
         files = int(checksum.get().numFiles())
