@@ -140,11 +140,9 @@ class DeltaTables:
         """The versions of the table's idempotent writers at ``snapshot`` (app id -> version):
         from the checksum Delta wrote with that version, where it lists them (no Spark job),
         else from the table's state (``snapshot.transactions``: 3 jobs to rebuild it)."""
-        checksum = snapshot.checksumOpt()
-        if not checksum.isEmpty():
-            known = checksum.get().setTransactions()
-            if not known.isEmpty():
-                return {str(t.appId()): int(t.version()) for t in _iterate(known.get())}
+        known = _checksum_transactions(snapshot)
+        if known is not None:
+            return known
         return {str(k): int(v) for k, v in _scala_map_items(snapshot.transactions())}
 
     def commits(self, path: str, start: int, end: int, app_id: str) -> list[Commit]:
@@ -189,16 +187,13 @@ class DeltaTables:
         snapshot = self.snapshot(path)
         if int(snapshot.version()) < 0:
             return False
-        checksum = snapshot.checksumOpt()
-        if checksum.isEmpty():
+        known = _checksum_transactions(snapshot)
+        if known is None or not _same_columns(frame, snapshot):
             return False
-        known = checksum.get().setTransactions()
-        if known.isEmpty() or not _same_columns(frame, snapshot):
-            return False
-        if self.transactions(snapshot).get(app_id, -1) >= version:
+        if known.get(app_id, -1) >= version:
             return True  # a replay: the table has this write
         txn = self.delta_log(path).startTransaction(self._none, self._some(snapshot))
-        files = int(checksum.get().numFiles())
+        files = int(snapshot.checksumOpt().get().numFiles())
         self._write_and_commit(txn, frame, [], app_id, version, kept=files, moment="appended")
         return True
 
@@ -558,6 +553,18 @@ def _skip_auto_compaction(txn: Any) -> None:
                 hooks.remove(index)
     except Exception as exc:  # py4j: a Delta version without the buffer or the name
         log.debug("auto compaction left on: %s", _first_line(exc))
+
+
+def _checksum_transactions(snapshot: Any) -> dict[str, int] | None:
+    """The idempotent writers' versions (app id -> version) the checksum of ``snapshot``'s
+    version lists; None where it has no checksum or leaves them out."""
+    checksum = snapshot.checksumOpt()
+    if checksum.isEmpty():
+        return None
+    known = checksum.get().setTransactions()
+    if known.isEmpty():
+        return None
+    return {str(t.appId()): int(t.version()) for t in _iterate(known.get())}
 
 
 def _same_columns(frame: DataFrame, snapshot: Any) -> bool:
