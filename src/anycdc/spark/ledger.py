@@ -57,22 +57,16 @@ class Applied:
 
 
 class WriteId(NamedTuple):
-    """Delta's idempotent-write identity of a write: a replay of the same pair is skipped
-    (a micro-batch's system-table appends use ``(query, batch id)``, an apply outside a
-    batch ``(query:flush, its start in ms)``).
+    """Delta's idempotent-write identity of a write (:func:`~anycdc.spark.commit.append_once`):
+    a replay of the same pair is skipped (a micro-batch's system-table appends use
+    ``(query, batch id)``, an apply outside a batch ``(query:flush, its start in ms)``).
 
-    >>> WriteId("anycdc", 7).options()
-    {'txnAppId': 'anycdc', 'txnVersion': '7'}
     >>> WriteId("anycdc", 7).of("failed:/t")
     WriteId(app_id='anycdc:failed:/t', version=7)
     """
 
     app_id: str
     version: int
-
-    def options(self) -> dict[str, str]:
-        """The writer options (``.options(**...)``) that make the write idempotent."""
-        return {"txnAppId": self.app_id, "txnVersion": str(int(self.version))}
 
     def of(self, part: str) -> WriteId:
         """The same version under an app id of its own (a write per table of one apply)."""
