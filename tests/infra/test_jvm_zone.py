@@ -6,7 +6,8 @@ zone) is not UTC (``Snapshot.allFilesInCrcVerificationForceEnabled``): one more 
 MERGE. Each case starts a fresh Python process with ``TZ=Asia/Shanghai`` (a JVM's zone is
 fixed when it starts), opens anycdc's session there and runs a few small MERGEs with the probe
 (:mod:`anycdc.bench.merge_probe`). The control opts out the way a user can (its own
-``-Duser.timezone``) and must pay the extra job, so the first case fails if anycdc's sessions
+``-Duser.timezone``, and Delta's default of file lists in checksums, which anycdc's sessions
+turn off: ``session.FILES_IN_CHECKSUM``) and must pay the extra job, so the first case fails if anycdc's sessions
 stop running in UTC. In local mode the tasks run in the driver JVM; the executors of a real
 cluster get the same option (``tests/cluster/test_standalone.py`` checks their command lines).
 """
@@ -22,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from anycdc.spark.session import DRIVER_JAVA_OPTIONS, base_conf
+from anycdc.spark.session import DRIVER_JAVA_OPTIONS, FILES_IN_CHECKSUM, base_conf
 
 pytestmark = pytest.mark.spark
 
@@ -94,7 +95,11 @@ def test_anycdc_sessions_run_their_jvm_in_utc_and_delta_does_not_verify(
     # a JVM compiling with C2 takes twice as long here, for nothing the test asserts)
     test_options = base_conf(for_tests=True)[DRIVER_JAVA_OPTIONS]
     theirs = _session_in_shanghai(
-        tmp_path / "theirs", {DRIVER_JAVA_OPTIONS: f"{test_options} -Duser.timezone={SHANGHAI}"}
+        tmp_path / "theirs",
+        {
+            DRIVER_JAVA_OPTIONS: f"{test_options} -Duser.timezone={SHANGHAI}",
+            FILES_IN_CHECKSUM: "true",  # Delta's default: the list it verifies
+        },
     )
     assert theirs["jvm_zone"] == SHANGHAI, theirs
     assert theirs["delta_verifies"] is True, theirs

@@ -242,3 +242,26 @@ def test_an_append_once_reads_the_checksum_and_writes_what_delta_s_writer_writes
     assert not tables.append_once(str(once), rows[0], APP, 3)  # no checksum
     assert not tables.append_once(str(tmp_path / "new"), rows[0], APP, 3)  # no table
     assert tables.txn_version(str(once), APP) == 2 and len(_ids(spark, once)) == 9
+
+
+def test_a_create_runs_one_job_its_write_and_its_checksum_still_names_the_writer(
+    spark: Any, tmp_path: Path
+) -> None:
+    # a new table's first commit derives the checksum's file list from the empty state
+    # before it: a Spark query of its own per created table, unless the session leaves
+    # the file list out of checksums (session.FILES_IN_CHECKSUM)
+    from anycdc.spark.session import FILES_IN_CHECKSUM
+
+    assert spark.conf.get(FILES_IN_CHECKSUM) == "false"
+    tables = DeltaTables(spark)
+    frame = spark.range(0, 3).selectExpr("id", "CAST(id AS STRING) AS v").coalesce(1)
+    path = str(tmp_path / "new")
+    state, jobs = _jobs(spark, "create", lambda: tables.create(path, frame, {}, APP, 4))
+    assert jobs == 1 and state.version == 0 and len(state.files) == 1
+    # what anycdc reads from the checksum is there: the writer's version, with no job
+    txns, jobs = _jobs(spark, "txns", lambda: tables.transactions(tables.snapshot(path)))
+    assert (txns, jobs) == ({APP: 4}, 0)
+    from deltalake import DeltaTable
+
+    assert DeltaTable(path).transaction_version(APP) == 4
+    assert _ids(spark, tmp_path / "new") == [(0, "0"), (1, "1"), (2, "2")]
