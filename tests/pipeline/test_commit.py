@@ -265,3 +265,37 @@ def test_a_create_runs_one_job_its_write_and_its_checksum_still_names_the_writer
 
     assert DeltaTable(path).transaction_version(APP) == 4
     assert _ids(spark, tmp_path / "new") == [(0, "0"), (1, "1"), (2, "2")]
+
+
+def test_threads_appending_to_a_table_not_created_yet_all_land(spark: Any, tmp_path: Path) -> None:
+    # an apply's worker threads dead-letter their failed tables into one dead_letter table:
+    # when it does not exist yet, each append is a creation by Delta's writer, and two
+    # creations at once are refused (ProtocolChangedException) unless they take turns
+    import threading
+
+    from anycdc.spark.commit import append_once
+    from anycdc.spark.session import activate_in_thread
+
+    path = str(tmp_path / "dead_letter")
+    threads = 4
+    start = threading.Barrier(threads)
+    errors: list[BaseException] = []
+
+    def append(index: int) -> None:
+        activate_in_thread(spark)
+        frame = spark.range(index * 10, index * 10 + 2).selectExpr("id", "'d' AS v")
+        start.wait()
+        try:
+            append_once(frame, path, f"test:failed:{index}", 1)
+        except BaseException as exc:  # what the test is about: none is raised
+            errors.append(exc)
+
+    workers = [threading.Thread(target=append, args=(i,)) for i in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert errors == []
+    assert [i for i, _ in _ids(spark, tmp_path / "dead_letter")] == sorted(
+        i * 10 + k for i in range(threads) for k in range(2)
+    )

@@ -515,7 +515,21 @@ def append_once(
             return
     except ConcurrentCommit:  # another writer's commit came first: Delta's writer decides
         pass
-    append_by_writer(frame, path, app_id, version, merge_schema, tables)
+    # one writer at a time per table in this process: two of an apply's threads
+    # dead-lettering into a dead_letter table not created yet would both create it, and
+    # Delta refuses the second (ProtocolChangedException), which stopped the stream
+    with _writer_lock(path):
+        append_by_writer(frame, path, app_id, version, merge_schema, tables)
+
+
+_WRITER_LOCKS_GUARD: Final = threading.Lock()
+_WRITER_LOCKS: dict[str, threading.Lock] = {}
+
+
+def _writer_lock(path: str) -> threading.Lock:
+    """The lock of :func:`append_once`'s writer appends to ``path`` (one per table)."""
+    with _WRITER_LOCKS_GUARD:
+        return _WRITER_LOCKS.setdefault(path.rstrip("/"), threading.Lock())
 
 
 def append_by_writer(
