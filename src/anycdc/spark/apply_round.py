@@ -150,6 +150,7 @@ class ApplyRound:
             now_ms = int(time.time() * 1000)
             reasons = {ident: schedule.reason(ident, now_ms, ending) for ident in due}
             older = [i for i in due if (schedule.pending[i].oldest_batch or 0) < through]
+            metrics.own_rows_applied = len(older) < len(due)
             # what ingest summarized of each batch: the plan without a second look at the rows
             # (for older batches, and for an apply between batches, which has no summary of
             # its own: a run's final apply of its only batch among them)

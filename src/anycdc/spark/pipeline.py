@@ -427,7 +427,7 @@ class Pipeline:
             self._apply_due(spark, batch, batch_id, metrics, app, time.monotonic() - ingesting)
         finally:
             batch.release()
-        self._ingest.applies_in_batch = bool(metrics.tables)
+        self._ingest.applies_in_batch = metrics.own_rows_applied
         metrics.deferred = len(self.schedule().pending)
         with metrics.timed("log"):
             self._system.record_batch(spark, metrics, app)
