@@ -156,6 +156,47 @@ def test_a_small_system_table_skips_the_compaction_delta_plans_after_its_first_c
         assert _operations(spark, tmp_path / name) == ["WRITE"]
 
 
+def test_a_system_append_compacts_the_small_files_and_leaves_a_big_one(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``_anycdc`` table's auto compaction folds only files below
+    ``SYSTEM_SMALL_FILE_BYTES`` (here made small, with a big file of a long batch first):
+    the small appends are compacted, the big file stays as written. Without the setting
+    (Delta's default: half of 128 MB) the same appends rewrite the big file too."""
+    from deltalake import DeltaTable
+
+    from anycdc.spark import commit
+
+    def first_file_after_small_appends(path: Path) -> tuple[bool, int]:
+        big = spark.range(30000).selectExpr("id", "uuid() AS s").coalesce(1)
+        commit.append_once(big, str(path), "t", 0)
+        (first,) = DeltaTable(str(path)).file_uris()
+        for version in range(1, 5):  # one file each: compaction is due at the fourth
+            small = spark.range(version * 10, version * 10 + 3).selectExpr("id", "uuid() AS s")
+            commit.append_once(small.coalesce(1), str(path), "t", version)
+        assert _operations(spark, path)[0] == "OPTIMIZE"
+        assert spark.read.format("delta").load(str(path)).count() == 30012
+        return first in DeltaTable(str(path)).file_uris(), len(DeltaTable(str(path)).file_uris())
+
+    spark.conf.set(AUTO_COMPACT, "true")
+    spark.conf.set(MIN_FILES, "3")
+    try:
+        monkeypatch.setattr(commit, "SYSTEM_SMALL_FILE_BYTES", 100_000)
+        kept = first_file_after_small_appends(tmp_path / "kept")
+        assert kept == (True, 2), kept  # the big file and the small ones compacted
+        with commit.small_files_compacted(spark):  # the setting is unset after the block
+            assert spark.conf.get(commit.AUTO_COMPACT_SMALL_FILE) == "100000"
+        assert spark.conf.get(commit.AUTO_COMPACT_SMALL_FILE, None) is None
+        # a session's own setting is kept: here Delta's default, the reference
+        spark.conf.set(commit.AUTO_COMPACT_SMALL_FILE, str(64 * 2**20))
+        rewritten = first_file_after_small_appends(tmp_path / "rewritten")
+        assert spark.conf.get(commit.AUTO_COMPACT_SMALL_FILE) == str(64 * 2**20)
+    finally:
+        for key in (AUTO_COMPACT, MIN_FILES, commit.AUTO_COMPACT_SMALL_FILE):
+            spark.conf.unset(key)
+    assert rewritten == (False, 1), rewritten
+
+
 def test_vacuum_removes_the_files_merges_left_behind(spark: Any, tmp_path: Path) -> None:
     src = tmp_path / "in"
     # the same keys updated batch after batch: each MERGE rewrites the table's files

@@ -55,6 +55,13 @@ CHANGE_DATA_FEED: Final = "delta.enableChangeDataFeed"
 AUTO_COMPACT_HOOK: Final = "Auto Compact"
 """The name of Delta's auto compaction post-commit hook (``PostCommitHook.name``)."""
 AUTO_COMPACT_MIN_FILES: Final = "spark.databricks.delta.autoCompact.minNumFiles"
+AUTO_COMPACT_SMALL_FILE: Final = "spark.databricks.delta.autoCompact.minFileSize"
+SYSTEM_SMALL_FILE_BYTES: Final = 16 * 2**20
+"""The size below which auto compaction folds a ``_anycdc`` table's files (Delta's default:
+half its 128 MB target). Those tables are logs written once and read by range; the big
+files a long micro-batch leaves (20-50 MB of changelog after an apply round of a sustained
+run) were rewritten by the compaction that followed, 250-450 MB in 20-50 s stalls of a
+300-second, 10,000 events/s run: only the small files of short batches are worth it."""
 
 
 @dataclass
@@ -510,16 +517,48 @@ def append_once(
     waits until the table has the files for it (:func:`compaction_when_due`)."""
     spark = frame.sparkSession
     tables = tables or session_tables(spark)
+    with small_files_compacted(spark):
+        try:
+            if tables.append_once(path, frame, app_id, version):
+                return
+        except ConcurrentCommit:  # another writer's commit came first: Delta's writer decides
+            pass
+        # one writer at a time per table in this process: two of an apply's threads
+        # dead-lettering into a dead_letter table not created yet would both create it, and
+        # Delta refuses the second (ProtocolChangedException), which stopped the stream
+        with _writer_lock(path):
+            append_by_writer(frame, path, app_id, version, merge_schema, tables)
+
+
+_SMALL_FILE_HOLDS: dict[int, int] = {}
+"""Per session (its JVM object's hash): the :func:`small_files_compacted` blocks open on it."""
+
+
+@contextmanager
+def small_files_compacted(spark: SparkSession) -> Iterator[None]:
+    """Auto compaction after a commit in the ``with`` block folds only files below
+    :data:`SYSTEM_SMALL_FILE_BYTES` (every ``_anycdc`` append: :func:`append_once`), unless
+    the session has a ``minFileSize`` of its own (a user's ``--conf``, kept). Delta reads
+    the setting from the session when its hook runs, so the block sets it on the session;
+    blocks that overlap on one session's threads are counted, and the last one unsets it."""
+    key = int(spark._jsparkSession.hashCode())
+    with _HOLDS_LOCK:
+        holds = _SMALL_FILE_HOLDS.get(key, 0)
+        ours = holds > 0 or spark.conf.get(AUTO_COMPACT_SMALL_FILE, None) is None
+        if ours:
+            if not holds:
+                spark.conf.set(AUTO_COMPACT_SMALL_FILE, str(SYSTEM_SMALL_FILE_BYTES))
+            _SMALL_FILE_HOLDS[key] = holds + 1
     try:
-        if tables.append_once(path, frame, app_id, version):
-            return
-    except ConcurrentCommit:  # another writer's commit came first: Delta's writer decides
-        pass
-    # one writer at a time per table in this process: two of an apply's threads
-    # dead-lettering into a dead_letter table not created yet would both create it, and
-    # Delta refuses the second (ProtocolChangedException), which stopped the stream
-    with _writer_lock(path):
-        append_by_writer(frame, path, app_id, version, merge_schema, tables)
+        yield
+    finally:
+        if ours:
+            with _HOLDS_LOCK:
+                holds = _SMALL_FILE_HOLDS.pop(key)
+                if holds > 1:
+                    _SMALL_FILE_HOLDS[key] = holds - 1
+                else:
+                    spark.conf.unset(AUTO_COMPACT_SMALL_FILE)
 
 
 _WRITER_LOCKS_GUARD: Final = threading.Lock()
