@@ -46,8 +46,8 @@ class BatchMetrics:
     own_rows_applied: bool = False
     """A table applied in the batch had no changes pending from before it (what a
     ``freshness`` of 0 or a small ``max_pending_rows`` does every batch): the next batch
-    is likely to apply its own rows too (:attr:`Ingest.applies_in_batch
-    <anycdc.spark.ingest.Ingest.applies_in_batch>`)."""
+    is likely to apply its own rows too (:attr:`IngestStep.applies_in_batch
+    <anycdc.spark.ingest.IngestStep.applies_in_batch>`)."""
     deferred: int = 0
     """Tables with pending changes that were not due."""
     heartbeat_ts_ms: int | None = None

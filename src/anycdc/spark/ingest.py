@@ -115,8 +115,9 @@ class IngestStep:
         table is applied every batch): then its rows are cached for that apply, which
         reading them back from the changelog costs more. Not whether the batch before
         applied a table at all: a round of deferred tables is followed by batches that apply
-        none, the first of them the biggest (what arrived during the round), which the
-        cached engine ingested at ~1.7x the single pass's time per event."""
+        none, the first of them the biggest (what arrived during the round): in one uniform
+        run's event log, 481,078 events ingested cached at ~63 us an event, where its
+        single-pass batches took ~36."""
         self.engines: dict[int, str] = {}
         """The engine that ingested each batch of this run (by batch id)."""
         self._logged_through: int | None = None
