@@ -34,7 +34,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -426,12 +426,6 @@ def _min_compacted_files(spark: SparkSession) -> int:
         return 50
 
 
-_HOLDS_LOCK: Final = threading.Lock()
-_HOLDS: dict[int, tuple[int, str | None]] = {}
-"""Per session (its JVM object's hash): the :func:`compaction_when_due` blocks open on it,
-and its auto compaction setting before the first of them."""
-
-
 @contextmanager
 def compaction_when_due(
     spark: SparkSession, path: str, tables: DeltaTables | None = None
@@ -462,24 +456,59 @@ def compaction_when_due(
     if files >= _min_compacted_files(spark):
         yield
         return
-    key = int(spark._jsparkSession.hashCode())
+    with _setting_held(spark, AUTO_COMPACT, "false"):
+        yield
+
+
+_HOLDS_LOCK: Final = threading.Lock()
+_HELD: dict[tuple[int, str], tuple[int, str | None]] = {}
+"""Per session (its JVM object's hash) and setting: the :func:`_setting_held` blocks open,
+and the session's value before the first of them."""
+
+
+@contextmanager
+def _setting_held(
+    spark: SparkSession, key: str, value: str, *, session_wins: bool = False
+) -> Iterator[None]:
+    """``spark``'s SQL setting ``key`` at ``value`` while any block holding it is open, and
+    put back as it was when the last one closes. Delta reads its auto compaction settings
+    from the session when a commit's hook runs, so a per-commit value has to be the
+    session's; blocks on several threads of one session (an apply's dead letters beside its
+    tables' commits) are counted. ``session_wins``: a value the session had before the
+    first block (a user's ``--conf``) is kept, not held.
+
+    >>> from unittest.mock import MagicMock
+    >>> spark = MagicMock()
+    >>> spark.conf.get.return_value = None
+    >>> with _setting_held(spark, "k", "v"):
+    ...     spark.conf.set.call_args.args
+    ('k', 'v')
+    >>> spark.conf.unset.call_args.args
+    ('k',)
+    """
+    held = (int(spark._jsparkSession.hashCode()), key)
+    ours = True
     with _HOLDS_LOCK:
-        holds, before = _HOLDS.get(key, (0, None))
+        holds, before = _HELD.get(held, (0, None))
         if not holds:
-            before = spark.conf.get(AUTO_COMPACT, None)
-            spark.conf.set(AUTO_COMPACT, "false")
-        _HOLDS[key] = (holds + 1, before)
+            before = spark.conf.get(key, None)
+            ours = not (session_wins and before is not None)
+            if ours:
+                spark.conf.set(key, value)
+        if ours:
+            _HELD[held] = (holds + 1, before)
     try:
         yield
     finally:
-        with _HOLDS_LOCK:
-            holds, before = _HOLDS.pop(key)
-            if holds > 1:
-                _HOLDS[key] = (holds - 1, before)
-            elif before is None:
-                spark.conf.unset(AUTO_COMPACT)
-            else:
-                spark.conf.set(AUTO_COMPACT, before)
+        if ours:
+            with _HOLDS_LOCK:
+                holds, before = _HELD.pop(held)
+                if holds > 1:
+                    _HELD[held] = (holds - 1, before)
+                elif before is None:
+                    spark.conf.unset(key)
+                else:
+                    spark.conf.set(key, before)
 
 
 _SESSION_TABLES: dict[int, DeltaTables] = {}
@@ -503,6 +532,7 @@ def append_once(
     version: int,
     merge_schema: bool = True,
     tables: DeltaTables | None = None,
+    created_with: Mapping[str, str] | None = None,
 ) -> None:
     """Append ``frame`` to the Delta table at ``path`` once per ``(app_id, version)``: a
     replayed pair writes nothing. Every idempotent append to a ``_anycdc`` table (the
@@ -514,7 +544,8 @@ def append_once(
     between) Delta's writer with ``txnAppId``/``txnVersion``, the reference, which rebuilds
     the table's state first (3 Spark jobs, ~0.3-0.5 s an append); ``merge_schema``: it adds
     the frame's new columns (a table written by an earlier anycdc). Its auto compaction
-    waits until the table has the files for it (:func:`compaction_when_due`)."""
+    waits until the table has the files for it (:func:`compaction_when_due`).
+    ``created_with``: the table's properties, if this append creates it."""
     spark = frame.sparkSession
     tables = tables or session_tables(spark)
     with small_files_compacted(spark):
@@ -527,38 +558,18 @@ def append_once(
         # dead-lettering into a dead_letter table not created yet would both create it, and
         # Delta refuses the second (ProtocolChangedException), which stopped the stream
         with _writer_lock(path):
-            append_by_writer(frame, path, app_id, version, merge_schema, tables)
-
-
-_SMALL_FILE_HOLDS: dict[int, int] = {}
-"""Per session (its JVM object's hash): the :func:`small_files_compacted` blocks open on it."""
+            append_by_writer(frame, path, app_id, version, merge_schema, tables, created_with)
 
 
 @contextmanager
 def small_files_compacted(spark: SparkSession) -> Iterator[None]:
     """Auto compaction after a commit in the ``with`` block folds only files below
     :data:`SYSTEM_SMALL_FILE_BYTES` (every ``_anycdc`` append: :func:`append_once`), unless
-    the session has a ``minFileSize`` of its own (a user's ``--conf``, kept). Delta reads
-    the setting from the session when its hook runs, so the block sets it on the session;
-    blocks that overlap on one session's threads are counted, and the last one unsets it."""
-    key = int(spark._jsparkSession.hashCode())
-    with _HOLDS_LOCK:
-        holds = _SMALL_FILE_HOLDS.get(key, 0)
-        ours = holds > 0 or spark.conf.get(AUTO_COMPACT_SMALL_FILE, None) is None
-        if ours:
-            if not holds:
-                spark.conf.set(AUTO_COMPACT_SMALL_FILE, str(SYSTEM_SMALL_FILE_BYTES))
-            _SMALL_FILE_HOLDS[key] = holds + 1
-    try:
+    the session has a ``minFileSize`` of its own (a user's ``--conf``, kept)."""
+    with _setting_held(
+        spark, AUTO_COMPACT_SMALL_FILE, str(SYSTEM_SMALL_FILE_BYTES), session_wins=True
+    ):
         yield
-    finally:
-        if ours:
-            with _HOLDS_LOCK:
-                holds = _SMALL_FILE_HOLDS.pop(key)
-                if holds > 1:
-                    _SMALL_FILE_HOLDS[key] = holds - 1
-                else:
-                    spark.conf.unset(AUTO_COMPACT_SMALL_FILE)
 
 
 _WRITER_LOCKS_GUARD: Final = threading.Lock()
@@ -578,10 +589,13 @@ def append_by_writer(
     version: int | None,
     merge_schema: bool = True,
     tables: DeltaTables | None = None,
+    created_with: Mapping[str, str] | None = None,
 ) -> None:
     """Delta's writer's append (the reference of :func:`append_once`; ``app_id`` None: not
-    idempotent), its auto compaction held off while the table has few files."""
-    writer = frame.write.format("delta").mode("append")
+    idempotent), its auto compaction held off while the table has few files.
+    ``created_with``: table properties (``delta.*``) that Delta sets if the append creates
+    the table, and ignores otherwise."""
+    writer = frame.write.format("delta").mode("append").options(**(created_with or {}))
     if app_id is not None and version is not None:
         writer = writer.option("txnAppId", app_id).option("txnVersion", str(int(version)))
     if merge_schema:
