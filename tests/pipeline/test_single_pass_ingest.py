@@ -212,3 +212,27 @@ def test_a_batch_the_changelog_holds_is_not_logged_again(spark: Any, runs: dict[
     assert _sorted_rows(spark, changelog) == before
     assert replay.history[0].events > 0  # counted from the cached copy
     assert _sorted_rows(spark, target / "sp" / "audit_log", drop=("_cdc_batch", "_cdc_ts")) == table
+
+
+def test_the_changelog_keeps_statistics_of_the_columns_its_reads_filter_by(
+    runs: dict[str, Any],
+) -> None:
+    """The changelog anycdc creates keeps file statistics of its filter columns only, and
+    a read of the pending rows still skips files by ``ingest_batch`` (read with delta-rs)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    from anycdc.spark.system_tables import CHANGELOG_STATS_COLUMNS
+
+    path = Path(runs["single-pass"].config.target) / "_anycdc" / "changelog"
+    changelog = DeltaTable(str(path))
+    assert changelog.metadata().configuration["delta.dataSkippingStatsColumns"] == ",".join(
+        CHANGELOG_STATS_COLUMNS
+    )
+    files = pa.table(changelog.get_add_actions(flatten=True)).to_pylist()
+    assert len(files) >= 3  # a file per batch at least
+    for added in files:
+        assert added["min.ingest_batch"] is not None and added["max.table"] is not None
+        assert "min.position" not in added and "max.row_id" not in added
+    batches = {(f["min.ingest_batch"], f["max.ingest_batch"]) for f in files}
+    assert {(b, b) for b in range(3)} <= batches  # each batch's files: one batch each

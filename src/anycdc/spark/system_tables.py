@@ -43,6 +43,22 @@ BATCHES_SCHEMA: Final = (
 ``{excluded: N}``) and one for the batch (``table`` NULL; ``skipped``: its changelog rows
 no table takes, by :data:`SKIP_REASONS`)."""
 
+CHANGELOG_STATS_COLUMNS: Final = (
+    "ingest_batch", "source", "partition", "offset", "database", "schema", "table", "ts_ms",
+    "produced_ms",
+)  # fmt: skip
+"""The changelog columns Delta keeps file statistics of (``delta.dataSkippingStatsColumns``,
+set when anycdc creates the changelog): what its reads filter by (the pending rows by
+``ingest_batch``; a message by its coordinates; a table; a time). Delta's default (the first
+32 columns) also kept the minimum and maximum of every other string (``position``, ``tx``,
+``ddl``, ``row_id`` ...), an expression over each row of each write that no read uses: a
+changelog append took ~1.2x the time with it (400,000 rows: 2.95-3.52 s against 2.65-2.93 s,
+side by side)."""
+CREATED_WITH: Final = {
+    "changelog": {"delta.dataSkippingStatsColumns": ",".join(CHANGELOG_STATS_COLUMNS)}
+}
+"""The properties of a system table anycdc creates, by name (the others: Delta's defaults)."""
+
 
 def dead_letter_rows(
     frame: DataFrame, table: str | None = None, reason: Column | None = None
@@ -100,7 +116,10 @@ class SystemTables:
         a replayed pair is skipped; one written by an earlier version of anycdc gains the
         newer columns)."""
         path = f"{self.config.system_dir}/{name}"
-        append_once(frame, path, app.app_id, int(app.version), tables=self.delta_tables())
+        append_once(
+            frame, path, app.app_id, int(app.version), tables=self.delta_tables(),
+            created_with=CREATED_WITH.get(name),
+        )  # fmt: skip
 
     def delta_tables(self) -> DeltaTables:
         """The session's Delta logs over py4j (made once: it looks up ~20 JVM classes)."""
