@@ -222,11 +222,11 @@ def test_the_changelog_keeps_statistics_of_the_columns_its_reads_filter_by(
     import pyarrow as pa
     from deltalake import DeltaTable
 
-    from anycdc.spark.system_tables import CHANGELOG_STATS_COLUMNS
+    from anycdc.spark.system_tables import CHANGELOG_STATS_COLUMNS, STATS_COLUMNS_PROPERTY
 
     path = Path(runs["single-pass"].config.target) / "_anycdc" / "changelog"
     changelog = DeltaTable(str(path))
-    assert changelog.metadata().configuration["delta.dataSkippingStatsColumns"] == ",".join(
+    assert changelog.metadata().configuration[STATS_COLUMNS_PROPERTY] == ",".join(
         CHANGELOG_STATS_COLUMNS
     )
     files = pa.table(changelog.get_add_actions(flatten=True)).to_pylist()
