@@ -214,18 +214,24 @@ def test_a_batch_the_changelog_holds_is_not_logged_again(spark: Any, runs: dict[
     assert _sorted_rows(spark, target / "sp" / "audit_log", drop=("_cdc_batch", "_cdc_ts")) == table
 
 
-def test_the_changelog_keeps_statistics_of_the_columns_its_reads_filter_by(
-    runs: dict[str, Any],
-) -> None:
-    """The changelog anycdc creates keeps file statistics of its filter columns only, and
-    a read of the pending rows still skips files by ``ingest_batch`` (read with delta-rs)."""
+def test_the_system_tables_are_created_with_their_properties(runs: dict[str, Any]) -> None:
+    """The changelog anycdc creates keeps file statistics of its filter columns only (a
+    read of the pending rows still skips files by ``ingest_batch``), and the batch records
+    are checkpointed every 100 commits (read with delta-rs)."""
     import pyarrow as pa
     from deltalake import DeltaTable
 
-    from anycdc.spark.system_tables import CHANGELOG_STATS_COLUMNS, STATS_COLUMNS_PROPERTY
+    from anycdc.spark.system_tables import (
+        BATCHES_CHECKPOINT_INTERVAL,
+        CHANGELOG_STATS_COLUMNS,
+        CHECKPOINT_INTERVAL_PROPERTY,
+        STATS_COLUMNS_PROPERTY,
+    )
 
-    path = Path(runs["single-pass"].config.target) / "_anycdc" / "changelog"
-    changelog = DeltaTable(str(path))
+    system_dir = Path(runs["single-pass"].config.target) / "_anycdc"
+    batches = DeltaTable(str(system_dir / "batches")).metadata().configuration
+    assert batches[CHECKPOINT_INTERVAL_PROPERTY] == str(BATCHES_CHECKPOINT_INTERVAL)
+    changelog = DeltaTable(str(system_dir / "changelog"))
     assert changelog.metadata().configuration[STATS_COLUMNS_PROPERTY] == ",".join(
         CHANGELOG_STATS_COLUMNS
     )
@@ -234,5 +240,5 @@ def test_the_changelog_keeps_statistics_of_the_columns_its_reads_filter_by(
     for added in files:
         assert added["min.ingest_batch"] is not None and added["max.table"] is not None
         assert "min.position" not in added and "max.row_id" not in added
-    batches = {(f["min.ingest_batch"], f["max.ingest_batch"]) for f in files}
-    assert {(b, b) for b in range(3)} <= batches  # each batch's files: one batch each
+    logged = {(f["min.ingest_batch"], f["max.ingest_batch"]) for f in files}
+    assert {(b, b) for b in range(3)} <= logged  # each batch's files: one batch each
