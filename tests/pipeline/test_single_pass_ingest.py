@@ -217,24 +217,24 @@ def test_a_batch_the_changelog_holds_is_not_logged_again(spark: Any, runs: dict[
 def test_the_system_tables_are_created_with_their_properties(runs: dict[str, Any]) -> None:
     """The changelog anycdc creates keeps file statistics of its filter columns only (a
     read of the pending rows still skips files by ``ingest_batch``), and the batch records
-    are checkpointed every 100 commits (read with delta-rs)."""
+    and the changelog are checkpointed every 100 commits (read with delta-rs)."""
     import pyarrow as pa
     from deltalake import DeltaTable
 
     from anycdc.spark.system_tables import (
-        BATCHES_CHECKPOINT_INTERVAL,
         CHANGELOG_STATS_COLUMNS,
         CHECKPOINT_INTERVAL_PROPERTY,
         STATS_COLUMNS_PROPERTY,
+        SYSTEM_CHECKPOINT_INTERVAL,
     )
 
     system_dir = Path(runs["single-pass"].config.target) / "_anycdc"
     batches = DeltaTable(str(system_dir / "batches")).metadata().configuration
-    assert batches[CHECKPOINT_INTERVAL_PROPERTY] == str(BATCHES_CHECKPOINT_INTERVAL)
+    assert batches[CHECKPOINT_INTERVAL_PROPERTY] == str(SYSTEM_CHECKPOINT_INTERVAL)
     changelog = DeltaTable(str(system_dir / "changelog"))
-    assert changelog.metadata().configuration[STATS_COLUMNS_PROPERTY] == ",".join(
-        CHANGELOG_STATS_COLUMNS
-    )
+    properties = changelog.metadata().configuration
+    assert properties[STATS_COLUMNS_PROPERTY] == ",".join(CHANGELOG_STATS_COLUMNS)
+    assert properties[CHECKPOINT_INTERVAL_PROPERTY] == str(SYSTEM_CHECKPOINT_INTERVAL)
     files = pa.table(changelog.get_add_actions(flatten=True)).to_pylist()
     assert len(files) >= 3  # a file per batch at least
     for added in files:
