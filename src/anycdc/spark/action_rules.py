@@ -124,9 +124,12 @@ class EventAction:
         return f"{self.op} AS op"
 
 
-def row_actions(key_text: Callable[[str], str]) -> tuple[EventAction, EventAction]:
+def row_actions(
+    key_text: Callable[[str], str], key_changed: str | None = None
+) -> tuple[EventAction, EventAction]:
     """The upsert and the delete a row change gives; ``key_text(image)``: SQL of the key's
-    text in an image (``before``, ``after``).
+    text in an image (``before``, ``after``); ``key_changed``: SQL true where the two
+    differ (None: their texts compared).
 
     An insert, snapshot or update upserts its after image (full unless the row says its
     after image is partial); a delete deletes its before image, and so does an update
@@ -138,7 +141,7 @@ def row_actions(key_text: Callable[[str], str]) -> tuple[EventAction, EventActio
     >>> delete.where
     "op = 'delete' OR (op = 'update' AND before IS NOT NULL AND k(before) <> k(after))"
     """
-    changed_key = f"{key_text('before')} <> {key_text('after')}"
+    changed_key = key_changed or f"{key_text('before')} <> {key_text('after')}"
     deleted = word_sql(Op.DELETE.value)
     return (
         EventAction(

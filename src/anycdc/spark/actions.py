@@ -44,6 +44,7 @@ from anycdc.spark.merge_sql import (
     ROW_KEY,
     bad_reasons_sql,
     history_truncates_sql,
+    key_changed_sql,
     key_number_sql,
     key_text_sql,
     keyless_image_sql,
@@ -156,18 +157,22 @@ def _order_and_tail(rows: DataFrame) -> tuple[list[str], list[str]]:
 
 
 def upserts_and_deletes(
-    rows: DataFrame, key_text: Callable[[str], str], carried: Sequence[str] = ()
+    rows: DataFrame,
+    key_text: Callable[[str], str],
+    carried: Sequence[str] = (),
+    key_changed: str | None = None,
 ) -> DataFrame:
     """Row events -> actions, by :func:`~anycdc.spark.action_rules.row_actions` (an upsert
     of the after image per insert, update and snapshot row; a delete of the before image
     per delete, and per update that changed the key). ``key_text(image)``: SQL of the key's
-    text in an image; ``carried``: columns kept."""
+    text in an image; ``carried``: columns kept; ``key_changed``: SQL of whether an
+    update's key changed (None: its two key texts compared)."""
     order, tail = _order_and_tail(rows)
     upserts, deletes = (
         rows.where(action.where).selectExpr(
             *action.columns(), *order, *tail, action.op_column(), *carried
         )
-        for action in row_actions(key_text)
+        for action in row_actions(key_text, key_changed)
     )
     return upserts.unionByName(deletes)
 
@@ -198,7 +203,7 @@ def round_actions(
     rows = rows.withColumns({image: F.expr(renamed_image_sql(image)) for image in IMAGES})
     rows = rows.withColumns({image: F.expr(keyless_image_sql(image)) for image in IMAGES})
     carried = ("_t", "_s_bound", "_s_checks", "_s_mask", "_s_rest")
-    actions = upserts_and_deletes(rows, key_text_sql, carried)
+    actions = upserts_and_deletes(rows, key_text_sql, carried, key_changed_sql())
     order, tail = _order_and_tail(wanted)
     truncates = events.where(history_truncates_sql(TRUNCATE_ACTION.where)).selectExpr(
         *TRUNCATE_ACTION.columns(), *order, *tail, TRUNCATE_ACTION.op_column(), *carried

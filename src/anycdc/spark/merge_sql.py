@@ -608,11 +608,20 @@ def round_rows_sql(ops: str) -> str:
 
 def renamed_image_sql(image: str) -> str:
     """The map ``image`` with the table's renames (``_s_renames``) of a later position
-    applied: an older event's column under the name it has now."""
+    applied: an older event's column under the name it has now.
+
+    A table without renames (nearly every one) takes the image as it is: ``aggregate``
+    is a lambda, which Spark evaluates without generated code for every row, even over an
+    empty list.
+
+    >>> renamed_image_sql("after").startswith("CASE WHEN size(_s_renames) = 0 THEN after ELSE")
+    True
+    """
     return (
-        f"aggregate(_s_renames, {image}, (acc, r) -> CASE WHEN position < r.pos "
+        f"CASE WHEN size(_s_renames) = 0 THEN {image} "
+        f"ELSE aggregate(_s_renames, {image}, (acc, r) -> CASE WHEN position < r.pos "
         "AND map_contains_key(acc, r.old) THEN map_concat(map_filter(acc, (k, v) -> k <> r.old), "
-        "map(r.new, element_at(acc, r.old))) ELSE acc END)"
+        "map(r.new, element_at(acc, r.old))) ELSE acc END) END"
     )
 
 
@@ -641,6 +650,28 @@ def key_text_sql(image: str) -> str:
     return (
         f"CASE WHEN size(_s_keys) = 1 THEN to_json(array(element_at({image}, _s_keys[0]))) "
         f"ELSE to_json(transform(_s_keys, k -> element_at({image}, k))) END"
+    )
+
+
+def key_changed_sql() -> str:
+    """Whether an update's key changed: its ``before`` and ``after`` keys' texts
+    (:func:`key_text_sql`) differ. A one-column key compares the two values, NULL-safe, as
+    its texts would (one value's JSON text is the same exactly when the value is), without
+    writing either as JSON.
+
+    >>> print(key_changed_sql())  # doctest: +NORMALIZE_WHITESPACE
+    CASE WHEN size(_s_keys) = 1
+    THEN NOT (element_at(before, _s_keys[0]) <=> element_at(after, _s_keys[0]))
+    ELSE to_json(transform(_s_keys, k -> element_at(before, k)))
+    <> to_json(transform(_s_keys, k -> element_at(after, k))) END
+    """
+    texts = [
+        f"to_json(transform(_s_keys, k -> element_at({image}, k)))" for image in ("before", "after")
+    ]
+    return (
+        "CASE WHEN size(_s_keys) = 1 "
+        "THEN NOT (element_at(before, _s_keys[0]) <=> element_at(after, _s_keys[0])) "
+        f"ELSE {texts[0]} <> {texts[1]} END"
     )
 
 
