@@ -205,6 +205,49 @@ def test_a_reads_jobs_run_in_the_callers_job_group(spark: Any, stream: dict[str,
     assert description == "a read of every deferred table"
 
 
+def test_a_later_read_of_the_same_versions_looks_nothing_up_again(
+    spark: Any, stream: dict[str, Any], tmp_path: Path
+) -> None:
+    """The tables, the open transactions and the ledger are kept by the version of the
+    log each scans: a second reader of the same versions runs no job for them, and a new
+    version of the changelog (a table's first row) is looked up again."""
+    import shutil
+
+    from pyspark.sql import functions as F
+
+    from anycdc.spark import reads
+
+    target = tmp_path / "copy"
+    shutil.copytree(stream["target"], target)  # a path of its own: looked up afresh
+    context, tracker = spark.sparkContext, spark.sparkContext.statusTracker()
+
+    def jobs(group: str, look_up: Any) -> tuple[Any, int]:
+        context.setJobGroup(group, "look-ups")
+        try:
+            found = look_up(reads.TargetReads(spark, str(target)).log)
+        finally:
+            context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+            context.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
+        return found, len(tracker.getJobIdsForGroup(group))
+
+    def look_ups(log: Any) -> Any:
+        newest = log.newest_cut()
+        return log.tables(), log.open_transactions(newest), log.ledger_through(None)
+
+    first, first_jobs = jobs("anycdc-test-lookups-1", look_ups)
+    again, again_jobs = jobs("anycdc-test-lookups-2", look_ups)
+    assert first_jobs >= 3 and again_jobs == 0
+    assert again == first and first[2]  # the ledger has the applied copy's tables
+    # a table's first row in a new version of the changelog: the tables are looked up again
+    changelog = str(target / "_anycdc" / "changelog")
+    one = spark.read.format("delta").load(changelog).filter(F.col("op") == "insert").limit(1)
+    one.withColumn("table", F.lit("newcomer")).write.format("delta").mode("append").save(changelog)
+    (tables, _, _), later_jobs = jobs("anycdc-test-lookups-3", look_ups)
+    assert later_jobs > 0
+    assert [i[2] for i in tables if i[2] == "newcomer"] == ["newcomer"]
+    assert set(tables) - {i for i in tables if i[2] == "newcomer"} == set(first[0])
+
+
 def _order(i: int) -> dict[str, Any]:
     return {"id": i, "name": f"order {i}", "qty": 1, "price": Decimal("1.00")}
 

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -92,7 +93,48 @@ TRANSACTION_MARKERS: Final = (Op.BEGIN.value, Op.COMMIT.value)
 WALK_FIRST: Final = 64
 """How many of a table's newest commits a cut's version is first looked for in."""
 
+LOOKUPS_KEPT: Final = 256
+"""How many look-up answers (:class:`_Lookups`) a process keeps, the least recent dropped."""
+
 _T = TypeVar("_T")
+
+
+class _Lookups:
+    """A read's look-ups (a target's tables, its open transactions, its ledger) by the
+    version of the Delta table each one scans: a version never changes, so a later
+    read of the same versions (the next ``read`` of a notebook, a view's, before the next
+    ingest batch commits) takes the answer without a Spark job. Keyed by the table's path,
+    its id (a table deleted and made again under the path has another) and its version;
+    kept for the process, at most :data:`LOOKUPS_KEPT`.
+
+    >>> kept = _Lookups(most=2)
+    >>> kept.get(("p", "id", 3, "tables"), lambda: ["a"]), kept.get(("p", "id", 3, "tables"), list)
+    (['a'], ['a'])
+    >>> kept.get(("p", "id", 4, "tables"), lambda: ["a", "b"])
+    ['a', 'b']
+    """
+
+    def __init__(self, most: int = LOOKUPS_KEPT) -> None:
+        self._most = most
+        self._kept: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._lock = threading.Lock()  # a read's look-ups run side by side
+
+    def get(self, key: tuple[Any, ...], look_up: Callable[[], _T]) -> _T:
+        """The answer kept under ``key``, else ``look_up()``'s, kept."""
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                answer: _T = self._kept[key]
+                return answer
+        found = look_up()  # outside the lock: the other look-ups go on meanwhile
+        with self._lock:
+            self._kept[key] = found
+            while len(self._kept) > self._most:
+                self._kept.popitem(last=False)
+        return found
+
+
+_LOOKUPS: Final = _Lookups()
 
 
 def _at_once(first: Callable[[], _T], *others: Callable[[], Any]) -> tuple[_T, list[Any]]:
@@ -240,9 +282,24 @@ class TargetLog:
     def changelog(self) -> DataFrame:
         return self.spark.read.format("delta").load(self.changelog_path)
 
+    def _version_key(self, path: str) -> tuple[tuple[Any, ...], int] | None:
+        """The look-up key of the table at ``path`` as it is now (path, id, version) and
+        that version (a listing of its log, no job); None where there is no table."""
+        snapshot = self._delta.snapshot(path)
+        version = int(snapshot.version())
+        if version < 0:
+            return None
+        return (path, str(snapshot.metadata().id()), version), version
+
+    def _changelog_at(self, version: int) -> DataFrame:
+        return (
+            self.spark.read.format("delta").option("versionAsOf", version).load(self.changelog_path)
+        )
+
     def tables(self) -> list[TableIdent]:
         """Every table the changelog has row changes or DDL of, that the run applies (one
-        job, the first time it is asked: a read takes them as of its start)."""
+        job the first time a version of the changelog is asked about in this process; a
+        read takes them as of its start)."""
         with self._tables_lock:
             if self._tables is None:
                 self._tables = self._find_tables()
@@ -251,14 +308,20 @@ class TargetLog:
     def _find_tables(self) -> list[TableIdent]:
         from pyspark.sql import functions as F
 
-        rows = (
-            self.changelog()
-            .filter(F.expr(NAMES_A_TABLE) & F.col("op").isin(*PENDING_OPS))
-            .select("database", "schema", "table")
-            .distinct()
-            .collect()
+        def scan(version: int | None) -> list[TableIdent]:
+            log = self.changelog() if version is None else self._changelog_at(version)
+            rows = (
+                log.filter(F.expr(NAMES_A_TABLE) & F.col("op").isin(*PENDING_OPS))
+                .select("database", "schema", "table")
+                .distinct()
+                .collect()
+            )
+            return [(r["database"], r["schema"], r["table"]) for r in rows]
+
+        now = self._version_key(self.changelog_path)
+        found = (
+            scan(None) if now is None else _LOOKUPS.get((*now[0], "tables"), lambda: scan(now[1]))
         )
-        found = [(r["database"], r["schema"], r["table"]) for r in rows]
         return sorted(
             (i for i in found if self.config.wants_table(qualified_name(i))),
             key=lambda i: [p or "" for p in i],
@@ -311,13 +374,25 @@ class TargetLog:
         no row of which was ever ingested is one the run does not read: not waited for).
         Either is held for up to ``hold_open_transactions`` batches after its BEGIN (a
         COMMIT, or a row, that never comes holds it no longer)."""
-        from pyspark.sql import functions as F
-
         hold = self.config.hold_open_transactions
         if hold <= 0:
             return frozenset(), None
+        now = self._version_key(self.changelog_path)
+        if now is None:
+            return self._open_transactions(cut, hold, self.changelog())
+        config = self.config
+        key = (*now[0], "open", cut, hold, tuple(config.include), tuple(config.exclude))
+        at = self._changelog_at(now[1])
+        return _LOOKUPS.get(key, lambda: self._open_transactions(cut, hold, at))
+
+    def _open_transactions(
+        self, cut: int, hold: int, log: DataFrame
+    ) -> tuple[frozenset[str], int | None]:
+        """:meth:`open_transactions` from the changelog rows ``log``."""
+        from pyspark.sql import functions as F
+
         batch, op = F.col(INGEST_BATCH), F.col("op")
-        markers = self.changelog().filter(
+        markers = log.filter(
             F.col("tx").isNotNull() & batch.isNotNull() & op.isin(*TRANSACTION_MARKERS)
         )
         per_tx = markers.groupBy("tx").agg(
@@ -331,18 +406,19 @@ class TargetLog:
         if not began:  # no transaction began in the window: none is held (one job)
             return frozenset(), None
         held = frozenset(str(r["tx"]) for r in began if r["ended"] is None or int(r["ended"]) > cut)
-        held |= self._read_ahead(cut, markers, held_window)
+        held |= self._read_ahead(cut, log, markers, held_window)
         if not held:
             return held, None
         first = (
-            self.changelog()
-            .filter(F.col("tx").isin(*sorted(held)) & (batch <= F.lit(cut)))
+            log.filter(F.col("tx").isin(*sorted(held)) & (batch <= F.lit(cut)))
             .agg(F.min(batch).alias("first"))
             .first()
         )
         return held, None if first is None or first["first"] is None else int(first["first"])
 
-    def _read_ahead(self, cut: int, markers: DataFrame, window: DataFrame) -> frozenset[str]:
+    def _read_ahead(
+        self, cut: int, log: DataFrame, markers: DataFrame, window: DataFrame
+    ) -> frozenset[str]:
         """The transactions of ``window`` whose COMMIT through ``cut`` says how many rows
         they had per table (:data:`~anycdc.event.TX_TABLE_EVENTS`) and fewer of them are
         in through ``cut`` for a table the changelog knows (:func:`collection_table`). No
@@ -368,8 +444,7 @@ class TargetLog:
         )
         expected = counted.join(window.select("tx"), "tx").join(F.broadcast(tables), "collection")
         got = (
-            self.changelog()
-            .filter(
+            log.filter(
                 F.col("tx").isNotNull()
                 & (batch <= F.lit(cut))
                 & op.isin(*PENDING_OPS)
@@ -392,24 +467,33 @@ class TargetLog:
     # ------------------------------------------------------------------ versions
     def ledger_through(self, cut: int | None) -> dict[TableIdent, int]:
         """The ingest batch the ledger says each table is applied through, at ``cut`` (one
-        read of the ledger for every table a read takes)."""
-        from delta.tables import DeltaTable
+        read of the ledger for every table a read takes; none where this process read the
+        same version of the ledger for the same cut before)."""
         from pyspark.sql import functions as F
 
         path = f"{self.config.system_dir}/applied"
-        if not DeltaTable.isDeltaTable(self.spark, path):
+        now = self._version_key(path)
+        if now is None:
             return {}
-        frame = (
-            self.spark.read.format("delta")
-            .load(path)
-            .filter((F.col("query") == self.config.query_name) & F.col("source_table").isNotNull())
-        )
-        if cut is not None:
-            frame = frame.filter(F.col("through") <= cut)
-        rows = frame.groupBy("database", "schema", "source_table").agg(F.max("through").alias("t"))
-        return {
-            (r["database"], r["schema"], r["source_table"]): int(r["t"]) for r in rows.collect()
-        }
+        query = self.config.query_name
+
+        def look_up() -> dict[TableIdent, int]:
+            frame = (
+                self.spark.read.format("delta")
+                .option("versionAsOf", now[1])
+                .load(path)
+                .filter((F.col("query") == query) & F.col("source_table").isNotNull())
+            )
+            if cut is not None:
+                frame = frame.filter(F.col("through") <= cut)
+            rows = frame.groupBy("database", "schema", "source_table").agg(
+                F.max("through").alias("t")
+            )
+            return {
+                (r["database"], r["schema"], r["source_table"]): int(r["t"]) for r in rows.collect()
+            }
+
+        return dict(_LOOKUPS.get((*now[0], "ledger", query, cut), look_up))
 
     def version(self, path: str, cut: int | None) -> tuple[int | None, int]:
         """The version of the table at ``path`` a read at ``cut`` starts from, and the
