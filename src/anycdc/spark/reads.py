@@ -291,10 +291,15 @@ class TargetLog:
             return None
         return (path, str(snapshot.metadata().id()), version), version
 
-    def _changelog_at(self, version: int) -> DataFrame:
-        return (
-            self.spark.read.format("delta").option("versionAsOf", version).load(self.changelog_path)
-        )
+    def _changelog_now(self) -> tuple[tuple[Any, ...], DataFrame]:
+        """The changelog's look-up key (:meth:`_version_key`) and its rows at that version
+        (the constructor found the table: it has one)."""
+        now = self._version_key(self.changelog_path)
+        if now is None:
+            raise ReadError(f"no anycdc run found under {self.config.target}")
+        key, version = now
+        log = self.spark.read.format("delta").option("versionAsOf", version)
+        return key, log.load(self.changelog_path)
 
     def tables(self) -> list[TableIdent]:
         """Every table the changelog has row changes or DDL of, that the run applies (one
@@ -308,8 +313,9 @@ class TargetLog:
     def _find_tables(self) -> list[TableIdent]:
         from pyspark.sql import functions as F
 
-        def scan(version: int | None) -> list[TableIdent]:
-            log = self.changelog() if version is None else self._changelog_at(version)
+        key, log = self._changelog_now()
+
+        def scan() -> list[TableIdent]:
             rows = (
                 log.filter(F.expr(NAMES_A_TABLE) & F.col("op").isin(*PENDING_OPS))
                 .select("database", "schema", "table")
@@ -318,10 +324,7 @@ class TargetLog:
             )
             return [(r["database"], r["schema"], r["table"]) for r in rows]
 
-        now = self._version_key(self.changelog_path)
-        found = (
-            scan(None) if now is None else _LOOKUPS.get((*now[0], "tables"), lambda: scan(now[1]))
-        )
+        found = _LOOKUPS.get((*key, "tables"), scan)
         return sorted(
             (i for i in found if self.config.wants_table(qualified_name(i))),
             key=lambda i: [p or "" for p in i],
@@ -377,13 +380,10 @@ class TargetLog:
         hold = self.config.hold_open_transactions
         if hold <= 0:
             return frozenset(), None
-        now = self._version_key(self.changelog_path)
-        if now is None:
-            return self._open_transactions(cut, hold, self.changelog())
+        key, log = self._changelog_now()
         config = self.config
-        key = (*now[0], "open", cut, hold, tuple(config.include), tuple(config.exclude))
-        at = self._changelog_at(now[1])
-        return _LOOKUPS.get(key, lambda: self._open_transactions(cut, hold, at))
+        key = (*key, "open", cut, hold, tuple(config.include), tuple(config.exclude))
+        return _LOOKUPS.get(key, lambda: self._open_transactions(cut, hold, log))
 
     def _open_transactions(
         self, cut: int, hold: int, log: DataFrame
