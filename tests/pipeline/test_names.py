@@ -55,7 +55,7 @@ LATER = {"Unit Price": "9.50", "Shipped At": dt.datetime(2024, 5, 1, 8, 30)}
 """The odd table's columns added by the second batch."""
 ODD_COLUMNS = [
     "Order Date", "a.b", "x,y;z", "{p}(q)", "k=v", "tab\there", "new\nline",
-    "quote'\"", "back`tick", "emoji😀", "名前", "select",
+    "quote'\"", "back`tick", "emoji😀", "名前", "select", "cost${usd}",
 ]  # fmt: skip
 """Column names of one table, all kept exactly (the first seven need column mapping)."""
 COLLIDING = ["Name", "name", "NAME", "_cdc_op", "_cdc_position", "_CDC_TS"]

@@ -66,8 +66,15 @@ def q(name: str) -> str:
 
 
 def lit(text: str) -> str:
-    """A SQL string literal."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    """A SQL string literal. A ``$`` is written as its escape: Spark replaces ``${name}`` in
+    a SQL text before parsing it (``spark.sql.variable.substitute``, on by default), and in
+    a name from a message that is data.
+
+    >>> print(lit("it's ${x}"))
+    'it\\'s \\u0024{x}'
+    """
+    escaped = text.replace("\\", "\\\\").replace("'", "\\'").replace("$", "\\u0024")
+    return "'" + escaped + "'"
 
 
 def property_list(properties: dict[str, str]) -> str:

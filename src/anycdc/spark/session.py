@@ -66,6 +66,7 @@ DELTA_SETTINGS: Final = {
     "spark.databricks.delta.snapshotPartitions": "1",
     FILES_IN_CHECKSUM: "false",
     LOCAL_LOG_STORE: "io.delta.storage.LocalLogStore",
+    "spark.sql.variable.substitute": "false",
 }
 """On every master (a user's ``--conf`` wins):
 
@@ -87,7 +88,11 @@ DELTA_SETTINGS: Final = {
   ``FileSystem``, which asks the JVM. Both refuse a commit whose file exists by checking
   before the rename (a local rename replaces its target), so the guarantee is the same;
   ``LocalLogStore`` also serialises the check within the JVM. Read once, when the
-  SparkContext starts."""
+  SparkContext starts;
+- ``variable.substitute`` off: Spark replaces ``${name}`` in every SQL text and expression
+  before parsing it, and anycdc's quote names from messages (a column ``cost${usd}``
+  became ``cost``). String literals are safe in any session
+  (:func:`~anycdc.spark.merge_sql.lit`); a quoted column name only where this is off."""
 LOCAL_MASTER_SETTINGS: Final = {
     CHECKPOINT_FILE_MANAGER: (
         "org.apache.spark.sql.execution.streaming.checkpointing."
