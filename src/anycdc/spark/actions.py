@@ -40,6 +40,7 @@ from anycdc.spark.action_rules import (
 )
 from anycdc.spark.key_bound import KEY_NUMBER_TYPE
 from anycdc.spark.ledger import INGEST_BATCH
+from anycdc.spark.local_rows import local_frame
 from anycdc.spark.merge_sql import (
     ROW_KEY,
     bad_reasons_sql,
@@ -192,7 +193,7 @@ def round_actions(
     from pyspark.sql import functions as F
 
     checks = common_checks(specs, common)
-    spec = spark.createDataFrame([s.row(checks) for s in specs], _SPEC_SCHEMA)
+    spec = local_frame(spark, [s.row(checks) for s in specs], _SPEC_SCHEMA)
     same_table = (
         wanted["database"].eqNullSafe(spec["_s_database"])
         & wanted["schema"].eqNullSafe(spec["_s_schema"])

@@ -37,11 +37,12 @@ from anycdc.pairing import SplitUpdatePairer
 from anycdc.patch import PatchError, patch_as_partial_update
 from anycdc.redact import Redactor
 from anycdc.source.routing import DecodeRoute, SourceRouting
+from anycdc.spark.local_rows import ddl_type
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
-    from pyspark.sql.types import DataType, StructType
+    from pyspark.sql.types import StructType
 
 INPUT_COLUMNS = ("source", "partition", "offset", "key", "value", "produced_ms")
 MESSAGE_RUN: Final = 64
@@ -64,7 +65,7 @@ def changelog_schema() -> StructType:
     from pyspark.sql.types import StructField, StructType
 
     return StructType(
-        [StructField(name, _spark_type(ddl), nullable=True) for name, ddl in CHANGELOG_COLUMNS]
+        [StructField(name, ddl_type(ddl), nullable=True) for name, ddl in CHANGELOG_COLUMNS]
     )
 
 
@@ -73,53 +74,6 @@ def changelog_arrow_schema() -> pa.Schema:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     return to_arrow_schema(changelog_schema())
-
-
-_SIMPLE_TYPES: Final = ("STRING", "INT", "BIGINT", "BINARY")
-
-
-def _spark_type(ddl: str) -> DataType:
-    """A Spark type of the changelog's DDL (the forms :data:`CHANGELOG_COLUMNS` uses:
-    the simple types, ``ARRAY<T>``, ``MAP<K,V>``, ``STRUCT<name: T, ...>``), nullable
-    throughout, as ``StructType.fromDDL`` makes it."""
-    from pyspark.sql import types as T
-
-    ddl = ddl.strip()
-    upper = ddl.upper()
-    if upper in _SIMPLE_TYPES:
-        return {
-            "STRING": T.StringType(),
-            "INT": T.IntegerType(),
-            "BIGINT": T.LongType(),
-            "BINARY": T.BinaryType(),
-        }[upper]
-    outer, _, rest = ddl.partition("<")
-    if not rest.endswith(">"):
-        raise ValueError(f"changelog column type {ddl!r}: not one the changelog uses")
-    inner = _top_level_split(rest[:-1])
-    kind = outer.strip().upper()
-    if kind == "ARRAY" and len(inner) == 1:
-        return T.ArrayType(_spark_type(inner[0]), containsNull=True)
-    if kind == "MAP" and len(inner) == 2:
-        return T.MapType(_spark_type(inner[0]), _spark_type(inner[1]), valueContainsNull=True)
-    if kind == "STRUCT":
-        fields = [field.split(":", 1) for field in inner]
-        return T.StructType(
-            [T.StructField(name.strip(), _spark_type(kind), True) for name, kind in fields]
-        )
-    raise ValueError(f"changelog column type {ddl!r}: not one the changelog uses")
-
-
-def _top_level_split(text: str) -> list[str]:
-    """``text`` split at the commas outside angle brackets."""
-    parts, depth, start = [], 0, 0
-    for at, char in enumerate(text):
-        depth += {"<": 1, ">": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            parts.append(text[start:at])
-            start = at + 1
-    parts.append(text[start:])
-    return parts
 
 
 RawRecord = tuple[str | None, int | None, int | None, bytes | None, bytes | None, int | None]

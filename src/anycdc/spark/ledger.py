@@ -30,6 +30,7 @@ from anycdc.config import PipelineConfig
 from anycdc.event import TABLE_OPS
 from anycdc.schedule import Schedule, TableIdent, qualified_name
 from anycdc.spark.commit import append_once
+from anycdc.spark.local_rows import local_frame
 from anycdc.spark.merge_sql import NAMES_A_TABLE
 
 if TYPE_CHECKING:
@@ -172,7 +173,7 @@ class Ledger:
         # one file: a few rows spread over the session's default parallelism made a file
         # per core, each a file every later read of the ledger opens
         frame = (
-            self.spark.createDataFrame(rows, self.SCHEMA)
+            local_frame(self.spark, rows, self.SCHEMA)
             .coalesce(1)
             .withColumn("applied_at", F.current_timestamp())
         )
@@ -206,7 +207,8 @@ def only_pending(
     """``frame``'s rows of the tables ``idents`` ingested after each table's ``through``."""
     from pyspark.sql import functions as F
 
-    tables = spark.createDataFrame(
+    tables = local_frame(
+        spark,
         [(*ident, schedule.through.get(ident, -1)) for ident in idents],
         "_p_database STRING, _p_schema STRING, _p_table STRING, _p_through BIGINT",
     )

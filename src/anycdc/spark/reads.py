@@ -62,6 +62,7 @@ from anycdc.spark.apply import fold_actions
 from anycdc.spark.apply_round import APPLIERS, APPLY_APP, apply_settings
 from anycdc.spark.commit import Commit, DeltaTables
 from anycdc.spark.ledger import INGEST_BATCH, PENDING_OPS
+from anycdc.spark.local_rows import local_frame
 from anycdc.spark.merge_sql import (
     NAMES_A_TABLE,
     after_truncate_sql,
@@ -439,8 +440,8 @@ class TargetLog:
         matched = [(n, *ident) for n in names if (ident := collection_table(n, known))]
         if not matched:
             return frozenset()
-        tables = self.spark.createDataFrame(
-            matched, "collection STRING, database STRING, schema STRING, table STRING"
+        tables = local_frame(
+            self.spark, matched, "collection STRING, database STRING, schema STRING, table STRING"
         )
         expected = counted.join(window.select("tx"), "tx").join(F.broadcast(tables), "collection")
         got = (
@@ -746,7 +747,8 @@ class TargetReads:
             if version is not None:
                 existing = self.spark.read.format("delta").option("versionAsOf", version).load(path)
             starts.append(_Start(ident, path, version, existing, max(txn, ledger.get(ident, -1))))
-        spec = self.spark.createDataFrame(
+        spec = local_frame(
+            self.spark,
             [(*s.ident, s.start) for s in starts],
             "_r_database STRING, _r_schema STRING, _r_table STRING, _r_start BIGINT",
         )
@@ -890,7 +892,7 @@ class TargetReads:
         from pyspark.sql import functions as F
 
         if not DeltaTable.isDeltaTable(self.spark, applier.ends_path):
-            return self.spark.createDataFrame([], ENDS_SCHEMA)
+            return local_frame(self.spark, [], ENDS_SCHEMA)
         ends = self.spark.read.format("delta").load(applier.ends_path)
         return ends if through is None else ends.filter(F.col("batch") <= F.lit(through))
 

@@ -19,6 +19,7 @@ from anycdc.spark.apply import TableResult
 from anycdc.spark.batch_metrics import SKIP_EXCLUDED, BatchMetrics
 from anycdc.spark.commit import DeltaTables, append_once, session_tables
 from anycdc.spark.ledger import INGEST_BATCH, WriteId
+from anycdc.spark.local_rows import local_frame
 from anycdc.spark.maintenance import Upkeep, table_properties
 from anycdc.spark.merge_sql import delta_ref, table_condition
 from anycdc.spark.plan import TablePlan
@@ -184,7 +185,7 @@ class SystemTables:
             (metrics.batch_id, None, None, metrics.events, metrics.dead_letters, None,
              metrics.source_ts_ms, metrics.heartbeat_ts_ms, None, metrics.skipped or None, None)
         )  # fmt: skip
-        frame = spark.createDataFrame(rows, BATCHES_SCHEMA).withColumn(
+        frame = local_frame(spark, rows, BATCHES_SCHEMA).withColumn(
             "processed_at", F.current_timestamp()
         )
         self.append(frame, "batches", app)

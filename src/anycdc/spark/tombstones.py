@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, ClassVar, Final
 from anycdc.config import PipelineConfig
 from anycdc.naming import partition_value
 from anycdc.spark.commit import append_by_writer, append_once
+from anycdc.spark.local_rows import local_frame
 from anycdc.spark.merge_sql import delete_expired_sql, delta_ref, expiry_sql, optimize_sql
 
 if TYPE_CHECKING:
@@ -112,12 +113,12 @@ class Tombstones:
         :meth:`live`'s ``through``)."""
         if throughs is None:
             ids = [(table_tag(i), self.table_id(path)) for i, path in enumerate(table_paths)]
-            return self.spark.createDataFrame(ids, "_t STRING, table STRING")
+            return local_frame(self.spark, ids, "_t STRING, table STRING")
         rows = [
             (table_tag(i), self.table_id(path), through)
             for i, (path, through) in enumerate(zip(table_paths, throughs, strict=True))
         ]
-        return self.spark.createDataFrame(rows, "_t STRING, table STRING, _through BIGINT")
+        return local_frame(self.spark, rows, "_t STRING, table STRING, _through BIGINT")
 
     def guard(self, folded: DataFrame, tables: DataFrame, through: int | None = None) -> DataFrame:
         """``folded`` (per ``_t`` and ``_key``, final state ``st``) without the keys whose
