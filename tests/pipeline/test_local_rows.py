@@ -12,7 +12,7 @@ import pytest
 
 from anycdc.spark.actions import _SPEC_SCHEMA
 from anycdc.spark.ledger import Ledger
-from anycdc.spark.local_rows import local_frame
+from anycdc.spark.local_rows import LOCAL_TEXT_MAX, ddl_struct, local_frame, values_sql
 from anycdc.spark.scd2 import ENDS_SCHEMA
 from anycdc.spark.system_tables import BATCHES_SCHEMA
 
@@ -84,3 +84,13 @@ def test_a_local_relation_collected_without_a_job(spark: Any) -> None:
     assert plan.getClass().getSimpleName() == "LocalRelation"  # no RDD of Python rows
     assert jobs(local, "local-rows") == 0
     assert jobs(spark.createDataFrame(rows, schema), "local-rows-reference") >= 1
+
+
+def test_rows_past_the_text_limit_through_the_reference(spark: Any) -> None:
+    schema = "name STRING, n BIGINT"
+    rows = [(f"{name}-{n}", n) for n in range(2_000) for name in ODD[:2]]
+    assert len(values_sql(rows, ddl_struct(schema))) > LOCAL_TEXT_MAX
+    frame = local_frame(spark, rows, schema)
+    plan = frame._jdf.queryExecution().optimizedPlan().getClass().getSimpleName()
+    assert plan != "LocalRelation"  # createDataFrame's rows, not a parsed text
+    assert sorted(frame.collect()) == sorted(spark.createDataFrame(rows, schema).collect())

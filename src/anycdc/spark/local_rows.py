@@ -5,7 +5,9 @@ every query of such a frame (the broadcast of a round's small spec, a batch reco
 append) runs Python tasks, and a run's first one starts the workers of that path (~1 s a
 task on a cold JVM). :func:`local_frame` writes the rows as one ``VALUES`` table of SQL
 literals instead, which Spark resolves to a local relation on the driver: a collect of it
-runs no Spark job, and its broadcast or write a job without Python tasks.
+runs no Spark job, and its broadcast or write a job without Python tasks. Rows of a
+longer text than Spark parses quickly (:data:`LOCAL_TEXT_MAX`) go through
+``createDataFrame`` still.
 
 Values are data (names come from messages): each is a literal of its column's type,
 strings quoted by :func:`~anycdc.spark.merge_sql.lit`, never SQL text of their own.
@@ -21,6 +23,14 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import DataType, StructType
+
+LOCAL_TEXT_MAX: Final = 16_384
+"""The longest ``VALUES`` text :func:`local_frame` hands to Spark's parser. Its cost grows
+with the text: a query broadcasting a round's spec (warm, A B alternating) took the same
+either way at 10 tables (0.35 s, 8.8 thousand characters), 0.39-0.51 s against 0.30-0.40 s
+at 50 (43 thousand) and 0.70-0.85 s against 0.31-0.35 s at 500 (426 thousand). What a
+local relation saves is the first Python job of a process (~1 s), which a small frame
+(a batch's record) meets first."""
 
 _SIMPLE_TYPES: Final = (
     "STRING", "INT", "BIGINT", "BINARY", "BOOLEAN", "DOUBLE", "TIMESTAMP",
@@ -118,8 +128,13 @@ def _row_sql(row: Sequence[Any], struct: StructType) -> str:
 
 def local_frame(spark: SparkSession, rows: Iterable[Sequence[Any]], schema: str) -> DataFrame:
     """``rows`` (tuples in the order of ``schema``'s columns, a DDL text) as a DataFrame of
-    ``schema``'s columns and types, held by the driver (see the module docstring)."""
-    return spark.sql(values_sql(rows, ddl_struct(schema)))
+    ``schema``'s columns and types, held by the driver (see the module docstring); rows
+    whose literals exceed :data:`LOCAL_TEXT_MAX` characters through ``createDataFrame``."""
+    rows = list(rows)
+    text = values_sql(rows, ddl_struct(schema))
+    if len(text) > LOCAL_TEXT_MAX:
+        return spark.createDataFrame(rows, schema)
+    return spark.sql(text)
 
 
 def _literal(value: Any, kind: DataType) -> str:
