@@ -141,11 +141,11 @@ def _literal(value: Any, kind: DataType) -> str:
     """``value`` as a SQL literal of the Spark type ``kind``."""
     from pyspark.sql import types as T
 
-    from anycdc.spark.merge_sql import lit
+    from anycdc.spark.merge_sql import lit, null_of_sql
 
     type_sql = kind.simpleString()
     if value is None:
-        return f"CAST(NULL AS {type_sql})"
+        return null_of_sql(type_sql)
     if isinstance(kind, T.StringType):
         return lit(str(value))
     if isinstance(kind, T.BooleanType):
